@@ -1,0 +1,253 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+
+/**
+ * Every environment variable Folio reads, parsed once. A wrong value stops the
+ * process at start with the variable's name; nothing else in the code reads
+ * process.env. Grouped by area so each area's settings stay together.
+ */
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+const optionalUrl = optionalText.pipe(z.url().optional());
+const flag = (fallback: boolean) =>
+  optionalText.transform((value, ctx) => {
+    if (value === undefined) return fallback;
+    if (/^(1|true|yes|on)$/i.test(value)) return true;
+    if (/^(0|false|no|off)$/i.test(value)) return false;
+    ctx.addIssue({ code: 'custom', message: 'expected true/false' });
+    return z.NEVER;
+  });
+const integer = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  optionalText.pipe(z.coerce.number<string | undefined>().int().min(min).max(max).optional()).transform((value) => value ?? fallback);
+const providerName = z.enum(['provider_a', 'provider_b']);
+
+const EnvSchema = z.object({
+  NODE_ENV: optionalText,
+  PORT: integer(3000, 0, 65535),
+  HOST: optionalText,
+  PUBLIC_BASE_URL: optionalUrl,
+  FOLIO_DATA_DIR: optionalText,
+  LOG_LEVEL: optionalText.pipe(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional()),
+  FOLIO_WORKERS: flag(true),
+  SHUTDOWN_GRACE_MS: integer(20_000, 0),
+
+  // database
+  DATABASE_URL: optionalText,
+  DB_URL: optionalText,
+  DB_SERVICE_KEY: optionalText,
+  DATABASE_POOL_SIZE: integer(10, 1, 200),
+
+  // authentication and secrets
+  AUTH_JWT_SECRET: optionalText,
+  AUTH_JWKS_URL: optionalUrl,
+  AUTH_JWT_ISSUER: optionalText,
+  AUTH_JWT_AUDIENCE: optionalText,
+  PROXY_SHARED_SECRET: optionalText,
+  DOWNLOAD_TOKEN_SECRET: optionalText,
+  WEBHOOK_SECRET_KEY: optionalText,
+  ADMIN_EMAILS: optionalText,
+
+  // email library
+  EMAIL_PRIMARY: optionalText.pipe(providerName.optional()),
+  EMAIL_FALLBACK: optionalText.pipe(providerName.optional()),
+  PROVIDER_A_API_KEY: optionalText,
+  PROVIDER_A_BASE_URL: optionalUrl,
+  PROVIDER_A_WEBHOOK_SECRET: optionalText,
+  PROVIDER_B_ENDPOINT: optionalUrl,
+  CLOUD_REGION: optionalText,
+  CLOUD_ACCESS_KEY_ID: optionalText,
+  CLOUD_SECRET_ACCESS_KEY: optionalText,
+  CLOUD_SESSION_TOKEN: optionalText,
+  EMAIL_CLOUD_CONFIGURATION_SET: optionalText,
+  CLOUD_CONFIGURATION_SET: optionalText,
+  CLOUD_WEBHOOK_SECRET: optionalText,
+  EMAIL_DEFER_QUEUE: optionalText,
+  EMAIL_DEFER_QUEUE_URL: optionalText,
+  EMAIL_SENDER_DOMAIN: optionalText,
+  EMAIL_RETIRED_DOMAIN: optionalText,
+  EMAIL_DEFAULT_FROM: optionalText,
+  EMAIL_PROVIDER_A_COST_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
+  EMAIL_PROVIDER_B_COST_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
+
+  // alerts
+  ALERT_EMAIL: optionalText,
+  MESSENGER_API_BASE_URL: optionalUrl,
+  MESSENGER_BOT_TOKEN: optionalText,
+  MESSENGER_CHAT_ID: optionalText,
+  INTERNAL_ALERT_URL: optionalUrl,
+  INTERNAL_SEND_EMAIL_URL: optionalUrl,
+
+  // conversion
+  BEDROCK_REGION: optionalText,
+  BEDROCK_ENDPOINT: optionalUrl,
+  BEDROCK_CONTROL_ENDPOINT: optionalUrl,
+  BEDROCK_MODEL_ID: optionalText,
+  BEDROCK_MAX_TOKENS: integer(8192, 1),
+  BEDROCK_TEMPERATURE: optionalText.pipe(z.coerce.number<string | undefined>().min(0).max(1).optional()),
+  PARSER_API_URL: optionalUrl,
+  PARSER_API_KEY: optionalText,
+  CONVERSION_POOL_SIZE: integer(0, 0, 64),
+  UPLOAD_MAX_BYTES: integer(200 * 1024 * 1024, 1),
+  UPLOAD_MAX_PAGES: integer(5000, 1),
+  CHUNK_PAGES: integer(10, 1, 1000),
+  CHUNK_CONCURRENCY: integer(2, 1, 64),
+  CHUNK_HEARTBEAT_INTERVAL_MS: integer(5000, 50),
+  HIGH_FIDELITY_CREDIT_MULTIPLIER: integer(1, 1, 1),
+
+  // batch lane
+  BATCH_CONVERSION_ENABLED: flag(false),
+  BATCH_CONVERSION_S3_BUCKET: optionalText,
+  BATCH_CONVERSION_ROLE_ARN: optionalText,
+  BATCH_CONVERSION_MIN_PAGES: integer(600, 1),
+  BATCH_CONVERSION_MIN_RECORDS: integer(100, 0),
+  BATCH_CONVERSION_MAX_RECORDS: integer(50_000, 1),
+  BATCH_CONVERSION_TIMEOUT_HOURS: integer(24, 0).transform((hours) => Math.min(168, Math.max(24, hours))),
+  BATCH_CONVERSION_MAX_FILE_MB: integer(200, 1),
+  BATCH_CONVERSION_POLL_SECONDS: integer(300, 1),
+
+  // storage
+  STORAGE_DRIVER: optionalText.pipe(z.enum(['fs', 's3']).optional()),
+  S3_ENDPOINT: optionalUrl,
+  S3_BUCKET: optionalText,
+  S3_FORCE_PATH_STYLE: flag(false),
+
+  // convert-by-email intake
+  INTAKE_DOMAIN: optionalText,
+  INTAKE_SMTP_PORT: integer(2525, 0, 65535),
+  INTAKE_MAX_BYTES: integer(25 * 1024 * 1024, 1),
+  INTAKE_PUBLIC_ADDRESS: optionalText,
+  MAIL_SERVICE_ACCOUNT_KEY: optionalText,
+  MAIL_TOKEN_URL: optionalUrl,
+  MAIL_API_BASE_URL: optionalUrl,
+});
+
+export type Env = z.input<typeof EnvSchema>;
+type ParsedEnv = z.output<typeof EnvSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Parses the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
+  }
+  return buildConfig(parsed.data);
+}
+
+function buildConfig(e: ParsedEnv) {
+  const dataDir = path.resolve(e.FOLIO_DATA_DIR ?? '.folio');
+  const primary = e.EMAIL_PRIMARY ?? 'provider_a';
+  const fallback = e.EMAIL_FALLBACK && e.EMAIL_FALLBACK !== primary ? e.EMAIL_FALLBACK : undefined;
+  return {
+    env: e.NODE_ENV ?? 'development',
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL,
+    dataDir,
+    logLevel: e.LOG_LEVEL ?? 'info',
+    runWorkers: e.FOLIO_WORKERS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    database: {
+      url: e.DATABASE_URL ?? e.DB_URL,
+      poolSize: e.DATABASE_POOL_SIZE,
+      embeddedDir: path.join(dataDir, 'pg'),
+    },
+    auth: {
+      jwtSecret: e.AUTH_JWT_SECRET,
+      jwksUrl: e.AUTH_JWKS_URL,
+      issuer: e.AUTH_JWT_ISSUER,
+      audience: e.AUTH_JWT_AUDIENCE,
+      adminEmails: (e.ADMIN_EMAILS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+    },
+    secrets: {
+      proxyShared: e.PROXY_SHARED_SECRET,
+      downloadToken: e.DOWNLOAD_TOKEN_SECRET,
+      webhookKey: e.WEBHOOK_SECRET_KEY,
+    },
+    email: {
+      primary,
+      fallback,
+      // The library logs and checks suppressions only when it has a database.
+      // DB_URL + DB_SERVICE_KEY is the specification's pair; our DATABASE_URL counts too.
+      loggingEnabled: Boolean(e.DATABASE_URL || (e.DB_URL && e.DB_SERVICE_KEY)),
+      providerA: { apiKey: e.PROVIDER_A_API_KEY, baseUrl: e.PROVIDER_A_BASE_URL ?? 'https://api.resend.com', webhookSecret: e.PROVIDER_A_WEBHOOK_SECRET, costUsd: e.EMAIL_PROVIDER_A_COST_USD },
+      providerB: {
+        endpoint: e.PROVIDER_B_ENDPOINT,
+        region: e.CLOUD_REGION ?? 'us-east-1',
+        accessKeyId: e.CLOUD_ACCESS_KEY_ID,
+        secretAccessKey: e.CLOUD_SECRET_ACCESS_KEY,
+        sessionToken: e.CLOUD_SESSION_TOKEN,
+        configurationSet: e.EMAIL_CLOUD_CONFIGURATION_SET,
+        outreachConfigurationSet: e.CLOUD_CONFIGURATION_SET ?? 'outreach',
+        webhookSecret: e.CLOUD_WEBHOOK_SECRET,
+        costUsd: e.EMAIL_PROVIDER_B_COST_USD,
+      },
+      deferQueue: e.EMAIL_DEFER_QUEUE ?? e.EMAIL_DEFER_QUEUE_URL,
+      senderDomain: e.EMAIL_SENDER_DOMAIN,
+      retiredDomain: e.EMAIL_RETIRED_DOMAIN,
+      defaultFrom: e.EMAIL_DEFAULT_FROM ?? `Folio <no-reply@${e.EMAIL_SENDER_DOMAIN ?? 'folio.localhost'}>`,
+    },
+    alerts: {
+      alertEmail: e.ALERT_EMAIL,
+      messenger: { baseUrl: e.MESSENGER_API_BASE_URL ?? 'https://api.telegram.org', botToken: e.MESSENGER_BOT_TOKEN, chatId: e.MESSENGER_CHAT_ID },
+      internalAlertUrl: e.INTERNAL_ALERT_URL,
+      internalSendEmailUrl: e.INTERNAL_SEND_EMAIL_URL,
+    },
+    conversion: {
+      bedrock: {
+        region: e.BEDROCK_REGION ?? e.CLOUD_REGION ?? 'us-east-1',
+        endpoint: e.BEDROCK_ENDPOINT,
+        controlEndpoint: e.BEDROCK_CONTROL_ENDPOINT,
+        modelId: e.BEDROCK_MODEL_ID ?? 'anthropic.claude-3-5-sonnet-20241022-v2:0',
+        maxTokens: e.BEDROCK_MAX_TOKENS,
+        temperature: e.BEDROCK_TEMPERATURE ?? 0,
+        accessKeyId: e.CLOUD_ACCESS_KEY_ID,
+        secretAccessKey: e.CLOUD_SECRET_ACCESS_KEY,
+        sessionToken: e.CLOUD_SESSION_TOKEN,
+      },
+      parser: { url: e.PARSER_API_URL, apiKey: e.PARSER_API_KEY },
+      poolSize: e.CONVERSION_POOL_SIZE || os.availableParallelism(),
+      uploadMaxBytes: e.UPLOAD_MAX_BYTES,
+      uploadMaxPages: e.UPLOAD_MAX_PAGES,
+      chunkPages: e.CHUNK_PAGES,
+      chunkConcurrency: e.CHUNK_CONCURRENCY,
+      heartbeatIntervalMs: e.CHUNK_HEARTBEAT_INTERVAL_MS,
+      highFidelityCreditMultiplier: e.HIGH_FIDELITY_CREDIT_MULTIPLIER,
+    },
+    batch: {
+      enabled: e.BATCH_CONVERSION_ENABLED && Boolean(e.BATCH_CONVERSION_S3_BUCKET && e.BATCH_CONVERSION_ROLE_ARN),
+      bucket: e.BATCH_CONVERSION_S3_BUCKET,
+      roleArn: e.BATCH_CONVERSION_ROLE_ARN,
+      minPages: e.BATCH_CONVERSION_MIN_PAGES,
+      minRecords: e.BATCH_CONVERSION_MIN_RECORDS,
+      maxRecords: e.BATCH_CONVERSION_MAX_RECORDS,
+      timeoutHours: e.BATCH_CONVERSION_TIMEOUT_HOURS,
+      maxFileMb: e.BATCH_CONVERSION_MAX_FILE_MB,
+      pollSeconds: e.BATCH_CONVERSION_POLL_SECONDS,
+    },
+    storage: {
+      driver: e.STORAGE_DRIVER ?? 'fs',
+      fsRoot: path.join(dataDir, 'objects'),
+      s3: { endpoint: e.S3_ENDPOINT, bucket: e.S3_BUCKET, forcePathStyle: e.S3_FORCE_PATH_STYLE, region: e.CLOUD_REGION ?? 'us-east-1' },
+    },
+    intake: {
+      domain: e.INTAKE_DOMAIN,
+      smtpPort: e.INTAKE_SMTP_PORT,
+      maxBytes: e.INTAKE_MAX_BYTES,
+      publicAddress: e.INTAKE_PUBLIC_ADDRESS,
+      serviceAccountKey: e.MAIL_SERVICE_ACCOUNT_KEY,
+      tokenUrl: e.MAIL_TOKEN_URL,
+      apiBaseUrl: e.MAIL_API_BASE_URL ?? 'https://gmail.googleapis.com',
+    },
+  };
+}
+
+export type Config = ReturnType<typeof buildConfig>;

@@ -1,0 +1,51 @@
+import type { Server } from 'node:http';
+import { registerWorkers } from '../jobs/registry.ts';
+import { buildApp } from './app.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLog } from './log.ts';
+import { onShutdown, openRuntime } from './runtime.ts';
+
+/**
+ * `npm start`: API server plus workers in one process, on embedded PostgreSQL
+ * unless DATABASE_URL is set. `--no-workers` (or FOLIO_WORKERS=false) runs the
+ * API alone.
+ */
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
+const log = createLog({ level: config.logLevel });
+const withWorkers = config.runWorkers && !process.argv.includes('--no-workers');
+
+const runtime = await openRuntime(config, log, { workers: withWorkers });
+if (withWorkers) await registerWorkers(runtime.deps);
+const { app } = buildApp(runtime.deps);
+
+const server: Server = await new Promise((resolve, reject) => {
+  const listening = app.listen(config.port, config.host ?? '0.0.0.0', () => resolve(listening));
+  listening.once('error', reject);
+});
+const address = server.address();
+const port = typeof address === 'object' && address ? address.port : config.port;
+const base = config.publicBaseUrl ?? `http://localhost:${port}`;
+log.info({ port, workers: withWorkers, embeddedDatabase: Boolean(runtime.embedded) }, 'Folio is running');
+console.log(`\nFolio is running at ${base}\nAPI docs: ${base}/docs\nGet a token: npm run token -- --email you@example.com\n`);
+
+onShutdown(log, async () => {
+  // Stop taking requests first; in-flight ones and jobs get the grace period.
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    setTimeout(() => {
+      server.closeAllConnections();
+      resolve();
+    }, config.shutdownGraceMs).unref();
+  });
+  await runtime.close();
+});

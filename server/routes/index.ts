@@ -1,0 +1,11 @@
+import type { Express } from 'express';
+import type { AppDeps } from '../trpc/context.ts';
+
+/**
+ * Raw express routes: the ones that must see the unparsed body (signature
+ * checks, multipart uploads) or stream (SSE, downloads). Each area exports a
+ * mount function from its `*.route.ts`; they run before the JSON parser.
+ */
+export type RawRouteMount = (app: Express, deps: AppDeps) => void;
+
+export const rawRouteMounts: RawRouteMount[] = [];

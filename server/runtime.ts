@@ -1,0 +1,70 @@
+import type { Config } from './config.ts';
+import { createDatabase } from './db/database.ts';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
+import { migrate } from './db/migrate.ts';
+import { systemClock, type Deps } from './deps.ts';
+import type { Log } from './log.ts';
+import { startBoss } from './queue/boss.ts';
+
+export type Runtime = { deps: Deps; embedded?: EmbeddedDatabase; close: () => Promise<void> };
+
+/**
+ * Opens what both processes need: the database (embedded when DATABASE_URL is
+ * unset), migrations, the slonik pool and pg-boss. `close` undoes it in
+ * reverse, stopping embedded PostgreSQL last so no postgres process outlives us.
+ */
+export async function openRuntime(config: Config, log: Log, options: { workers: boolean }): Promise<Runtime> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.database.url;
+  if (!databaseUrl) {
+    log.info({ dataDir: config.database.embeddedDir }, 'DATABASE_URL is unset: starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({ dataDir: config.database.embeddedDir, onLog: (line) => log.trace({ postgres: line }) });
+    databaseUrl = embedded.url;
+  }
+  try {
+    const { applied } = await migrate(databaseUrl, { log: (message) => log.info(message) });
+    if (applied.length === 0) log.debug('database schema is current');
+    const db = await createDatabase(databaseUrl, { maximumPoolSize: config.database.poolSize });
+    const boss = await startBoss(databaseUrl, {
+      // Only worker processes supervise queues and fire schedules.
+      supervise: options.workers,
+      schedule: options.workers,
+      onError: (error) => log.error({ error: error.message }, 'pg-boss error'),
+    });
+    const deps: Deps = { config, db, boss, log, clock: systemClock, databaseUrl };
+    return {
+      deps,
+      embedded,
+      close: async () => {
+        await boss.stop({ graceful: true, timeout: config.shutdownGraceMs, close: true }).catch((error) => log.error({ err: error }, 'pg-boss stop failed'));
+        await db.end().catch(() => {});
+        await embedded?.stop().catch((error) => log.error({ err: error }, 'embedded PostgreSQL stop failed'));
+      },
+    };
+  } catch (error) {
+    await embedded?.stop().catch(() => {});
+    throw error;
+  }
+}
+
+/** Runs `stop` once on SIGINT/SIGTERM; a second signal exits at once. */
+export function onShutdown(log: Log, stop: () => Promise<void>) {
+  let stopping = false;
+  const handler = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    stop().then(
+      () => process.exit(0),
+      (error) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+}
