@@ -1,0 +1,62 @@
+/**
+ * CONTRACT between the conversion engine (issue 3) and the conversion service
+ * (issue 4). The engine helper implements it in server/conversion/; the
+ * service only calls what is declared here. Change it only by adding.
+ */
+import type { Readable } from 'node:stream';
+import type { Config } from '../config.ts';
+import type { Log } from '../log.ts';
+import type { Backend, ConvertedDocument, DocumentMeta, PageResult } from './model.ts';
+
+export type EngineOptions = {
+  conversion: Config['conversion'];
+  log: Log;
+  /** worker threads for the local backend; default conversion.poolSize */
+  poolSize?: number;
+};
+
+export type ConvertPagesInput = {
+  /** 1-based page numbers, converted and returned in this order */
+  pages: number[];
+  backend: Backend;
+  /** aborting stops before the next page starts; pages in flight finish */
+  signal?: AbortSignal;
+  /** called as each page finishes, in page order; a throw stops the run like an abort */
+  onPage?: (result: PageResult) => void | Promise<void>;
+  sourceName?: string;
+};
+
+export type ConversionOutputs = {
+  html: string;
+  taggedPdf: Buffer;
+  /** the JSON report (per-page backend/class, audit by rule, warnings, timings, cost, wcagStatus) */
+  report: ConversionReport;
+  reportHtml: string;
+};
+
+export type ConversionReport = {
+  wcagStatus: 'passed' | 'failed';
+  pages: number;
+  standardPages: number;
+  complexPages: number;
+  costUsd: number;
+  [key: string]: unknown;
+};
+
+export interface ConversionEngine {
+  /**
+   * Opens the PDF and reads its metadata and page count. Throws DomainError
+   * NOT_A_PDF, PDF_ENCRYPTED, PDF_MALFORMED or PDF_NO_PAGES (server/errors.ts).
+   */
+  inspect(pdf: Uint8Array, options?: { sourceName?: string }): Promise<DocumentMeta>;
+  /** Converts the given pages; returns them in page order. */
+  convertPages(pdf: Uint8Array, input: ConvertPagesInput): Promise<PageResult[]>;
+  /** Renders the HTML, tagged PDF and report of a whole document (pages in order), running the audit. */
+  render(document: ConvertedDocument): Promise<ConversionOutputs>;
+  /** A zip stream of the outputs: <base>.html, <base>.accessible.pdf, <base>.report.json (and .report.html). */
+  zip(outputs: ConversionOutputs, baseName: string): Readable;
+  /** Stops worker threads. */
+  close(): Promise<void>;
+}
+
+export type CreateConversionEngine = (options: EngineOptions) => ConversionEngine;

@@ -1,0 +1,85 @@
+/**
+ * The document model every backend produces and every renderer consumes.
+ * Plain JSON-serialisable data (figure bytes as base64) so a chunk worker can
+ * store its pages and the assembler, possibly in another process, can read
+ * them back. Every block remembers its page (1-based).
+ */
+
+export type Inline =
+  | { kind: 'text'; text: string }
+  | { kind: 'emphasis'; strong?: boolean; children: Inline[] }
+  | { kind: 'link'; href: string; children: Inline[] }
+  | { kind: 'lang'; lang: string; children: Inline[] }
+  | { kind: 'code'; text: string }
+  | { kind: 'footnoteRef'; id: string; label: string }
+  | { kind: 'lineBreak' };
+
+export type TableCell = {
+  header: boolean;
+  /** for header cells: what they head */
+  scope?: 'col' | 'row' | 'colgroup' | 'rowgroup';
+  rowSpan?: number;
+  colSpan?: number;
+  content: Inline[];
+};
+
+export type ListItem = { content: Inline[]; children?: ListBlock };
+export type ListBlock = { kind: 'list'; page: number; ordered: boolean; start?: number; items: ListItem[] };
+
+export type Block =
+  | { kind: 'heading'; page: number; level: 1 | 2 | 3 | 4 | 5 | 6; content: Inline[]; id?: string }
+  | { kind: 'paragraph'; page: number; content: Inline[] }
+  | ListBlock
+  | { kind: 'table'; page: number; caption?: Inline[]; rows: TableCell[][]; uncertain?: boolean }
+  | {
+      kind: 'figure';
+      page: number;
+      /** base64 of the image bytes; absent when the figure could not be extracted */
+      image?: { mime: 'image/png' | 'image/jpeg'; base64: string; width: number; height: number };
+      alt?: string;
+      caption?: Inline[];
+      decorative: boolean;
+      /** true when nobody (author tag, model) supplied alt text: a reviewer must write it */
+      needsAlt: boolean;
+    }
+  | { kind: 'formula'; page: number; text: string; mathml?: string; tex?: string; display: boolean }
+  | { kind: 'footnote'; page: number; id: string; label: string; content: Inline[] }
+  | { kind: 'blockquote'; page: number; children: Block[] }
+  | { kind: 'code'; page: number; text: string }
+  | { kind: 'pageBreak'; page: number; label: string };
+
+export type Backend = 'local' | 'chunked-vision' | 'parser';
+export type PageClass = 'standard' | 'complex';
+
+/** One converted page: its blocks, how it was made and what it cost. */
+export type PageResult = {
+  page: number;
+  /** page label as printed (roman numerals, etc.); falls back to the number */
+  label: string;
+  backend: Backend;
+  classification: PageClass;
+  /** why the page is complex: 'table', 'figure', 'multi-column', 'formula', 'ocr', 'low-coverage' */
+  reasons: string[];
+  blocks: Block[];
+  warnings: string[];
+  /** words of the page's text layer (0 for scans) */
+  textLayerWords: number;
+  ocr: boolean;
+  timings: { ms: number };
+  costUsd: number;
+  /** vision backend: model id and prompt hash, for batch-lane reuse */
+  model?: string;
+  promptHash?: string;
+};
+
+export type DocumentMeta = {
+  title: string;
+  lang: string;
+  pageCount: number;
+  tagged: boolean;
+  author?: string;
+  subject?: string;
+  sourceName: string;
+};
+
+export type ConvertedDocument = { meta: DocumentMeta; pages: PageResult[] };
