@@ -57,6 +57,7 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
     const started = performance.now();
     res.on('finish', () => {
       const line = { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
+      deps.metrics.httpResponses.inc({ class: `${Math.floor(res.statusCode / 100)}xx` });
       if (res.statusCode >= 500) deps.log.error(line, 'request failed');
       else deps.log.debug(line, 'request');
     });

@@ -1,6 +1,7 @@
 import type { Config } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { Log } from './log.ts';
+import type { Metrics } from './metrics.ts';
 import type { Boss } from './queue/boss.ts';
 
 /** Time is a dependency so tests can move it (token expiry, hold windows). */
@@ -18,4 +19,5 @@ export type Deps = {
   log: Log;
   clock: Clock;
   databaseUrl: string;
+  metrics: Metrics;
 };

@@ -4,6 +4,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
 import { systemClock, type Deps } from './deps.ts';
 import type { Log } from './log.ts';
+import { createMetrics } from './metrics.ts';
 import { startBoss } from './queue/boss.ts';
 
 export type Runtime = { deps: Deps; embedded?: EmbeddedDatabase; close: () => Promise<void> };
@@ -31,7 +32,7 @@ export async function openRuntime(config: Config, log: Log, options: { workers: 
       schedule: options.workers,
       onError: (error) => log.error({ error: error.message }, 'pg-boss error'),
     });
-    const deps: Deps = { config, db, boss, log, clock: systemClock, databaseUrl };
+    const deps: Deps = { config, db, boss, log, clock: systemClock, databaseUrl, metrics: createMetrics() };
     return {
       deps,
       embedded,

@@ -9,6 +9,7 @@ import { signSessionToken } from '../../server/auth/tokens.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import type { Clock, Deps } from '../../server/deps.ts';
 import { silentLog, createLog } from '../../server/log.ts';
+import { createMetrics } from '../../server/metrics.ts';
 import { startBoss, type Boss } from '../../server/queue/boss.ts';
 import type { AppServices } from '../../server/services.ts';
 import type { AppDeps } from '../../server/trpc/context.ts';
@@ -54,7 +55,7 @@ export async function startTestApp(options: { env?: Record<string, string | unde
   });
   const boss = await startBoss(database.url, { supervise: options.workers ?? false, schedule: false, migrate: false });
   const log = process.env.TEST_LOG ? createLog({ level: process.env.TEST_LOG }) : silentLog;
-  const deps: Deps = { config, db: database.db, boss, log, clock: options.clock ?? { now: () => new Date() }, databaseUrl: database.url };
+  const deps: Deps = { config, db: database.db, boss, log, clock: options.clock ?? { now: () => new Date() }, databaseUrl: database.url, metrics: createMetrics() };
   const built = buildApp(deps, { services: options.services });
   const server = await new Promise<Server>((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
