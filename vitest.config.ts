@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    reporters: ['default', './test/summary-reporter.ts'],
     // Each file gets its own database cloned from a migrated template, so files
     // run in parallel; two workers match the two cores we have.
     pool: 'forks',
