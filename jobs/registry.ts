@@ -1,11 +1,12 @@
 import type { Deps } from '../server/deps.ts';
 import { registerCreditJobs } from './credits/expire-holds.worker.ts';
+import { registerEmailJobs } from './email/deferred-send.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
  * `register...` function from jobs/<area>/; the order does not matter.
  */
-const registrations: Array<(deps: Deps) => Promise<void>> = [registerCreditJobs];
+const registrations: Array<(deps: Deps) => Promise<void>> = [registerCreditJobs, registerEmailJobs];
 
 export async function registerWorkers(deps: Deps): Promise<void> {
   for (const register of registrations) await register(deps);

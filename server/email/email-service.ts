@@ -1,0 +1,63 @@
+import type { Deps } from '../deps.ts';
+import { createDeferQueues, deferQueueNames, type DeferredSend } from './email.jobs.ts';
+import { HOOK_TIMEOUT_MS } from './hook-timeout.ts';
+import { readProviderPair, type ProviderPair } from './provider-pair.ts';
+import { ATTEMPT_TIMEOUT_MS } from './providers/provider.ts';
+import { createResendProvider } from './providers/resend.ts';
+import { createSesProvider } from './providers/ses.ts';
+import { deliverEmail, recordDeadLetteredSend, sendEmail, type EmailDeps, type EmailRuntime } from './send-email.ts';
+import type { SendRequest, SendResult } from './types.ts';
+
+export type EmailService = {
+  /** The library send; never throws. */
+  send(request: SendRequest): Promise<SendResult>;
+  /** One deferred retry, for the queue worker: throws on a bug so the job is received again. */
+  retryDeferred(job: DeferredSend): Promise<SendResult>;
+  /** The dead-letter consumer's bookkeeping. */
+  recordDeadLetter(job: DeferredSend): Promise<void>;
+};
+
+/** Shorter timeouts for tests and benchmarks; production uses the specification's 15 s and 2.5 s. */
+export type EmailServiceOptions = { attemptTimeoutMs?: number; hookTimeoutMs?: number };
+
+/**
+ * Builds the library once per process (API and worker each have one): both
+ * provider clients, and the provider pair read from the settings row on first
+ * use and kept until restart (a read that fails is tried again next send).
+ */
+export function createEmailService(deps: Deps, options: EmailServiceOptions = {}): EmailService {
+  const timeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
+  const hookTimeoutMs = options.hookTimeoutMs ?? HOOK_TIMEOUT_MS;
+  const { providerA, providerB } = deps.config.email;
+  const deferQueues = deferQueueNames(deps.config);
+
+  let pair: Promise<ProviderPair> | undefined;
+  let queuesReady: Promise<void> | undefined;
+  const runtime: EmailRuntime = {
+    providers: {
+      provider_a: createResendProvider({ apiKey: providerA.apiKey, baseUrl: providerA.baseUrl, timeoutMs }),
+      provider_b: createSesProvider({ ...providerB, timeoutMs }),
+    },
+    hookTimeoutMs,
+    deferQueues,
+    providerPair: () =>
+      (pair ??= readProviderPair(deps, hookTimeoutMs).then(({ pair: read, settled }) => {
+        if (!settled) pair = undefined;
+        return read;
+      })),
+    ensureDeferQueues: () => {
+      if (!deferQueues) return Promise.resolve();
+      queuesReady ??= createDeferQueues(deps.boss, deferQueues).catch((error: unknown) => {
+        queuesReady = undefined;
+        throw error;
+      });
+      return queuesReady;
+    },
+  };
+  const emailDeps: EmailDeps = { ...deps, email: runtime };
+  return {
+    send: (request) => sendEmail(emailDeps, request),
+    retryDeferred: (job) => deliverEmail(emailDeps, job.request, { attempt: job.attempt, correlationId: job.correlationId, failedOver: job.failedOver }),
+    recordDeadLetter: (job) => recordDeadLetteredSend(emailDeps, job),
+  };
+}

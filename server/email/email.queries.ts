@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { sql, type Database } from '../db/database.ts';
+import { SuppressionReason } from './types.ts';
+
+/** The settings row that overrides EMAIL_PRIMARY / EMAIL_FALLBACK (the specification's shared parameter store). */
+export const PROVIDER_PAIR_SETTING = 'email.providers';
+
+const SuppressionRow = z.object({ email: z.string(), reason: SuppressionReason });
+
+/** All suppressions for these bare lowercase addresses, in one query. */
+export async function findSuppressions(db: Database, addresses: string[]) {
+  if (addresses.length === 0) return [];
+  return db.any(sql.type(SuppressionRow)`
+    select email, reason from email_suppressions where email = any(${sql.array(addresses, 'text')})`);
+}
+
+/** The row `record_email_send(p_entry jsonb)` takes; see sql/010_email_send_log.sql. */
+export type SendLogEntry = {
+  id: string;
+  status: 'deferred' | 'sent' | 'suppressed' | 'failed';
+  category: string;
+  source?: string;
+  provider?: string;
+  provider_message_id?: string;
+  failed_over: boolean;
+  error_kind?: string;
+  idempotency_key: string;
+  attempt: number;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  from: string;
+  subject: string;
+  tags: Record<string, string>;
+  configuration_set?: string;
+  error?: string;
+  cost_usd?: number;
+};
+
+/** Upserts the send-log row; returns the id of the row that holds it (an event may have created it first). */
+export async function recordEmailSend(db: Database, entry: SendLogEntry): Promise<string> {
+  // JSON drops undefined fields, which the function reads as "not given".
+  return db.oneFirst(sql.type(z.object({ id: z.uuid() }))`select record_email_send(${sql.jsonb(JSON.parse(JSON.stringify(entry)))}) as id`);
+}
+
+export async function sendLogRowExists(db: Database, id: string): Promise<boolean> {
+  return db.exists(sql.type(z.object({ id: z.uuid() }))`select id from email_log where id = ${id}`);
+}
+
+export async function readProviderPairSetting(db: Database): Promise<unknown> {
+  return db.maybeOneFirst(sql.type(z.object({ value: z.unknown() }))`select value from settings where key = ${PROVIDER_PAIR_SETTING}`);
+}

@@ -1,0 +1,183 @@
+import { createHash, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+/**
+ * A local Resend API (`POST /emails`) that speaks the real wire format: JSON
+ * error bodies carrying `statusCode`, `name` and `message` (the SDK returns the
+ * body verbatim, it does not add the HTTP status), `Idempotency-Key` replay for
+ * 24 hours (same key + same body gives the same id without a second delivery;
+ * another body gives 409 `invalid_idempotent_request`; a request while the first
+ * is in flight gives 409 `concurrent_idempotent_requests`).
+ *
+ * Tests script the next answers; once the script is used up every request is
+ * accepted. `delivered` holds the messages Resend would actually have sent.
+ */
+export type ResendAnswer =
+  /** A JSON error body; `name` and `message` default to what Resend sends for that status. */
+  | { kind: 'error'; status: number; name?: string; message?: string; headers?: Record<string, string> }
+  /** A gateway-style HTML body (the SDK turns it into `application_error` with the real status). */
+  | { kind: 'non-json'; status: number }
+  /** Accepts the message, then answers only after `ms` (a client with a shorter timeout gives up first). */
+  | { kind: 'delay'; ms: number }
+  /** Destroys the connection without answering; `accepted: true` delivers the message first. */
+  | { kind: 'drop'; accepted?: boolean };
+
+export type RecordedRequest = { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; json: unknown };
+export type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
+
+const DEFAULT_ERRORS: Record<number, { name: string; message: string }> = {
+  400: { name: 'validation_error', message: 'Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.' },
+  401: { name: 'missing_api_key', message: 'Missing API key in the authorization header.' },
+  403: { name: 'invalid_api_key', message: 'API key is invalid' },
+  404: { name: 'not_found', message: 'The requested endpoint does not exist.' },
+  409: { name: 'concurrent_idempotent_requests', message: 'Same idempotency key used while original request is still in progress.' },
+  422: { name: 'validation_error', message: 'The `from` field must be a valid email address.' },
+  429: { name: 'rate_limit_exceeded', message: 'Too many requests. You can only make 10 requests per second.' },
+  500: { name: 'application_error', message: 'An unexpected error occurred.' },
+  502: { name: 'application_error', message: 'Bad gateway.' },
+  503: { name: 'service_unavailable', message: 'We are temporarily unavailable. Please try again later.' },
+  504: { name: 'application_error', message: 'Gateway timeout.' },
+};
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export type ResendFake = {
+  url: string;
+  requests: RecordedRequest[];
+  delivered: DeliveredMessage[];
+  /** Queues answers for the next requests, in order. */
+  next: (...answers: ResendAnswer[]) => void;
+  /** Answer every request with this until cleared (undefined). */
+  always: (answer: ResendAnswer | undefined) => void;
+  reset: () => void;
+  close: () => Promise<void>;
+};
+
+export async function startResendFake(options: { apiKey?: string; now?: () => number } = {}): Promise<ResendFake> {
+  const now = options.now ?? Date.now;
+  const requests: RecordedRequest[] = [];
+  const delivered: DeliveredMessage[] = [];
+  const script: ResendAnswer[] = [];
+  let standing: ResendAnswer | undefined;
+  const keys = new Map<string, { bodyHash: string; at: number; id?: string }>();
+  const sockets = new Set<Socket>();
+
+  const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'content-type': 'application/json', ...headers });
+    res.end(JSON.stringify(body));
+  };
+  const sendError = (res: http.ServerResponse, status: number, name?: string, message?: string, headers?: Record<string, string>) => {
+    const fallback = DEFAULT_ERRORS[status] ?? { name: 'application_error', message: 'Error' };
+    sendJson(res, status, { statusCode: status, name: name ?? fallback.name, message: message ?? fallback.message }, headers);
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      let json: unknown;
+      try {
+        json = body ? JSON.parse(body) : undefined;
+      } catch {
+        json = undefined;
+      }
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json });
+      handle(req, res, body, json);
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+
+  function handle(req: http.IncomingMessage, res: http.ServerResponse, rawBody: string, json: unknown) {
+    if (req.method !== 'POST' || req.url !== '/emails') return sendError(res, 404);
+    const auth = req.headers.authorization;
+    if (!auth?.startsWith('Bearer ')) return sendError(res, 401);
+    if (options.apiKey && auth !== `Bearer ${options.apiKey}`) return sendError(res, 403);
+
+    const answer = script.shift() ?? standing;
+    if (answer?.kind === 'error') return sendError(res, answer.status, answer.name, answer.message, answer.headers);
+    if (answer?.kind === 'non-json') {
+      res.writeHead(answer.status, { 'content-type': 'text/html' });
+      res.end(`<html><body><h1>${answer.status}</h1></body></html>`);
+      return;
+    }
+    if (answer?.kind === 'drop' && !answer.accepted) {
+      req.socket.destroy();
+      return;
+    }
+
+    const message = json as Record<string, unknown> | undefined;
+    if (!message || typeof message !== 'object') return sendError(res, 422, 'validation_error', 'Invalid JSON body.');
+    for (const field of ['from', 'to', 'subject']) {
+      if (!message[field]) return sendError(res, 422, 'missing_required_field', `Missing \`${field}\` field.`);
+    }
+    const to = Array.isArray(message.to) ? message.to : [message.to];
+    if (to.length > 50) return sendError(res, 422, 'validation_error', 'Too many recipients: at most 50.');
+
+    const key = req.headers['idempotency-key'];
+    const idempotencyKey = typeof key === 'string' ? key : undefined;
+    let id: string;
+    if (idempotencyKey !== undefined) {
+      if (idempotencyKey.length < 1 || idempotencyKey.length > 256) return sendError(res, 400, 'invalid_idempotency_key', 'Idempotency key must be between 1-256 characters.');
+      const bodyHash = createHash('sha256').update(rawBody).digest('hex');
+      const seen = keys.get(idempotencyKey);
+      if (seen && now() - seen.at < IDEMPOTENCY_WINDOW_MS) {
+        if (seen.bodyHash !== bodyHash) return sendError(res, 409, 'invalid_idempotent_request', 'Same idempotency key used with a different request payload.');
+        if (!seen.id) return sendError(res, 409, 'concurrent_idempotent_requests');
+        return sendJson(res, 200, { id: seen.id });
+      }
+      id = randomUUID();
+      const entry: { bodyHash: string; at: number; id?: string } = { bodyHash, at: now() };
+      keys.set(idempotencyKey, entry);
+      // The key is "in progress" until the answer is written (or the client hangs up).
+      const finish = () => {
+        entry.id = id;
+      };
+      if (answer?.kind === 'delay') res.on('close', finish);
+      else finish();
+    } else {
+      id = randomUUID();
+    }
+    delivered.push({ id, idempotencyKey, body: message });
+
+    if (answer?.kind === 'drop') {
+      req.socket.destroy();
+      return;
+    }
+    if (answer?.kind === 'delay') {
+      const timer = setTimeout(() => {
+        if (!res.destroyed) sendJson(res, 200, { id });
+      }, answer.ms);
+      res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    sendJson(res, 200, { id }, { 'ratelimit-limit': '10', 'ratelimit-remaining': '9', 'ratelimit-reset': '1' });
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    delivered,
+    next: (...answers) => script.push(...answers),
+    always: (answer) => {
+      standing = answer;
+    },
+    reset: () => {
+      requests.length = 0;
+      delivered.length = 0;
+      script.length = 0;
+      standing = undefined;
+      keys.clear();
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
