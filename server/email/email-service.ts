@@ -1,5 +1,7 @@
 import type { Deps } from '../deps.ts';
+import { createBatcher } from './batcher.ts';
 import { createDeferQueues, deferQueueNames, type DeferredSend } from './email.jobs.ts';
+import { findSuppressions, recordEmailSend, recordEmailSends, type SendLogEntry, type SuppressionRow } from './email.queries.ts';
 import { HOOK_TIMEOUT_MS } from './hook-timeout.ts';
 import { readProviderPair, type ProviderPair } from './provider-pair.ts';
 import { ATTEMPT_TIMEOUT_MS } from './providers/provider.ts';
@@ -20,6 +22,9 @@ export type EmailService = {
 /** Shorter timeouts for tests and benchmarks; production uses the specification's 15 s and 2.5 s. */
 export type EmailServiceOptions = { attemptTimeoutMs?: number; hookTimeoutMs?: number };
 
+// Up to 64 sends share a round trip; two batches may be at the database at once.
+const BATCHING = { maxBatch: 64, maxInFlight: 2 };
+
 /**
  * Builds the library once per process (API and worker each have one): both
  * provider clients, and the provider pair read from the settings row on first
@@ -31,6 +36,26 @@ export function createEmailService(deps: Deps, options: EmailServiceOptions = {}
   const { providerA, providerB } = deps.config.email;
   const deferQueues = deferQueueNames(deps.config);
 
+  const lookupSuppressions = createBatcher<string[], SuppressionRow[]>(
+    async (lists) => {
+      const rows = await findSuppressions(deps.db, [...new Set(lists.flat())]);
+      return lists.map((list) => {
+        const wanted = new Set(list);
+        return { status: 'fulfilled', value: rows.filter((row) => wanted.has(row.email)) };
+      });
+    },
+    BATCHING,
+  );
+  const writeLog = createBatcher<SendLogEntry, string>(async (entries) => {
+    try {
+      return (await recordEmailSends(deps.db, entries)).map((value) => ({ status: 'fulfilled', value }));
+    } catch (error) {
+      if (entries.length === 1) throw error;
+      // One bad entry must not cost the others their rows.
+      return Promise.allSettled(entries.map((entry) => recordEmailSend(deps.db, entry)));
+    }
+  }, BATCHING);
+
   let pair: Promise<ProviderPair> | undefined;
   let queuesReady: Promise<void> | undefined;
   const runtime: EmailRuntime = {
@@ -39,6 +64,8 @@ export function createEmailService(deps: Deps, options: EmailServiceOptions = {}
       provider_b: createSesProvider({ ...providerB, timeoutMs }),
     },
     hookTimeoutMs,
+    lookupSuppressions,
+    writeLog,
     deferQueues,
     providerPair: () =>
       (pair ??= readProviderPair(deps, hookTimeoutMs).then(({ pair: read, settled }) => {

@@ -6,6 +6,7 @@ import { SuppressionReason } from './types.ts';
 export const PROVIDER_PAIR_SETTING = 'email.providers';
 
 const SuppressionRow = z.object({ email: z.string(), reason: SuppressionReason });
+export type SuppressionRow = z.infer<typeof SuppressionRow>;
 
 /** All suppressions for these bare lowercase addresses, in one query. */
 export async function findSuppressions(db: Database, addresses: string[]) {
@@ -39,8 +40,15 @@ export type SendLogEntry = {
 
 /** Upserts the send-log row; returns the id of the row that holds it (an event may have created it first). */
 export async function recordEmailSend(db: Database, entry: SendLogEntry): Promise<string> {
-  // JSON drops undefined fields, which the function reads as "not given".
-  return db.oneFirst(sql.type(z.object({ id: z.uuid() }))`select record_email_send(${sql.jsonb(JSON.parse(JSON.stringify(entry)))}) as id`);
+  const [id] = await recordEmailSends(db, [entry]);
+  return id!;
+}
+
+/** Several sends' rows in one round trip; ids come back in the order of the entries. */
+export async function recordEmailSends(db: Database, entries: SendLogEntry[]): Promise<string[]> {
+  // Sent as JSON text: JSON.stringify drops undefined fields, which the function reads as "not given".
+  return db.oneFirst(sql.type(z.object({ ids: z.array(z.uuid()) }))`
+    select array_agg(id order by n) as ids from record_email_sends(${JSON.stringify(entries)}::jsonb)`);
 }
 
 export async function sendLogRowExists(db: Database, id: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../deps.ts';
 import { asList, parseMailbox, rewriteFrom, type Mailbox } from './addresses.ts';
 import { attemptLogId, DEFER_DELAYS_SECONDS, DEFER_RECEIVE_LIMIT, enqueueDeferredSend, type DeferQueues, type DeferredSend } from './email.jobs.ts';
-import { findSuppressions, recordEmailSend, sendLogRowExists, type SendLogEntry } from './email.queries.ts';
+import { sendLogRowExists, type SendLogEntry, type SuppressionRow } from './email.queries.ts';
 import { withinTimeout } from './hook-timeout.ts';
 import type { ProviderPair } from './provider-pair.ts';
 import type { EmailProvider, OutboundMessage, ProviderOutcome } from './providers/provider.ts';
@@ -14,6 +14,10 @@ export type EmailRuntime = {
   providers: Record<ProviderName, EmailProvider>;
   providerPair: () => Promise<ProviderPair>;
   hookTimeoutMs: number;
+  /** The suppressions among these bare addresses (one query, shared with concurrent sends). */
+  lookupSuppressions: (addresses: string[]) => Promise<SuppressionRow[]>;
+  /** record_email_send for one entry (batched with concurrent sends); the id of the row that holds it. */
+  writeLog: (entry: SendLogEntry) => Promise<string>;
   deferQueues?: DeferQueues;
   /** Creates the defer queues on first use (the API process enqueues too, before any worker ran). */
   ensureDeferQueues: () => Promise<void>;
@@ -88,7 +92,7 @@ export async function deliverEmail(deps: EmailDeps, input: SendRequest, retry?: 
   let blocked: Blocked[] = [];
   if (logging) {
     const addresses = [...new Set([...recipients.to, ...recipients.cc, ...recipients.bcc].map((mailbox) => mailbox.address))];
-    const lookup = await withinTimeout(findSuppressions(deps.db, addresses), deps.email.hookTimeoutMs);
+    const lookup = await withinTimeout(deps.email.lookupSuppressions(addresses), deps.email.hookTimeoutMs);
     if (lookup.ok) {
       const applied = applySuppressions(recipients, new Map(lookup.value.map((row) => [row.email, row.reason])), request.category);
       kept = applied.kept;
@@ -195,7 +199,7 @@ export async function recordDeadLetteredSend(deps: EmailDeps, job: DeferredSend)
     failedOver: job.failedOver,
     provider: job.request.provider,
   };
-  await recordEmailSend(deps.db, logEntry(base, { status: 'failed', error_kind: 'ambiguous', error: `defer dead-lettered after ${DEFER_RECEIVE_LIMIT} receives` }));
+  await deps.email.writeLog(logEntry(base, { status: 'failed', error_kind: 'ambiguous', error: `defer dead-lettered after ${DEFER_RECEIVE_LIMIT} receives` }));
 }
 
 /** Provider tags: the caller's (reduced to the characters both providers allow) plus folio_log_id. */
@@ -252,7 +256,7 @@ function fail(deps: EmailDeps, base: LogBase, kind: FailureKind, error: string):
 /** Writes the log row (bounded; a slow or failed write is reported and never changes the result), then counts. */
 async function finish(deps: EmailDeps, entry: SendLogEntry, result: SendResult): Promise<SendResult> {
   if (deps.config.email.loggingEnabled) {
-    const written = await withinTimeout(recordEmailSend(deps.db, entry), deps.email.hookTimeoutMs);
+    const written = await withinTimeout(deps.email.writeLog(entry), deps.email.hookTimeoutMs);
     if (written.ok) result = { ...result, id: written.value };
     else deps.log.error({ event: 'email_log_write_failed', err: written.error, timedOut: written.timedOut, logId: entry.id, status: entry.status }, 'email send log write failed');
   }

@@ -310,6 +310,19 @@ describe('sendEmail: suppressions', () => {
     expect(harness.resend.requests).toHaveLength(0);
   });
 
+  it('answers concurrent sends each with their own suppressions and log rows', async () => {
+    const { email } = harness.library();
+    await suppress(harness, 'reader3@example.com', 'hard_bounce');
+    await suppress(harness, 'reader7@example.com', 'manual');
+    const results = await Promise.all(Array.from({ length: 24 }, (_, n) => email.send({ ...message, to: `reader${n}@example.com`, subject: `Note ${n}` })));
+    expect(results.map((result) => result.status)).toEqual(Array.from({ length: 24 }, (_, n) => (n === 3 || n === 7 ? 'suppressed' : 'sent')));
+    const rows = await harness.rows();
+    expect(rows).toHaveLength(24);
+    for (const [n, result] of results.entries()) {
+      expect(rows.find((row) => row.id === result.id)).toMatchObject({ subject: `Note ${n}`, to_addresses: [`reader${n}@example.com`], status: result.status });
+    }
+  });
+
   it('fails open when the lookup times out', async () => {
     const { email } = harness.library();
     await suppress(harness, 'reader@example.com', 'hard_bounce');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AnyRow, sql } from '../../server/db/database.ts';
-import { recordEmailSend, type SendLogEntry } from '../../server/email/email.queries.ts';
+import { recordEmailSend, recordEmailSends, type SendLogEntry } from '../../server/email/email.queries.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 
 const { db } = await createTestDatabase();
@@ -151,6 +151,14 @@ describe('record_email_send', () => {
     const ids = await Promise.all(Array.from({ length: 12 }, () => recordEmailSend(db, entry({ provider_message_id: 'msg-race' }))));
     expect(new Set(ids).size).toBe(1);
     expect(await rows()).toHaveLength(1);
+  });
+
+  it('writes a batch in one call, ids in entry order, merging entries of the same message', async () => {
+    const [a, b, c] = [entry(), entry({ provider_message_id: 'msg-twice' }), entry({ provider_message_id: 'msg-twice', status: 'failed', error: 'late' })];
+    const ids = await recordEmailSends(db, [a, b, c]);
+    expect(ids).toEqual([a.id, b.id, b.id]);
+    expect(await rows()).toHaveLength(2);
+    expect((await rows()).find((row) => row.id === b.id)).toMatchObject({ status: 'failed', error: 'late' });
   });
 
   it('refuses a status it does not know', async () => {
