@@ -1,0 +1,54 @@
+import type { Block, Inline, PageClass } from '../../model.ts';
+
+/** The readable text of blocks (what a screen reader would read), for coverage checks. */
+export function blocksText(blocks: Block[]): string {
+  const inline = (list: Inline[] | undefined): string =>
+    (list ?? [])
+      .map((item) => {
+        if (item.kind === 'text' || item.kind === 'code') return item.text;
+        if (item.kind === 'lineBreak') return '\n';
+        if (item.kind === 'footnoteRef') return item.label;
+        return inline(item.children);
+      })
+      .join('');
+  const block = (item: Block): string => {
+    switch (item.kind) {
+      case 'heading':
+      case 'paragraph':
+      case 'footnote':
+        return inline(item.content);
+      case 'list':
+        return item.items.map((entry) => `${inline(entry.content)}\n${entry.children ? block(entry.children) : ''}`).join('\n');
+      case 'table':
+        return [inline(item.caption), ...item.rows.map((row) => row.map((cell) => inline(cell.content)).join(' '))].join('\n');
+      case 'figure':
+        return [item.alt ?? '', inline(item.caption)].join('\n');
+      case 'formula':
+        return item.text;
+      case 'blockquote':
+        return blocksText(item.children);
+      case 'code':
+        return item.text;
+      case 'pageBreak':
+        return '';
+    }
+  };
+  return blocks.map(block).join('\n');
+}
+
+/** Why a page is complex, from what its blocks hold ('table', 'figure', 'formula'), in that order. */
+export function structuralReasons(blocks: Block[]): string[] {
+  const found = new Set<string>();
+  const visit = (list: Block[]) => {
+    for (const item of list) {
+      if (item.kind === 'table' || item.kind === 'figure' || item.kind === 'formula') found.add(item.kind);
+      if (item.kind === 'blockquote') visit(item.children);
+    }
+  };
+  visit(blocks);
+  return ['table', 'figure', 'formula'].filter((reason) => found.has(reason));
+}
+
+export function classify(reasons: string[]): PageClass {
+  return reasons.length > 0 ? 'complex' : 'standard';
+}
