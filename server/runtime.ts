@@ -32,7 +32,9 @@ export async function openRuntime(config: Config, log: Log, options: { workers: 
       schedule: options.workers,
       onError: (error) => log.error({ error: error.message }, 'pg-boss error'),
     });
-    const deps: Deps = { config, db, boss, log, clock: systemClock, databaseUrl, metrics: createMetrics() };
+    // The embedded database is a configured database: the email library logs and checks suppressions there too.
+    const effectiveConfig = embedded ? { ...config, email: { ...config.email, loggingEnabled: true } } : config;
+    const deps: Deps = { config: effectiveConfig, db, boss, log, clock: systemClock, databaseUrl, metrics: createMetrics() };
     return {
       deps,
       embedded,
