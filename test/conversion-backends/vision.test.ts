@@ -425,6 +425,19 @@ describe('htmlToBlocks', () => {
     ]);
   });
 
+  it('carries a block element\'s lang into its content and keeps spaces outside emphasis', () => {
+    const blocks = htmlToBlocks(`<h1 lang="de">Bericht</h1><div lang="fr"><p>Bonjour</p></div><p>Say<em> hello </em>now</p>`, 1);
+    expect(blocks).toEqual([
+      { kind: 'heading', page: 1, level: 1, content: [{ kind: 'lang', lang: 'de', children: [{ kind: 'text', text: 'Bericht' }] }] },
+      { kind: 'paragraph', page: 1, content: [{ kind: 'lang', lang: 'fr', children: [{ kind: 'text', text: 'Bonjour' }] }] },
+      {
+        kind: 'paragraph',
+        page: 1,
+        content: [{ kind: 'text', text: 'Say ' }, { kind: 'emphasis', children: [{ kind: 'text', text: 'hello' }] }, { kind: 'text', text: ' now' }],
+      },
+    ]);
+  });
+
   it('keeps tables with caption, header scopes (given or inferred) and spans', () => {
     const [table] = htmlToBlocks(
       `<table><caption>Results <em>2024</em></caption>

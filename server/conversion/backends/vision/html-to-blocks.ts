@@ -120,6 +120,8 @@ function span(value: string | undefined): number | undefined {
 
 class Converter {
   readonly page: number;
+  /** lang declared by the nearest block ancestor; its inline content is wrapped in a language change */
+  blockLang: string | undefined;
 
   constructor(page: number) {
     this.page = page;
@@ -153,7 +155,24 @@ class Converter {
     return !INLINE_ELEMENTS.has(element.name) && hasBlockDescendant(element);
   }
 
+  /** Runs `convert` with the element's lang (if it declares a valid one) as the inherited block language. */
+  scoped<T>(element: HtmlElement, convert: () => T): T {
+    const lang = element.attrs.lang ?? element.attrs['xml:lang'];
+    if (!lang || !LANG_PATTERN.test(lang)) return convert();
+    const outer = this.blockLang;
+    this.blockLang = lang;
+    try {
+      return convert();
+    } finally {
+      this.blockLang = outer;
+    }
+  }
+
   block(element: HtmlElement, out: Block[]): void {
+    this.scoped(element, () => this.blockContent(element, out));
+  }
+
+  blockContent(element: HtmlElement, out: Block[]): void {
     const page = this.page;
     const name = element.name;
     if (DROPPED.has(name)) return;
@@ -250,6 +269,10 @@ class Converter {
   }
 
   listItem(element: HtmlElement): ListItem | undefined {
+    return this.scoped(element, () => this.listItemContent(element));
+  }
+
+  listItemContent(element: HtmlElement): ListItem | undefined {
     let children: ListBlock | undefined;
     const parts: HtmlNode[][] = [[]];
     for (const child of element.children) {
@@ -358,6 +381,10 @@ class Converter {
 
   /** Inline content of an element whose block children (paragraphs in a cell, say) are joined by line breaks. */
   flatInlines(element: HtmlElement): Inline[] {
+    return this.scoped(element, () => this.flatInlinesContent(element));
+  }
+
+  flatInlinesContent(element: HtmlElement): Inline[] {
     const parts: HtmlNode[][] = [[]];
     for (const child of element.children) {
       if (child.type === 'element' && this.isBlock(child) && !DROPPED.has(child.name)) parts.push([child], []);
@@ -371,7 +398,8 @@ class Converter {
    * no inline images); without a place to hoist to, their alt text stays inline.
    */
   inlines(nodes: HtmlNode[], hoisted: Block[] | undefined): Inline[] {
-    return cleanInlines(nodes.flatMap((node) => this.inline(node, hoisted)));
+    const content = cleanInlines(nodes.flatMap((node) => this.inline(node, hoisted)));
+    return this.blockLang && content.length > 0 ? [{ kind: 'lang', lang: this.blockLang, children: content }] : content;
   }
 
   inline(node: HtmlNode, hoisted: Block[] | undefined): Inline[] {
@@ -531,9 +559,35 @@ export function cleanInlines(inlines: Inline[]): Inline[] {
     }
     return out;
   };
-  const result = walk(inlines);
+  const result = hoistSpaces(walk(inlines));
   while (result.at(-1)?.kind === 'lineBreak') result.pop();
   return result;
+}
+
+/**
+ * `a<em> b</em>` reads `a <em>b</em>`: a space opening a wrapper moves before
+ * it. (A space closing one never gets in: the walk above only writes a space
+ * once the next word arrives, which is outside the wrapper.)
+ */
+function hoistSpaces(list: Inline[]): Inline[] {
+  const out: Inline[] = [];
+  for (const inline of list) {
+    if (inline.kind !== 'emphasis' && inline.kind !== 'link' && inline.kind !== 'lang') {
+      if (inline.kind === 'text') pushText(out, inline.text);
+      else out.push(inline);
+      continue;
+    }
+    const children = hoistSpaces(inline.children);
+    const first = children[0];
+    if (first?.kind === 'text' && first.text.startsWith(' ')) {
+      first.text = first.text.slice(1);
+      if (first.text === '') children.shift();
+      const previous = out.at(-1);
+      if (out.length > 0 && !(previous?.kind === 'text' && previous.text.endsWith(' '))) pushText(out, ' ');
+    }
+    if (children.length > 0) out.push({ ...inline, children });
+  }
+  return out;
 }
 
 function pushText(out: Inline[], text: string): void {
