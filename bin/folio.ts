@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+/**
+ * `folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20]`
+ * Converts PDFs offline (by default) into accessible HTML, a tagged PDF and a report.
+ */
+import cliProgress from 'cli-progress';
+import { loadConfig } from '../server/config.ts';
+import { convertFile, listInputs, parseCliArgs, USAGE, UsageError, type CliCommand, type FileSummary } from '../server/conversion/cli/convert-files.ts';
+import type { CreateConversionEngine } from '../server/conversion/engine.ts';
+import { createLog } from '../server/log.ts';
+
+let command: CliCommand;
+try {
+  command = parseCliArgs(process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error;
+  process.stderr.write(`folio: ${error.message}\n\n${USAGE}\n`);
+  process.exit(2);
+}
+if (command.command === 'help') {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+
+const config = loadConfig();
+// The engine logs warnings only, to stderr, so stdout stays the progress and the summary.
+const log = createLog({ level: process.env.LOG_LEVEL ?? 'warn', name: 'folio-cli', destination: process.stderr });
+const engineModule = '../server/conversion/index.ts';
+const { createConversionEngine } = (await import(engineModule)) as { createConversionEngine: CreateConversionEngine };
+const engine = createConversionEngine({ conversion: config.conversion, log });
+
+const interactive = Boolean(process.stdout.isTTY);
+const files = await listInputs(command.inputs);
+if (files.length === 0) process.stderr.write('folio: no PDF files found\n');
+const summaries: FileSummary[] = [];
+try {
+  for (const file of files) {
+    let bar: cliProgress.SingleBar | undefined;
+    let lastLine = 0;
+    let startedAt = 0;
+    const summary = await convertFile(
+      { engine, maxPages: config.conversion.uploadMaxPages },
+      { file, outDir: command.outDir, backend: command.backend, pages: command.pages },
+      {
+        start(name, total) {
+          startedAt = performance.now();
+          if (interactive) {
+            bar = new cliProgress.SingleBar({
+              format: `${name} [{bar}] {value}/{total} pages | {rate} pages/s | ETA {eta_formatted}`,
+              hideCursor: true,
+              clearOnComplete: false,
+            }, cliProgress.Presets.shades_classic);
+            bar.start(total, 0, { rate: '0.0' });
+          } else {
+            process.stdout.write(`${name}: converting ${total} page(s)\n`);
+          }
+        },
+        page(name, done, total) {
+          const rate = done / Math.max(0.001, (performance.now() - startedAt) / 1000);
+          if (bar) {
+            bar.update(done, { rate: rate.toFixed(1) });
+            return;
+          }
+          // plain lines: about every 10 % and the last page, not one per page
+          if (done === total || done - lastLine >= Math.max(1, Math.ceil(total / 10))) {
+            lastLine = done;
+            const eta = (total - done) / Math.max(rate, 0.001);
+            process.stdout.write(`${name}: ${done}/${total} pages, ${rate.toFixed(1)} pages/s, ETA ${eta.toFixed(0)}s\n`);
+          }
+        },
+        rendering(name) {
+          bar?.stop();
+          bar = undefined;
+          if (!interactive) process.stdout.write(`${name}: rendering HTML, tagged PDF and report\n`);
+        },
+      },
+    );
+    bar?.stop();
+    if (summary.error) process.stderr.write(`folio: ${summary.file}: ${summary.error.code}: ${summary.error.message}\n`);
+    summaries.push(summary);
+  }
+} finally {
+  await engine.close();
+}
+
+process.stdout.write(`\n${formatSummary(summaries)}\n`);
+process.exitCode = summaries.length > 0 && summaries.every((summary) => summary.ok) ? 0 : 1;
+
+/** A plain-text table: one row per file, failures with their code. */
+function formatSummary(rows: FileSummary[]): string {
+  const header = ['file', 'pages', 'standard', 'complex', 'wcag', 'time', 'result'];
+  const body = rows.map((row) => [
+    row.file,
+    String(row.pages),
+    String(row.standardPages),
+    String(row.complexPages),
+    row.wcagStatus ?? '-',
+    `${(row.ms / 1000).toFixed(1)}s`,
+    row.ok ? 'ok' : `error ${row.error?.code ?? ''}`,
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...body.map((cells) => cells[column]!.length)));
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  const converted = rows.filter((row) => row.ok).length;
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...body.map(line), '', `${converted} of ${rows.length} file(s) converted`].join('\n');
+}

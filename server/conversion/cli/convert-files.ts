@@ -1,0 +1,209 @@
+import { readdir, readFile, stat, writeFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DomainError, isDomainError } from '../../errors.ts';
+import type { ConversionEngine } from '../engine.ts';
+import type { Backend, PageResult } from '../model.ts';
+
+/** `folio convert` as a library: argument parsing and the per-file pipeline, no terminal handling. */
+
+export const USAGE = `Usage: folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20]
+
+Converts each PDF to out/<name>.html, out/<name>.accessible.pdf,
+out/<name>.report.json and out/<name>.report.html.
+
+Options:
+  -o, --out <dir>        output folder (default: the current folder; created if missing)
+  -b, --backend <name>   local (default, offline), vision (Amazon Bedrock) or parser (external API)
+  -p, --pages <ranges>   pages to convert, e.g. 1-20 or 1,3,5-7 (default: all)
+  -h, --help             show this help
+
+Exit status: 0 when every file converted, 1 when any failed, 2 on a usage error.`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export type PageRange = { first: number; last: number };
+
+export type ConvertCommand = {
+  command: 'convert';
+  inputs: string[];
+  outDir: string;
+  backend: Backend;
+  pages?: PageRange[];
+};
+
+export type CliCommand = { command: 'help' } | ConvertCommand;
+
+const BACKENDS: Record<string, Backend> = { local: 'local', vision: 'chunked-vision', parser: 'parser' };
+
+/** Parses argv (without node and the script); throws UsageError with a one-line reason. */
+export function parseCliArgs(argv: string[], cwd = process.cwd()): CliCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        out: { type: 'string', short: 'o' },
+        backend: { type: 'string', short: 'b' },
+        pages: { type: 'string', short: 'p' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    // node's messages go on with advice about '--' that does not apply here
+    throw new UsageError((error as Error).message.split('. To specify')[0]!);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { command: 'help' };
+  const [command, ...inputs] = positionals;
+  if (command === undefined) throw new UsageError('missing command (convert)');
+  if (command === 'help') return { command: 'help' };
+  if (command !== 'convert') throw new UsageError(`unknown command '${command}'`);
+  if (inputs.length === 0) throw new UsageError('convert needs a PDF file or a folder');
+  const backendName = values.backend ?? 'local';
+  const backend = BACKENDS[backendName];
+  if (!backend) throw new UsageError(`unknown backend '${backendName}' (local, vision or parser)`);
+  return {
+    command: 'convert',
+    inputs: inputs.map((input) => path.resolve(cwd, input)),
+    outDir: path.resolve(cwd, values.out ?? '.'),
+    backend,
+    pages: values.pages === undefined ? undefined : parsePageRanges(values.pages),
+  };
+}
+
+/** "1-20", "3", "1,3,5-7" → ranges; throws UsageError on anything else. */
+export function parsePageRanges(text: string): PageRange[] {
+  const ranges: PageRange[] = [];
+  for (const part of text.split(',')) {
+    const match = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
+    if (!match) throw new UsageError(`bad --pages '${text}' (use e.g. 1-20 or 1,3,5-7)`);
+    const first = Number(match[1]);
+    const last = match[2] === undefined ? first : Number(match[2]);
+    if (first < 1 || last < first) throw new UsageError(`bad --pages '${text}': pages start at 1 and ranges go upwards`);
+    ranges.push({ first, last });
+  }
+  return ranges;
+}
+
+/** The page numbers a range list selects in a document of pageCount pages, ascending, without repeats. */
+export function selectPages(ranges: PageRange[] | undefined, pageCount: number): number[] {
+  if (!ranges) return Array.from({ length: pageCount }, (_, i) => i + 1);
+  const pages = new Set<number>();
+  for (const range of ranges) {
+    for (let page = range.first; page <= Math.min(range.last, pageCount); page++) pages.add(page);
+  }
+  return [...pages].sort((a, b) => a - b);
+}
+
+/** Expands folders to the PDFs directly inside them (by extension, sorted); files are taken as given. */
+export async function listInputs(inputs: string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const input of inputs) {
+    const info = await stat(input).catch(() => null);
+    if (info?.isDirectory()) {
+      const names = (await readdir(input)).filter((name) => name.toLowerCase().endsWith('.pdf')).sort();
+      files.push(...names.map((name) => path.join(input, name)));
+    } else {
+      // a missing file still gets its own error line from convertFile
+      files.push(input);
+    }
+  }
+  return files;
+}
+
+export type FileSummary = {
+  file: string;
+  ok: boolean;
+  pages: number;
+  standardPages: number;
+  complexPages: number;
+  wcagStatus?: 'passed' | 'failed';
+  ms: number;
+  outputs?: string[];
+  error?: { code: string; message: string };
+};
+
+export type ProgressEvents = {
+  /** pages to convert are known */
+  start?: (file: string, totalPages: number) => void;
+  page?: (file: string, done: number, totalPages: number) => void;
+  /** rendering and the audit run after the last page */
+  rendering?: (file: string) => void;
+};
+
+/** Pages per convertPages call: progress and abort granularity, while the pool keeps both cores busy. */
+const PAGES_PER_CALL = 16;
+
+/**
+ * Converts one file and writes its four outputs. Never throws: a failure
+ * becomes the summary's error (code + one-line message) so the other files go on.
+ */
+export async function convertFile(
+  deps: { engine: ConversionEngine; maxPages: number },
+  input: { file: string; outDir: string; backend: Backend; pages?: PageRange[] },
+  progress: ProgressEvents = {},
+): Promise<FileSummary> {
+  const started = performance.now();
+  const name = path.basename(input.file);
+  const summary: FileSummary = { file: name, ok: false, pages: 0, standardPages: 0, complexPages: 0, ms: 0 };
+  try {
+    const bytes = await readFile(input.file).catch((error: NodeJS.ErrnoException) => {
+      throw new DomainError('NOT_FOUND', error.code === 'ENOENT' ? 'file not found' : `cannot read the file (${error.code ?? error.message})`);
+    });
+    // pdf.js may detach the buffer it is handed; each call gets its own copy
+    const meta = await deps.engine.inspect(new Uint8Array(bytes), { sourceName: name });
+    if (meta.pageCount > deps.maxPages) {
+      throw new DomainError('PDF_TOO_MANY_PAGES', `${meta.pageCount} pages, more than the limit of ${deps.maxPages}`);
+    }
+    const pages = selectPages(input.pages, meta.pageCount);
+    if (pages.length === 0) {
+      throw new DomainError('BAD_REQUEST', `--pages selects no page of this ${meta.pageCount}-page document`);
+    }
+    progress.start?.(name, pages.length);
+    const results: PageResult[] = [];
+    let done = 0;
+    for (let offset = 0; offset < pages.length; offset += PAGES_PER_CALL) {
+      const batch = pages.slice(offset, offset + PAGES_PER_CALL);
+      const converted = await deps.engine.convertPages(new Uint8Array(bytes), {
+        pages: batch,
+        backend: input.backend,
+        sourceName: name,
+        onPage: () => progress.page?.(name, ++done, pages.length),
+      });
+      results.push(...converted);
+    }
+    progress.rendering?.(name);
+    const outputs = await deps.engine.render({ meta, pages: results });
+    await mkdir(input.outDir, { recursive: true });
+    const base = path.join(input.outDir, name.replace(/\.pdf$/i, ''));
+    const written = [`${base}.html`, `${base}.accessible.pdf`, `${base}.report.json`, `${base}.report.html`];
+    await writeFile(written[0]!, outputs.html);
+    await writeFile(written[1]!, outputs.taggedPdf);
+    await writeFile(written[2]!, `${JSON.stringify(outputs.report, null, 2)}\n`);
+    await writeFile(written[3]!, outputs.reportHtml);
+    Object.assign(summary, {
+      ok: true,
+      pages: results.length,
+      standardPages: results.filter((page) => page.classification === 'standard').length,
+      complexPages: results.filter((page) => page.classification === 'complex').length,
+      wcagStatus: outputs.report.wcagStatus,
+      outputs: written,
+    });
+  } catch (error) {
+    summary.error = describeError(error);
+  } finally {
+    summary.ms = performance.now() - started;
+  }
+  return summary;
+}
+
+/** One line, no stack: the code when we know it, the message trimmed to its first line. */
+export function describeError(error: unknown): { code: string; message: string } {
+  const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim() || 'unknown error';
+  return { code: isDomainError(error) ? error.code : 'INTERNAL', message };
+}
