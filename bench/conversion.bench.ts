@@ -11,7 +11,7 @@ import { loadConfig } from '../server/config.ts';
 import type { ConversionEngine, CreateConversionEngine } from '../server/conversion/engine.ts';
 import type { PageResult } from '../server/conversion/model.ts';
 import { silentLog } from '../server/log.ts';
-import { readCorpus, type CorpusEntry } from '../test/helpers/corpus.ts';
+import { htmlHeadings, normaliseHeading, readCorpus, type CorpusEntry } from '../test/helpers/corpus.ts';
 import { report } from './report.ts';
 
 const run_ = promisify(execFile);
@@ -170,23 +170,6 @@ function reportViolations(who: string, rows: { file: string; violations: number;
     documentsWithViolations: rows.filter((row) => row.violations > 0).length,
     rules,
   });
-}
-
-/** Headings of an HTML document as level + normalised text, in document order. */
-export function htmlHeadings(html: string): { level: number; text: string }[] {
-  const dom = new JSDOM(html);
-  try {
-    return [...dom.window.document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((element) => ({
-      level: Number(element.tagName.slice(1)),
-      text: normaliseHeading(element.textContent ?? ''),
-    }));
-  } finally {
-    dom.window.close();
-  }
-}
-
-export function normaliseHeading(text: string): string {
-  return text.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
 }
 
 /** Share of the manifest's headings (tagged files) found as a heading with the same text, ignoring level. */

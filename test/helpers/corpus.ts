@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { JSDOM } from 'jsdom';
+import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 
 /** The shared corpus: real PDFs nobody on the team wrote, described by ../shared/corpus/MANIFEST.md. */
 export const CORPUS_DIR = path.resolve(import.meta.dirname, '../../../shared/corpus');
@@ -60,4 +62,79 @@ export function readCorpus(dir = CORPUS_DIR): CorpusEntry[] {
     if (chars) entry.pdftotextChars = Number(chars);
   }
   return entries;
+}
+
+/** Block-level tags get a space on each side before parsing, so "<p>a</p><p>b</p>" reads as two words. */
+const BLOCK_TAG = /<(\/?)(p|div|li|h[1-6]|td|th|tr|caption|figcaption|section|article|nav|header|footer|main|aside|ul|ol|dl|dt|dd|table|br|hr|figure|pre|blockquote|math|mrow|mi|mn|mo|annotation)\b/gi;
+
+/** The visible text of an HTML document's body (no style, script or title). */
+export function htmlText(html: string): string {
+  const dom = new JSDOM(html.replace(BLOCK_TAG, ' <$1$2'));
+  try {
+    const body = dom.window.document.body;
+    for (const element of body.querySelectorAll('style, script, template')) element.remove();
+    return body.textContent ?? '';
+  } finally {
+    dom.window.close();
+  }
+}
+
+export function normaliseHeading(text: string): string {
+  return text.normalize('NFKC').replace(/\s+/g, ' ').trim().toLowerCase();
+}
+
+/** Headings of an HTML document as level + normalised text, in document order. */
+export function htmlHeadings(html: string): CorpusHeading[] {
+  const dom = new JSDOM(html);
+  try {
+    return [...dom.window.document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((element) => ({
+      level: Number(element.tagName.slice(1)),
+      text: normaliseHeading(element.textContent ?? ''),
+    }));
+  } finally {
+    dom.window.close();
+  }
+}
+
+/** Element names present in an HTML document (lower case), for list/table presence checks. */
+export function htmlElements(html: string, selector: string): number {
+  const dom = new JSDOM(html);
+  try {
+    return dom.window.document.querySelectorAll(selector).length;
+  } finally {
+    dom.window.close();
+  }
+}
+
+function inlineText(inlines: Inline[] | undefined): string {
+  return (inlines ?? [])
+    .map((inline) => ('children' in inline ? inlineText(inline.children) : 'text' in inline ? inline.text : ' '))
+    .join('');
+}
+
+function blockText(block: Block): string {
+  switch (block.kind) {
+    case 'heading':
+    case 'paragraph':
+    case 'footnote':
+      return inlineText(block.content);
+    case 'list':
+      return block.items.map((item) => `${inlineText(item.content)} ${item.children ? blockText(item.children) : ''}`).join('\n');
+    case 'table':
+      return [inlineText(block.caption), ...block.rows.map((row) => row.map((cell) => inlineText(cell.content)).join(' '))].join('\n');
+    case 'figure':
+      return inlineText(block.caption);
+    case 'formula':
+    case 'code':
+      return block.text;
+    case 'blockquote':
+      return block.children.map(blockText).join('\n');
+    case 'pageBreak':
+      return '';
+  }
+}
+
+/** One page's text in the engine's reading order, block by block. */
+export function pageText(page: PageResult): string {
+  return page.blocks.map(blockText).join('\n');
 }

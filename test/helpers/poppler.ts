@@ -72,3 +72,35 @@ export function orderRatio(reference: string[], candidate: string[]): number {
   }
   return previous[m]! / reference.length;
 }
+
+/** pdftotext's pages: it ends each page with a form feed. */
+export function pdftotextPages(file: string): string[] {
+  const pages = pdftotext(file).split('\f');
+  if (pages.at(-1)?.trim() === '') pages.pop();
+  return pages;
+}
+
+/**
+ * Drops what PDF/UA calls artifacts from pdftotext's pages, because our engine
+ * keeps them out of the text flow: page numbers, and first/last lines that
+ * recur (digits aside) on at least three pages or on every page of a short
+ * document — running heads and feet.
+ */
+export function withoutRunningArtifacts(pages: string[]): string[] {
+  const key = (line: string) => line.trim().replace(/\d+/g, '#').toLowerCase();
+  const edgeLines = pages.map((page) => {
+    const lines = page.split('\n').filter((line) => line.trim() !== '');
+    return [...lines.slice(0, 2), ...lines.slice(-2)].map(key);
+  });
+  const seen = new Map<string, number>();
+  for (const lines of edgeLines) for (const line of new Set(lines)) seen.set(line, (seen.get(line) ?? 0) + 1);
+  const recurring = new Set([...seen].filter(([, count]) => pages.length > 1 && count >= Math.min(3, pages.length)).map(([line]) => line));
+  return pages.map((page) => {
+    const lines = page.split('\n');
+    const nonEmpty = lines.map((line, index) => ({ line, index })).filter(({ line }) => line.trim() !== '');
+    const edges = new Set([...nonEmpty.slice(0, 2), ...nonEmpty.slice(-2)].map(({ index }) => index));
+    return lines
+      .filter((line, index) => !(edges.has(index) && (recurring.has(key(line)) || /^\s*[\divxlc]+\s*$/i.test(line))))
+      .join('\n');
+  });
+}

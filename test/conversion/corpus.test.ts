@@ -1,0 +1,147 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.ts';
+import type { ConversionEngine, ConversionOutputs, CreateConversionEngine } from '../../server/conversion/engine.ts';
+import type { PageResult } from '../../server/conversion/model.ts';
+import { isDomainError } from '../../server/errors.ts';
+import { silentLog } from '../../server/log.ts';
+import { htmlElements, htmlHeadings, htmlText, normaliseHeading, pageText, readCorpus, type CorpusEntry } from '../helpers/corpus.ts';
+import { hasPoppler, missingWords, orderRatio, pdftotextPages, withoutRunningArtifacts, wordRecall, wordsOf } from '../helpers/poppler.ts';
+
+/**
+ * Every file of ../shared/corpus through the local engine, judged against
+ * the PDF's own structure tree (tagged files, via the manifest) and against
+ * pdftotext (untagged text files). One shared engine with two workers: the
+ * machine has two cores, and files run one after another.
+ */
+
+const corpus = readCorpus();
+const poppler = hasPoppler();
+if (!poppler) console.warn('corpus test: pdftotext missing (apt-get install poppler-utils): word recall and reading order are skipped');
+
+/** A text layer worth comparing: fewer characters than this is a label or garbage (no Unicode map). */
+const MIN_TEXT_CHARS = 10;
+const MIN_WORD_RECALL = 0.98;
+/** LCS of word sequences over pdftotext's words, per page: interleaved columns fall to about 0.5. */
+const MIN_ORDER_RATIO = 0.9;
+
+let engine: ConversionEngine;
+beforeAll(async () => {
+  const engineModule = '../../server/conversion/index.ts';
+  const { createConversionEngine } = (await import(engineModule)) as { createConversionEngine: CreateConversionEngine };
+  engine = createConversionEngine({ conversion: loadConfig().conversion, log: silentLog, poolSize: 2 });
+});
+afterAll(async () => {
+  await engine?.close();
+});
+
+type Converted = { pages: PageResult[]; outputs: ConversionOutputs; html: string; text: string };
+
+async function convert(entry: CorpusEntry): Promise<Converted> {
+  const bytes = new Uint8Array(await readFile(entry.path));
+  const meta = await engine.inspect(bytes.slice(), { sourceName: entry.file });
+  expect(meta.pageCount).toBe(entry.pages);
+  const pages: PageResult[] = [];
+  const numbers = Array.from({ length: meta.pageCount }, (_, i) => i + 1);
+  for (let offset = 0; offset < numbers.length; offset += 20) {
+    pages.push(...(await engine.convertPages(bytes.slice(), { pages: numbers.slice(offset, offset + 20), backend: 'local', sourceName: entry.file })));
+  }
+  expect(pages.map((page) => page.page)).toEqual(numbers);
+  const outputs = await engine.render({ meta, pages });
+  return { pages, outputs, html: outputs.html, text: htmlText(outputs.html) };
+}
+
+async function inspectError(entry: CorpusEntry): Promise<string> {
+  const bytes = new Uint8Array(await readFile(entry.path));
+  try {
+    await engine.inspect(bytes, { sourceName: entry.file });
+  } catch (error) {
+    return isDomainError(error) ? error.code : `not a DomainError: ${String(error)}`;
+  }
+  return 'no error';
+}
+
+const isText = (entry: CorpusEntry) => (entry.pdftotextChars ?? 0) >= MIN_TEXT_CHARS;
+const isImageOnly = (entry: CorpusEntry) => entry.pages !== null && entry.pdftotextChars === 0;
+/** generous: a hang, not a slow page, is what this catches */
+const timeoutFor = (entry: CorpusEntry) => 30_000 + (entry.pages ?? 1) * (isImageOnly(entry) ? 60_000 : 1_000);
+
+describe('shared corpus through the local engine', () => {
+  it('the manifest lists every PDF in the folder', async () => {
+    const { readdir } = await import('node:fs/promises');
+    const { CORPUS_DIR } = await import('../helpers/corpus.ts');
+    const files = (await readdir(CORPUS_DIR)).filter((name) => name.endsWith('.pdf')).sort();
+    expect(corpus.map((entry) => entry.file).sort()).toEqual(files);
+  });
+
+  for (const entry of corpus) {
+    if (entry.file.startsWith('encrypted')) {
+      it(`${entry.file}: PDF_ENCRYPTED`, async () => {
+        expect(await inspectError(entry)).toBe('PDF_ENCRYPTED');
+      });
+      continue;
+    }
+    if (entry.pages === null) {
+      it(`${entry.file}: PDF_MALFORMED`, async () => {
+        expect(await inspectError(entry)).toBe('PDF_MALFORMED');
+      });
+      continue;
+    }
+
+    it(`${entry.file}: converts${entry.tagged ? ', tags kept' : isText(entry) ? ', text and order match pdftotext' : isImageOnly(entry) ? ', OCR' : ''}`, { timeout: timeoutFor(entry) }, async () => {
+      const result = await convert(entry);
+      expect(result.html).toMatch(/<html[^>]*\slang="[^"]+"/);
+      expect(result.outputs.taggedPdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+      expect(result.outputs.report.pages).toBe(entry.pages);
+
+      if (entry.tagged) checkTags(entry, result);
+      if (!entry.tagged && isText(entry) && poppler) checkText(entry, result);
+      if (isImageOnly(entry)) {
+        expect(result.pages.some((page) => page.ocr), 'a page was OCRed').toBe(true);
+        expect(wordsOf(result.text).length, 'OCR found words').toBeGreaterThanOrEqual(10);
+      }
+      // every HTML of a text PDF passes the audit
+      if ((entry.pdftotextChars ?? 0) > 0) {
+        expect(result.outputs.report.wcagStatus, JSON.stringify(result.outputs.report.audit ?? result.outputs.report).slice(0, 1500)).toBe('passed');
+      }
+    });
+  }
+});
+
+function checkTags(entry: CorpusEntry, result: Converted) {
+  // The author's headings, in order, with their levels; an empty heading tag has nothing to read and is dropped.
+  const expected = entry.headings.filter((heading) => heading.text.trim() !== '').map((heading) => ({ level: heading.level, text: normaliseHeading(heading.text) }));
+  const produced = htmlHeadings(result.html);
+  expect(subsequence(expected, produced), `headings ${JSON.stringify(produced)} should contain, in order, ${JSON.stringify(expected)}`).toBe(true);
+  const counts = entry.elementCounts;
+  if ((counts.L ?? 0) > 0) expect(htmlElements(result.html, 'main ul, main ol, ul, ol'), 'a list').toBeGreaterThan(0);
+  if ((counts.Table ?? 0) > 0) expect(htmlElements(result.html, 'table'), 'a table').toBeGreaterThanOrEqual(counts.Table!);
+  if ((counts.TH ?? 0) > 0) expect(htmlElements(result.html, 'th[scope]'), 'header cells with scope').toBeGreaterThan(0);
+  if ((counts.Figure ?? 0) > 0) expect(htmlElements(result.html, 'img, figure, [role="img"]'), 'a figure').toBeGreaterThan(0);
+}
+
+function subsequence(expected: { level: number; text: string }[], produced: { level: number; text: string }[]): boolean {
+  let at = 0;
+  for (const heading of produced) {
+    if (at < expected.length && heading.level === expected[at]!.level && heading.text === expected[at]!.text) at++;
+  }
+  return at === expected.length;
+}
+
+function checkText(entry: CorpusEntry, result: Converted) {
+  const referencePages = withoutRunningArtifacts(pdftotextPages(entry.path));
+  const reference = wordsOf(referencePages.join('\n'));
+  const ours = wordsOf(result.text);
+  const recall = wordRecall(reference, ours);
+  expect(recall, `word recall ${recall.toFixed(3)}; missing e.g. ${missingWords(reference, ours).join(' ')}`).toBeGreaterThanOrEqual(MIN_WORD_RECALL);
+  // reading order page by page (LCS is quadratic), weighted by words
+  let inOrder = 0;
+  let total = 0;
+  for (const page of result.pages) {
+    const pageReference = wordsOf(referencePages[page.page - 1] ?? '');
+    inOrder += orderRatio(pageReference, wordsOf(pageText(page))) * pageReference.length;
+    total += pageReference.length;
+  }
+  const order = total === 0 ? 1 : inOrder / total;
+  expect(order, `reading order (LCS ratio) ${order.toFixed(3)}`).toBeGreaterThanOrEqual(MIN_ORDER_RATIO);
+}
