@@ -1,0 +1,166 @@
+-- Delivery events: the second writer of email_log (see 010_email_send_log.sql
+-- for the first, record_email_send, and the rank/merge rule both share).
+
+-- The events the recording function accepts. They are the log statuses plus
+-- bounce_transient, which is recorded (last_event, raw) but moves nothing.
+create function email_event_is_known(p_event text) returns boolean
+language sql immutable parallel safe as $$
+  select coalesce(p_event in ('sent', 'delivery_delayed', 'delivered', 'opened', 'clicked',
+                              'bounced', 'complained', 'failed', 'suppressed', 'bounce_transient'), false)
+$$;
+
+-- A provider-reported failure: the only events that raise an admin alert.
+create function email_event_is_failure(p_event text) returns boolean
+language sql immutable parallel safe as $$
+  select coalesce(p_event in ('bounced', 'complained', 'failed', 'suppressed'), false)
+$$;
+
+-- Folds one provider event into the send log and returns the row it landed
+-- on, the row's status afterwards, and whether this caller must raise the
+-- admin alert.
+--
+-- * Upserts on (provider, provider_message_id); with p_log_id (the
+--   folio_log_id tag) a row the library wrote before it knew the message id is
+--   adopted. A row no writer knew yet gets category 'unknown'; a later
+--   record_email_send fills its send-side fields (either order, no field lost).
+-- * Status merges through email_status_merge (rank forward, terminal stays);
+--   bounce_transient leaves it as it is.
+-- * last_event / last_event_at / raw follow the newest event by p_occurred_at,
+--   so out-of-order arrival ends on the same row as in-order arrival. error
+--   keeps the first failure reason.
+-- * Alert claim: the first failure event that finds alerted_at NULL sets it in
+--   the same locked UPDATE and returns alert = true — exactly one caller wins.
+--   p_alert = false (outreach) neither alerts nor claims. p_backfill on a row
+--   this call created sets the claim with no alert (the poller's backfill rule).
+-- * p_suppress: addresses to add to email_suppressions with p_suppress_reason
+--   (the caller applies the provider's table; the SQL stays provider-neutral).
+create function record_email_event(
+  p_provider text,
+  p_provider_message_id text,
+  p_event text,
+  p_occurred_at timestamptz default null,
+  p_raw jsonb default null,
+  p_last_event text default null,
+  p_error text default null,
+  p_to jsonb default null,
+  p_from text default null,
+  p_subject text default null,
+  p_configuration_set text default null,
+  p_tags jsonb default null,
+  p_log_id uuid default null,
+  p_suppress jsonb default null,
+  p_suppress_reason text default null,
+  p_alert boolean default true,
+  p_backfill boolean default false
+) returns table (send_id uuid, status text, alert boolean)
+language plpgsql as $$
+#variable_conflict use_column
+declare
+  v_at timestamptz := coalesce(p_occurred_at, now());
+  v_to text[] := email_address_array(p_to);
+  v_tags jsonb := case when jsonb_typeof(p_tags) = 'object' then p_tags end;
+  v_new_status text := case when p_event = 'bounce_transient' then null else p_event end;
+  v_failure boolean := email_event_is_failure(p_event);
+  v_row email_log%rowtype;
+  v_created boolean := false;
+  v_alert boolean := false;
+  v_claim boolean;
+begin
+  if not email_event_is_known(p_event) then
+    raise exception 'record_email_event: unknown event %', p_event using errcode = '22023';
+  end if;
+  if p_provider is null or p_provider not in ('provider_a', 'provider_b') then
+    raise exception 'record_email_event: unknown provider %', p_provider using errcode = '22023';
+  end if;
+  if coalesce(p_provider_message_id, '') = '' then
+    raise exception 'record_email_event: provider message id required' using errcode = '22023';
+  end if;
+  if p_suppress_reason is not null and p_suppress_reason not in ('hard_bounce', 'complaint', 'manual') then
+    raise exception 'record_email_event: unknown suppression reason %', p_suppress_reason using errcode = '22023';
+  end if;
+
+  loop
+    select * into v_row from email_log l
+     where l.provider = p_provider and l.provider_message_id = p_provider_message_id
+     for update;
+    if not found and p_log_id is not null then
+      select * into v_row from email_log l
+       where l.id = p_log_id and (l.provider_message_id is null or (l.provider = p_provider and l.provider_message_id = p_provider_message_id))
+       for update;
+    end if;
+    exit when found;
+    insert into email_log (id, status, category, provider, provider_message_id, to_addresses, from_address,
+                           subject, tags, configuration_set, last_event, last_event_at, raw, error)
+    values (coalesce(p_log_id, gen_random_uuid()), coalesce(v_new_status, 'sent'), 'unknown', p_provider,
+            p_provider_message_id, v_to, p_from, p_subject, v_tags, p_configuration_set,
+            coalesce(p_last_event, p_event), v_at, p_raw, case when v_failure then p_error end)
+    on conflict do nothing
+    returning * into v_row;
+    if found then
+      v_created := true;
+      exit;
+    end if;
+    -- Another writer inserted the same message (or id) between our select and
+    -- insert: go round and lock its row.
+  end loop;
+
+  if not v_created then
+    update email_log l set
+      status = coalesce(email_status_merge(l.status, v_new_status), l.status),
+      provider = coalesce(l.provider, p_provider),
+      provider_message_id = coalesce(l.provider_message_id, p_provider_message_id),
+      to_addresses = case when cardinality(l.to_addresses) = 0 then v_to else l.to_addresses end,
+      from_address = coalesce(l.from_address, p_from),
+      subject = coalesce(l.subject, p_subject),
+      tags = case when v_tags is null then l.tags else v_tags || coalesce(l.tags, '{}'::jsonb) end,
+      configuration_set = coalesce(l.configuration_set, p_configuration_set),
+      last_event = case when l.last_event_at is null or v_at >= l.last_event_at then coalesce(p_last_event, p_event) else l.last_event end,
+      raw = case when l.last_event_at is null or v_at >= l.last_event_at then coalesce(p_raw, l.raw) else l.raw end,
+      last_event_at = greatest(l.last_event_at, v_at),
+      error = case when v_failure then coalesce(l.error, p_error) else l.error end,
+      updated_at = now()
+    where l.id = v_row.id
+    returning * into v_row;
+  end if;
+
+  v_claim := v_failure and v_row.alerted_at is null and email_event_is_terminal_failure(v_row.status);
+  if v_claim and p_backfill and v_created then
+    update email_log l set alerted_at = now() where l.id = v_row.id;
+  elsif v_claim and p_alert then
+    update email_log l set alerted_at = now() where l.id = v_row.id;
+    v_alert := true;
+  end if;
+
+  if p_suppress_reason is not null and jsonb_typeof(p_suppress) = 'array' then
+    insert into email_suppressions (email, reason, source, details)
+    select a, p_suppress_reason, p_provider,
+           jsonb_build_object('event', p_event, 'provider_message_id', p_provider_message_id, 'send_id', v_row.id)
+      from unnest(email_address_array(p_suppress)) as a
+    on conflict (email) do nothing;
+  end if;
+
+  send_id := v_row.id;
+  status := v_row.status;
+  alert := v_alert;
+  return next;
+end $$;
+
+-- The row's status is a provider-reported failure (the statuses an alert is
+-- about). A library 'failed' row that an event never touched never gets here:
+-- only a failure event can take the claim.
+create function email_event_is_terminal_failure(p_status text) returns boolean
+language sql immutable parallel safe as $$
+  select coalesce(p_status in ('bounced', 'complained', 'failed', 'suppressed'), false)
+$$;
+
+-- Gives the claim back after an alert that did not go out (failed, unconfigured),
+-- so the next event or poll alerts again. Returns whether a claim was released.
+create function release_email_alert_claim(p_send_id uuid) returns boolean
+language sql as $$
+  with released as (
+    update email_log set alerted_at = null, updated_at = now()
+     where id = p_send_id and alerted_at is not null
+    returning 1
+  )
+  select exists (select 1 from released)
+$$;
