@@ -84,7 +84,7 @@ export function pdftotextPages(file: string): string[] {
  * Drops what PDF/UA calls artifacts from pdftotext's pages, because our engine
  * keeps them out of the text flow: page numbers, and first/last lines that
  * recur (digits aside) on at least three pages or on every page of a short
- * document — running heads and feet.
+ * document — running heads and feet. Pages of under five lines are kept whole.
  */
 export function withoutRunningArtifacts(pages: string[]): string[] {
   const key = (line: string) => line.trim().replace(/\d+/g, '#').toLowerCase();
@@ -98,6 +98,8 @@ export function withoutRunningArtifacts(pages: string[]): string[] {
   return pages.map((page) => {
     const lines = page.split('\n');
     const nonEmpty = lines.map((line, index) => ({ line, index })).filter(({ line }) => line.trim() !== '');
+    // a page of a few lines is content, even when every page repeats it
+    if (nonEmpty.length < 5) return page;
     const edges = new Set([...nonEmpty.slice(0, 2), ...nonEmpty.slice(-2)].map(({ index }) => index));
     return lines
       .filter((line, index) => !(edges.has(index) && (recurring.has(key(line)) || /^\s*[\divxlc]+\s*$/i.test(line))))
