@@ -1,0 +1,228 @@
+import type { Block, Inline, ListBlock } from '../../model.ts';
+import { joinLines, runsToInlines, type Run } from './inline.ts';
+import type { TextItem } from './text-layer.ts';
+
+/**
+ * An untagged page's structure inferred from geometry: items grouped into
+ * line segments, segments into columns (a vertical gutter most lines do not
+ * cross), columns read left before right inside bands cut by full-width
+ * lines, then paragraphs, headings (bigger than body text) and lists
+ * (bullet or number glyphs).
+ */
+
+export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
+export type LinkArea = { href: string; rect: [number, number, number, number] };
+export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number };
+
+const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
+const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
+
+export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
+  const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
+  usable.sort((a, b) => b.y - a.y || a.x - b.x);
+  const segments: Segment[] = [];
+  let current: Segment | undefined;
+  for (const item of usable) {
+    const sameLine = current && Math.abs(current.y - item.y) <= Math.max(2, Math.min(current.size, item.size) * 0.5);
+    const gap = current ? item.x - current.right : 0;
+    if (current && sameLine && gap < Math.min(current.size, item.size) * 0.9 && gap > -current.size) {
+      const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
+      const text = (needsSpace ? ' ' : '') + item.text;
+      current.text += text;
+      current.right = Math.max(current.right, item.x + item.width);
+      current.runs.push({ text, href: hrefAt(links, item) });
+      // the line's size is that of most of its text (a superscript must not shrink it)
+      if (item.text.trim().length > 2 && item.size > current.size) current.size = item.size;
+      continue;
+    }
+    current = { x: item.x, right: item.x + item.width, y: item.y, size: item.size, font: item.font, text: item.text, runs: [{ text: item.text, href: hrefAt(links, item) }] };
+    segments.push(current);
+  }
+  for (const segment of segments) segment.text = segment.text.trim();
+  return segments.filter((segment) => segment.text !== '');
+}
+
+function hrefAt(links: LinkArea[], item: TextItem): string | undefined {
+  const cx = item.x + item.width / 2;
+  const cy = item.y + item.size * 0.3;
+  for (const link of links) {
+    const [x1, y1, x2, y2] = link.rect;
+    if (cx >= Math.min(x1, x2) && cx <= Math.max(x1, x2) && cy >= Math.min(y1, y2) - 1 && cy <= Math.max(y1, y2) + 1) return link.href;
+  }
+  return undefined;
+}
+
+/** Body text size: the size carrying the most characters. */
+export function bodySize(segments: Segment[]): number {
+  const weight = new Map<number, number>();
+  for (const segment of segments) {
+    const key = Math.round(segment.size * 2) / 2;
+    weight.set(key, (weight.get(key) ?? 0) + segment.text.length);
+  }
+  let best = 10;
+  let bestWeight = -1;
+  for (const [size, count] of weight) if (count > bestWeight) [best, bestWeight] = [size, count];
+  return best;
+}
+
+/** Reading order: bands split by full-width lines; inside a band, the left column before the right. */
+export function readingOrder(segments: Segment[], pageWidth: number): { ordered: Segment[][]; multiColumn: boolean } {
+  if (segments.length < 6) return { ordered: [segments], multiColumn: false };
+  const left = Math.min(...segments.map((segment) => segment.x));
+  const right = Math.max(...segments.map((segment) => segment.right));
+  let gutter: number | undefined;
+  let bestCrossing = Infinity;
+  for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
+    const crossing = segments.filter((segment) => segment.x < x - 1 && segment.right > x + 1).length;
+    const leftCount = segments.filter((segment) => segment.right <= x + 1).length;
+    const rightCount = segments.filter((segment) => segment.x >= x - 1).length;
+    if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
+      bestCrossing = crossing;
+      gutter = x;
+    }
+  }
+  if (gutter === undefined || bestCrossing > segments.length * 0.2 || right - left < pageWidth * 0.4) return { ordered: [segments], multiColumn: false };
+  const g = gutter;
+  const ordered: Segment[][] = [];
+  let band: Segment[] = [];
+  const flushBand = () => {
+    if (band.length === 0) return;
+    const leftColumn = band.filter((segment) => segment.right <= g + 1);
+    const rightColumn = band.filter((segment) => segment.x >= g - 1);
+    if (leftColumn.length > 0) ordered.push(leftColumn);
+    if (rightColumn.length > 0) ordered.push(rightColumn);
+    band = [];
+  };
+  for (const segment of segments) {
+    if (segment.x < g - 1 && segment.right > g + 1) {
+      flushBand();
+      ordered.push([segment]);
+    } else {
+      band.push(segment);
+    }
+  }
+  flushBand();
+  return { ordered, multiColumn: true };
+}
+
+export function layoutPage(segments: Segment[], options: { page: number; pageWidth: number; pageHeight: number }): Layout {
+  const { page } = options;
+  // bare page numbers in the top or bottom band are artifacts
+  let artifacts = 0;
+  const top = Math.max(...segments.map((segment) => segment.y));
+  const bottom = Math.min(...segments.map((segment) => segment.y));
+  const kept = segments.filter((segment) => {
+    const inBand = segment.y <= bottom + 1 || segment.y >= top - 1;
+    if (inBand && segments.length > 1 && /^(page\s+)?[-–]?\s*(\d{1,4}|[ivxlc]{1,6})\s*[-–]?(\s*(of|\/)\s*\d+)?$/i.test(segment.text)) {
+      artifacts++;
+      return false;
+    }
+    return true;
+  });
+  const body = bodySize(kept);
+  const { ordered, multiColumn } = readingOrder(kept, options.pageWidth);
+  const headingSizes = [...new Set(kept.filter((segment) => segment.size >= body * 1.15 && segment.text.length < 200).map((segment) => Math.round(segment.size)))].sort((a, b) => b - a);
+  const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
+
+  const blocks: Block[] = [];
+  for (const column of ordered) {
+    let paragraph: { runs: Run[]; last: Segment; text: string } | undefined;
+    let list: { block: ListBlock; indent: number; last: Segment } | undefined;
+    const flushParagraph = () => {
+      if (paragraph) blocks.push({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) });
+      paragraph = undefined;
+    };
+    const flushList = () => {
+      if (list) blocks.push(list.block);
+      list = undefined;
+    };
+    let previous: Segment | undefined;
+    for (const segment of column) {
+      const gap = previous ? previous.y - segment.y : 0;
+      const lineGap = Math.max(segment.size, previous?.size ?? 0) * 1.6;
+      const isHeading = segment.size >= body * 1.15 && segment.text.length < 200;
+      if (isHeading) {
+        flushParagraph();
+        flushList();
+        const last = blocks.at(-1);
+        // a heading wrapped over two lines is one heading
+        if (last?.kind === 'heading' && previous && Math.abs(previous.size - segment.size) < 0.5 && gap < lineGap) {
+          last.content = runsToInlines([{ text: textOf(last.content) + '\n' }, { text: segment.text }]);
+        } else {
+          blocks.push({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) });
+        }
+        previous = segment;
+        continue;
+      }
+      const marker = BULLET.exec(segment.text) ?? ENUMERATOR.exec(segment.text);
+      if (marker) {
+        flushParagraph();
+        const ordered = !BULLET.test(segment.text);
+        const content = runsToInlines(stripPrefix(segment.runs, marker[0].length));
+        if (!list || list.block.ordered !== ordered || gap > lineGap * 1.5) {
+          flushList();
+          const start = ordered ? Number.parseInt(marker[1]!.replace(/\D/g, ''), 10) : undefined;
+          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, last: segment };
+        }
+        list.block.items.push({ content });
+        list.last = segment;
+        previous = segment;
+        continue;
+      }
+      if (list && gap < lineGap && segment.x > list.indent + 2) {
+        // continuation of the last item (hanging indent)
+        const item = list.block.items.at(-1)!;
+        item.content = runsToInlines([{ text: textOf(item.content) + '\n' }, { text: segment.text }]);
+        previous = segment;
+        continue;
+      }
+      flushList();
+      const startsNew =
+        !paragraph ||
+        gap > lineGap ||
+        gap < 0 ||
+        Math.abs(segment.size - paragraph.last.size) > 1 ||
+        // a first-line indent opens a paragraph
+        (segment.x > paragraph.last.x + segment.size * 0.8 && /[.!?:”"]$/.test(paragraph.text));
+      if (startsNew) {
+        flushParagraph();
+        paragraph = { runs: [...segment.runs], last: segment, text: segment.text };
+      } else {
+        const last = paragraph!.runs.at(-1);
+        const first = segment.runs[0];
+        if (last && first && /\p{L}-$/u.test(last.text) && /^\p{Ll}/u.test(first.text)) {
+          last.text = last.text.slice(0, -1);
+          paragraph!.runs.push(...segment.runs);
+        } else {
+          paragraph!.runs.push({ text: ' ', href: undefined }, ...segment.runs);
+        }
+        paragraph!.last = segment;
+        paragraph!.text = joinLines(paragraph!.text, segment.text);
+      }
+      previous = segment;
+    }
+    flushParagraph();
+    flushList();
+  }
+  return { blocks, multiColumn, artifacts };
+}
+
+function stripPrefix(runs: Run[], length: number): Run[] {
+  let remaining = length;
+  const out: Run[] = [];
+  for (const run of runs) {
+    const trimmed = run.text.replace(/^\s+/, '');
+    const lead = run.text.length - trimmed.length;
+    if (remaining <= 0) out.push(run);
+    else if (run.text.length - lead <= remaining - lead || run.text.length <= remaining) remaining -= run.text.length;
+    else {
+      out.push({ ...run, text: run.text.slice(remaining) });
+      remaining = 0;
+    }
+  }
+  return out;
+}
+
+function textOf(list: Inline[]): string {
+  return list.map((item) => (item.kind === 'text' || item.kind === 'code' ? item.text : 'children' in item ? textOf(item.children) : '')).join('');
+}

@@ -1,0 +1,49 @@
+import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { DomainError } from '../../../errors.ts';
+
+/**
+ * Opening a PDF with pdf.js on Node, and turning its failures into the
+ * engine's error codes. The legacy build is the one pdf.js supports on Node.
+ */
+
+const PDF_MAGIC = '%PDF-';
+
+/** pdf.js looks for the header in the first 1,024 bytes, as Acrobat does; so do we. */
+export function looksLikePdf(bytes: Uint8Array): boolean {
+  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024)).toString('latin1');
+  return head.includes(PDF_MAGIC);
+}
+
+export async function openPdf(bytes: Uint8Array): Promise<PDFDocumentProxy> {
+  if (bytes.byteLength === 0 || !looksLikePdf(bytes)) {
+    throw new DomainError('NOT_A_PDF', 'The file is not a PDF.');
+  }
+  // pdf.js transfers (detaches) the buffer it is given: hand it a copy so the caller's bytes stay usable.
+  const task = getDocument({
+    data: new Uint8Array(bytes),
+    useSystemFonts: false,
+    disableFontFace: true,
+    verbosity: 0,
+    stopAtErrors: false,
+  });
+  let doc: PDFDocumentProxy;
+  try {
+    doc = await task.promise;
+  } catch (error) {
+    await task.destroy().catch(() => undefined);
+    const name = error instanceof Error ? error.name : '';
+    if (name === 'PasswordException') throw new DomainError('PDF_ENCRYPTED', 'The PDF is encrypted with a password.', { cause: error });
+    throw new DomainError('PDF_MALFORMED', 'The PDF is damaged and cannot be read.', { cause: error });
+  }
+  if (doc.numPages < 1) {
+    await doc.loadingTask.destroy();
+    throw new DomainError('PDF_NO_PAGES', 'The PDF has no pages.');
+  }
+  return doc;
+}
+
+/** Text without the NULs and other control characters some producers leave in strings (alt text, titles). */
+export function cleanString(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  return value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]/g, '').trim();
+}

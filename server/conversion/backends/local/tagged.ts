@@ -1,0 +1,266 @@
+import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.ts';
+import { cleanString } from './pdf.ts';
+import { inlineText, joinLines, runsToInlines, type Run } from './inline.ts';
+import type { TextItem } from './text-layer.ts';
+
+/**
+ * A tagged page converted from its structure tree: the author's own
+ * headings, lists, tables, figures and reading order. pdf.js gives the tree
+ * per page with marked-content ids at the leaves; the text of each id comes
+ * from the text layer.
+ */
+
+export type StructNode = {
+  role?: string;
+  type?: 'content' | 'object' | 'annotation';
+  id?: string;
+  alt?: string;
+  lang?: string;
+  scope?: string;
+  mathML?: string;
+  children?: StructNode[];
+};
+
+export type TaggedContext = {
+  page: number;
+  docLang: string;
+  /** text of each marked-content id, in stream order */
+  textById: Map<string, string>;
+  /** link annotation id ("12R") → URL */
+  links: Map<string, string>;
+};
+
+const BLOCK_ROLES = new Set([
+  'H', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'Title', 'P', 'L', 'Table', 'Figure', 'Formula', 'Note', 'FENote', 'BlockQuote', 'Code',
+  'Caption', 'TOC', 'TOCI', 'Sect', 'Part', 'Art', 'Div', 'Document', 'DocumentFragment', 'Aside', 'Index', 'NonStruct', 'Private', 'Lbl', 'LI', 'LBody', 'TR', 'TH', 'TD', 'THead', 'TBody', 'TFoot',
+]);
+
+/** Build the text-by-id map from the text layer: items of one id joined in stream order. */
+export function textByMarkedContent(items: TextItem[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const item of items) {
+    if (!item.mcid || item.artifact) continue;
+    const before = map.get(item.mcid) ?? '';
+    map.set(item.mcid, item.eol && item.text === '' ? (before === '' ? '' : `${before}\n`) : before + item.text + (item.eol ? '\n' : ''));
+  }
+  return map;
+}
+
+export function structTreeToBlocks(root: StructNode, context: TaggedContext): Block[] {
+  const blocks: Block[] = [];
+  const { page } = context;
+
+  const langOf = (node: StructNode): string | undefined => {
+    const lang = cleanString(node.lang);
+    if (!lang) return undefined;
+    return lang.toLowerCase().split('-')[0] === context.docLang.toLowerCase().split('-')[0] ? undefined : lang;
+  };
+
+  /** Inline runs of a subtree (everything below becomes text). */
+  const runs = (node: StructNode, inherited: { href?: string; lang?: string }, out: Run[]) => {
+    if (node.type === 'content' && node.id) {
+      const text = context.textById.get(node.id);
+      if (text) out.push({ text: text.replace(/\n+/g, '\n'), href: inherited.href, lang: inherited.lang });
+      return;
+    }
+    if (node.type) return;
+    const next = { ...inherited };
+    const lang = langOf(node);
+    if (lang) next.lang = lang;
+    if (node.role === 'Link') {
+      const annotation = node.children?.find((child) => child.type === 'annotation');
+      const id = annotation?.id?.replace(/^pdfjs_internal_id_/, '');
+      const href = id ? context.links.get(id) : undefined;
+      if (href) next.href = href;
+    }
+    // a Span standing for a logo or symbol carries its reading as alt
+    const alt = cleanString(node.alt);
+    if (alt && node.role !== 'Figure' && node.role !== 'Formula') {
+      out.push({ text: alt, href: next.href, lang: next.lang });
+      return;
+    }
+    for (const child of node.children ?? []) runs(child, next, out);
+  };
+
+  const inlines = (node: StructNode): Inline[] => {
+    const out: Run[] = [];
+    runs(node, {}, out);
+    return runsToInlines(out);
+  };
+
+  const hasBlockChild = (node: StructNode): boolean =>
+    (node.children ?? []).some((child) => !child.type && child.role !== undefined && BLOCK_ROLES.has(child.role) && child.role !== 'Lbl');
+
+  const headingLevel = (role: string): 1 | 2 | 3 | 4 | 5 | 6 | undefined => {
+    if (role === 'Title') return 1;
+    const match = /^H([1-6])$/.exec(role);
+    return match ? (Number(match[1]) as 1 | 2 | 3 | 4 | 5 | 6) : role === 'H' ? 2 : undefined;
+  };
+
+  const list = (node: StructNode): ListBlock => {
+    const items: ListItem[] = [];
+    let ordered = false;
+    let start: number | undefined;
+    for (const child of node.children ?? []) {
+      if (child.role === 'LI') {
+        const content: Run[] = [];
+        let children: ListBlock | undefined;
+        for (const part of child.children ?? []) {
+          if (part.role === 'Lbl') {
+            const label = inlineText(inlines(part)).trim();
+            const number = /^\(?(\d+)[.)]?$/.exec(label) ?? /^\(?([a-z]|[ivx]+)[.)]$/i.exec(label);
+            if (number) {
+              if (!ordered) start = /^\d+$/.test(number[1]!) ? Number(number[1]) : undefined;
+              ordered = true;
+            } else if (label && !/^[•◦▪▫■□●○‣⁃∙·\-–—*]$/u.test(label)) {
+              content.push({ text: `${label} ` });
+            }
+          } else if (part.role === 'LBody') {
+            for (const inner of part.children ?? []) {
+              if (inner.role === 'L') children = list(inner);
+              else runs(inner, {}, content);
+            }
+          } else if (part.role === 'L') {
+            children = list(part);
+          } else {
+            runs(part, {}, content);
+          }
+        }
+        items.push({ content: runsToInlines(content), ...(children ? { children } : {}) });
+      } else if (child.role === 'L' && items.length > 0) {
+        const last = items.at(-1)!;
+        last.children = list(child);
+      } else if (child.role === 'Caption') {
+        blocks.push({ kind: 'paragraph', page, content: inlines(child) });
+      }
+    }
+    return { kind: 'list', page, ordered, ...(ordered && start !== undefined && start !== 1 ? { start } : {}), items };
+  };
+
+  const table = (node: StructNode) => {
+    const rows: TableCell[][] = [];
+    let caption: Inline[] | undefined;
+    const visitRows = (parent: StructNode, section: string) => {
+      for (const child of parent.children ?? []) {
+        if (child.role === 'TR') {
+          const row: TableCell[] = [];
+          for (const cell of child.children ?? []) {
+            if (cell.role !== 'TH' && cell.role !== 'TD') continue;
+            const header = cell.role === 'TH';
+            const scope = cell.scope === 'Column' ? 'col' : cell.scope === 'Row' ? 'row' : undefined;
+            const entry: TableCell = { header, content: inlines(cell) };
+            if (header) entry.scope = scope ?? (section === 'THead' ? 'col' : undefined);
+            if (entry.scope === undefined) delete entry.scope;
+            row.push(entry);
+          }
+          rows.push(row);
+        } else if (child.role === 'THead' || child.role === 'TBody' || child.role === 'TFoot') {
+          visitRows(child, child.role);
+        } else if (child.role === 'Caption') {
+          caption = inlines(child);
+        }
+      }
+    };
+    visitRows(node, '');
+    // a header cell without /Scope: a row of headers heads columns; a row's first header heads its row
+    for (const [rowIndex, row] of rows.entries()) {
+      const allHeaders = row.length > 0 && row.every((cell) => cell.header);
+      for (const [cellIndex, cell] of row.entries()) {
+        if (cell.header && !cell.scope) cell.scope = allHeaders || rowIndex === 0 ? 'col' : cellIndex === 0 ? 'row' : 'col';
+      }
+    }
+    if (rows.length > 0) blocks.push({ kind: 'table', page, ...(caption ? { caption } : {}), rows });
+  };
+
+  const visit = (node: StructNode) => {
+    if (node.type === 'content') {
+      // loose content directly under a grouping element reads as a paragraph
+      const content = inlines({ children: [node] });
+      if (content.length > 0) blocks.push({ kind: 'paragraph', page, content });
+      return;
+    }
+    if (node.type) return;
+    const role = node.role ?? '';
+    const level = headingLevel(role);
+    if (level) {
+      const content = inlines(node);
+      if (inlineText(content).trim() !== '') blocks.push({ kind: 'heading', page, level, content });
+      return;
+    }
+    switch (role) {
+      case 'L':
+        blocks.push(list(node));
+        return;
+      case 'Table':
+        table(node);
+        return;
+      case 'Figure': {
+        const alt = cleanString(node.alt);
+        const caption = undefined;
+        blocks.push({ kind: 'figure', page, ...(alt ? { alt } : {}), ...(caption ? { caption } : {}), decorative: false, needsAlt: !alt });
+        return;
+      }
+      case 'Formula': {
+        const alt = cleanString(node.alt);
+        const text = alt || inlineText(inlines(node)).trim();
+        const mathml = typeof node.mathML === 'string' && node.mathML.includes('<math') ? node.mathML : undefined;
+        if (text || mathml) blocks.push({ kind: 'formula', page, text, ...(mathml ? { mathml } : {}), display: true });
+        return;
+      }
+      case 'Code': {
+        const out: Run[] = [];
+        runs(node, {}, out);
+        const text = out.map((run) => run.text).join('').trimEnd();
+        if (text) blocks.push({ kind: 'code', page, text });
+        return;
+      }
+      case 'BlockQuote': {
+        const inner = structTreeToBlocks({ children: node.children }, context);
+        if (inner.length > 0) blocks.push({ kind: 'blockquote', page, children: inner });
+        return;
+      }
+      case 'Artifact':
+        return;
+      default:
+        break;
+    }
+    if (hasBlockChild(node)) {
+      // a paragraph holding a figure: the figure becomes its own block, the rest a paragraph around it
+      let pending: Run[] = [];
+      const flush = () => {
+        const content = runsToInlines(pending);
+        if (inlineText(content).trim() !== '') blocks.push({ kind: 'paragraph', page, content });
+        pending = [];
+      };
+      for (const child of node.children ?? []) {
+        if (!child.type && child.role && BLOCK_ROLES.has(child.role) && child.role !== 'Lbl') {
+          flush();
+          visit(child);
+        } else if (child.type === 'content' && (role === 'P' || role === 'Span' || role === 'Link')) {
+          runs(child, {}, pending);
+        } else if (!child.type) {
+          runs(child, {}, pending);
+        } else {
+          flush();
+          visit(child);
+        }
+      }
+      flush();
+      return;
+    }
+    const content = inlines(node);
+    if (inlineText(content).trim() !== '') blocks.push({ kind: 'paragraph', page, content });
+  };
+
+  for (const child of root.children ?? []) visit(child);
+  return blocks;
+}
+
+/** All marked-content ids the tree references, to find text the tags forgot. */
+export function referencedIds(node: StructNode, into = new Set<string>()): Set<string> {
+  if (node.type === 'content' && node.id) into.add(node.id);
+  for (const child of node.children ?? []) referencedIds(child, into);
+  return into;
+}
+
+export { joinLines };

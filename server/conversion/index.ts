@@ -1,0 +1,120 @@
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { createParserBackend, type ParserBackend } from './backends/parser/index.ts';
+import { createVisionBackend, type VisionBackend } from './backends/vision/index.ts';
+import { convertLocalPage, inspectDocument, openPdf, pageLabels, readMeta } from './backends/local/index.ts';
+import type { ConversionEngine, ConversionOutputs, CreateConversionEngine } from './engine.ts';
+import type { ConvertedDocument, PageResult } from './model.ts';
+import { createPagePool, type PagePool } from './pool/index.ts';
+import { zipOutputs } from './render/zip.ts';
+
+/**
+ * The conversion engine (contract in engine.ts): inspect a PDF, convert its
+ * pages with one of three backends, render and zip the outputs. The local
+ * backend runs on a pool of worker threads created on first use; vision and
+ * parser call out, the vision backend falling back to the local one per page.
+ */
+
+export type { ConversionEngine, ConversionOutputs, EngineOptions, ConvertPagesInput, ConversionReport } from './engine.ts';
+
+type RenderModule = { renderDocument(document: ConvertedDocument): Promise<ConversionOutputs> };
+
+export const createConversionEngine: CreateConversionEngine = (options) => {
+  const { log } = options;
+  const poolSize = Math.max(1, options.poolSize ?? options.conversion.poolSize);
+  let pool: PagePool | undefined;
+  let vision: VisionBackend | undefined;
+  let parser: ParserBackend | undefined;
+  let closed = false;
+
+  const getPool = () => (pool ??= createPagePool({ size: poolSize }));
+
+  /** Document-level facts every page needs: language, tagging, page labels. */
+  const documentFacts = async (doc: PDFDocumentProxy) => {
+    const meta = await readMeta(doc, 'document.pdf');
+    const labels = await pageLabels(doc);
+    const labelMap = new Map<number, string>();
+    labels?.forEach((label, index) => {
+      if (label) labelMap.set(index + 1, label);
+    });
+    return { meta, labels: labelMap };
+  };
+
+  const checkPages = (pages: number[], pageCount: number) => {
+    for (const page of pages) {
+      if (!Number.isInteger(page) || page < 1 || page > pageCount) throw new RangeError(`page ${page} is not in the document (1-${pageCount})`);
+    }
+  };
+
+  const engine: ConversionEngine = {
+    async inspect(pdf, inspectOptions) {
+      return inspectDocument(pdf, inspectOptions?.sourceName);
+    },
+
+    async convertPages(pdf, input) {
+      if (closed) throw new Error('the conversion engine is closed');
+      input.signal?.throwIfAborted();
+      const doc = await openPdf(pdf);
+      try {
+        const { meta, labels } = await documentFacts(doc);
+        checkPages(input.pages, meta.pageCount);
+        const jobOptions = { docLang: meta.lang, tagged: meta.tagged };
+
+        if (input.backend === 'local') {
+          await doc.loadingTask.destroy();
+          return await getPool().run({ pdf, pages: input.pages, options: jobOptions, labels, signal: input.signal, onPage: input.onPage });
+        }
+
+        if (input.backend === 'parser') {
+          parser ??= createParserBackend({ parser: options.conversion.parser, log });
+          const results = await parser.convertPages(pdf, input.pages, { signal: input.signal });
+          for (const result of results) {
+            if (labels.has(result.page)) result.label = labels.get(result.page)!;
+            await input.onPage?.(result);
+          }
+          return results;
+        }
+
+        vision ??= createVisionBackend({ bedrock: options.conversion.bedrock, log });
+        const results: PageResult[] = [];
+        for (const page of input.pages) {
+          input.signal?.throwIfAborted();
+          const pdfPage = await doc.getPage(page);
+          const content = await pdfPage.getTextContent();
+          const textLayerText = content.items.map((item) => ('str' in item ? item.str + (item.hasEOL ? '\n' : ' ') : '')).join('');
+          pdfPage.cleanup();
+          const result = await vision.convertPage(pdf, page, {
+            textLayerText,
+            signal: input.signal,
+            // the local engine in this thread: a fallback page is rare, and the pool may be busy with other documents
+            fallback: () => convertLocalPage(doc, page, { ...jobOptions, label: labels.get(page) }),
+          });
+          if (labels.has(page)) result.label = labels.get(page)!;
+          results.push(result);
+          await input.onPage?.(result);
+        }
+        return results;
+      } finally {
+        if (input.backend !== 'local') await doc.loadingTask.destroy();
+      }
+    },
+
+    async render(document) {
+      // helper modules resolved at call time: the renderer and audit are heavy (pdfkit, axe, jsdom) and only needed here
+      const renderPath = './render/index.ts';
+      const { renderDocument } = (await import(renderPath)) as RenderModule;
+      return renderDocument(document);
+    },
+
+    zip(outputs, baseName) {
+      return zipOutputs(outputs, baseName);
+    },
+
+    async close() {
+      closed = true;
+      const current = pool;
+      pool = undefined;
+      await current?.close();
+    },
+  };
+  return engine;
+};

@@ -1,0 +1,190 @@
+import { Worker } from 'node:worker_threads';
+import type { PageResult } from '../model.ts';
+import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
+
+/**
+ * A pool of worker threads converting pages with the local backend. Pages
+ * are independent, so any worker takes the next one; results are handed to
+ * `onPage` strictly in the order asked, whichever worker finished first. At
+ * most WINDOW_PER_WORKER × size pages run ahead of the next one owed, so a
+ * slow page (OCR) cannot make finished results pile up in memory.
+ */
+
+const WINDOW_PER_WORKER = 4;
+
+export type PoolRun = {
+  pdf: Uint8Array;
+  pages: number[];
+  options: LocalJobOptions;
+  labels?: Map<number, string>;
+  signal?: AbortSignal;
+  onPage?: (result: PageResult) => void | Promise<void>;
+};
+
+export type PagePool = {
+  run(job: PoolRun): Promise<PageResult[]>;
+  close(): Promise<void>;
+  readonly size: number;
+};
+
+type Slot = {
+  worker: Worker;
+  busy: boolean;
+  /** documents this worker has open */
+  open: Set<number>;
+  task?: { docId: number; page: number; resolve: (message: FromWorker) => void; reject: (error: Error) => void };
+  dead: boolean;
+};
+
+export function createPagePool(options: { size: number; workerUrl?: URL }): PagePool {
+  const size = Math.max(1, Math.floor(options.size));
+  const workerUrl = options.workerUrl ?? new URL('./worker.ts', import.meta.url);
+  const slots: Slot[] = [];
+  let nextDocId = 1;
+  let closed = false;
+
+  const spawn = (): Slot => {
+    const worker = new Worker(workerUrl);
+    const slot: Slot = { worker, busy: false, open: new Set(), dead: false };
+    worker.on('message', (message: FromWorker) => {
+      if (message.type === 'closed') return;
+      const task = slot.task;
+      if (!task || task.docId !== message.docId || task.page !== message.page) return;
+      slot.task = undefined;
+      task.resolve(message);
+    });
+    const fail = (error: Error) => {
+      slot.dead = true;
+      const index = slots.indexOf(slot);
+      if (index >= 0) slots.splice(index, 1);
+      const task = slot.task;
+      slot.task = undefined;
+      task?.reject(error);
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
+    worker.unref();
+    slots.push(slot);
+    return slot;
+  };
+
+  const ask = (slot: Slot, docId: number, page: number, label: string | undefined): Promise<FromWorker> =>
+    new Promise((resolve, reject) => {
+      slot.task = { docId, page, resolve, reject };
+      slot.worker.ref();
+      slot.worker.postMessage({ type: 'page', docId, page, label } satisfies ToWorker);
+    }).finally(() => {
+      if (!slot.dead) slot.worker.unref();
+    }) as Promise<FromWorker>;
+
+  return {
+    size,
+    async run(job) {
+      if (closed) throw new Error('the conversion engine is closed');
+      const docId = nextDocId++;
+      const { pages, signal, onPage } = job;
+      const results: PageResult[] = [];
+      const finished = new Map<number, PageResult>();
+      let nextToStart = 0;
+      let nextToEmit = 0;
+      let stopError: unknown;
+      const used = new Set<Slot>();
+
+      const emitReady = async () => {
+        while (finished.has(nextToEmit)) {
+          const result = finished.get(nextToEmit)!;
+          finished.delete(nextToEmit);
+          nextToEmit++;
+          results.push(result);
+          if (onPage && stopError === undefined) {
+            try {
+              await onPage(result);
+            } catch (error) {
+              stopError ??= error;
+            }
+          }
+        }
+      };
+
+      let emitting: Promise<void> = Promise.resolve();
+      const lane = async (slot: Slot) => {
+        used.add(slot);
+        while (stopError === undefined && !signal?.aborted && nextToStart < pages.length && nextToStart < nextToEmit + size * WINDOW_PER_WORKER) {
+          const index = nextToStart++;
+          const page = pages[index]!;
+          if (!slot.open.has(docId)) {
+            slot.worker.postMessage({ type: 'open', docId, pdf: job.pdf, options: job.options } satisfies ToWorker);
+            slot.open.add(docId);
+          }
+          const message = await ask(slot, docId, page, job.labels?.get(page));
+          let result: PageResult;
+          if (message.type === 'page') result = message.result;
+          else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
+          else continue;
+          finished.set(index, result);
+          emitting = emitting.then(emitReady);
+          await emitting;
+        }
+      };
+
+      const lanes: Promise<void>[] = [];
+      const want = Math.min(size, pages.length);
+      while (slots.length < want) spawn();
+      const onAbort = () => undefined;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        // lanes keep pulling pages until none are left; a lane stuck at the window waits for the others
+        for (;;) {
+          lanes.length = 0;
+          for (const slot of slots.slice(0, want)) if (!slot.busy) {
+            slot.busy = true;
+            lanes.push(lane(slot).finally(() => { slot.busy = false; }));
+          }
+          if (lanes.length === 0) break;
+          const settled = await Promise.allSettled(lanes);
+          const failure = settled.find((entry) => entry.status === 'rejected');
+          if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
+          await emitting;
+          if (stopError !== undefined || signal?.aborted || nextToStart >= pages.length) break;
+          while (slots.length < want) spawn();
+        }
+        await emitting;
+        if (stopError !== undefined) throw stopError;
+        signal?.throwIfAborted();
+        return results;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        for (const slot of used) {
+          if (!slot.dead && slot.open.delete(docId)) slot.worker.postMessage({ type: 'close', docId } satisfies ToWorker);
+        }
+      }
+    },
+    async close() {
+      closed = true;
+      await Promise.all(
+        slots.splice(0).map(async (slot) => {
+          slot.dead = true;
+          slot.worker.removeAllListeners('exit');
+          await slot.worker.terminate();
+        }),
+      );
+    },
+  };
+}
+
+/** A page the worker could not convert still comes out, empty, with the reason, so one bad page does not sink a document. */
+function failedPage(page: number, label: string | undefined, message: string): PageResult {
+  return {
+    page,
+    label: label ?? String(page),
+    backend: 'local',
+    classification: 'complex',
+    reasons: ['low-coverage'],
+    blocks: [],
+    warnings: [`page ${page} could not be converted (${message}); it is left empty`],
+    textLayerWords: 0,
+    ocr: false,
+    timings: { ms: 0 },
+    costUsd: 0,
+  };
+}

@@ -1,0 +1,62 @@
+import { parentPort } from 'node:worker_threads';
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { closeOcr, convertLocalPage, openPdf } from '../backends/local/index.ts';
+import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
+
+/**
+ * A page worker: keeps the documents it was sent open (parsed once) and
+ * converts the pages it is asked for, one at a time. Fonts and page data are
+ * released after each page so memory stays flat over a long document.
+ */
+
+const port = parentPort;
+if (!port) throw new Error('the page worker must run in a worker thread');
+
+const documents = new Map<number, { doc: Promise<PDFDocumentProxy>; options: LocalJobOptions }>();
+let queue: Promise<void> = Promise.resolve();
+
+function send(message: FromWorker) {
+  port!.postMessage(message);
+}
+
+port.on('message', (message: ToWorker) => {
+  // one page at a time per worker: pdf.js and tesseract are not reentrant-friendly and memory stays predictable
+  queue = queue.then(() => handle(message)).catch(() => undefined);
+});
+
+async function handle(message: ToWorker): Promise<void> {
+  switch (message.type) {
+    case 'open': {
+      const doc = openPdf(message.pdf);
+      doc.catch(() => undefined);
+      documents.set(message.docId, { doc, options: message.options });
+      return;
+    }
+    case 'page': {
+      const entry = documents.get(message.docId);
+      try {
+        if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
+        const doc = await entry.doc;
+        const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label });
+        send({ type: 'page', docId: message.docId, page: message.page, result });
+      } catch (error) {
+        const err = error as { name?: string; message?: string; code?: string };
+        send({ type: 'error', docId: message.docId, page: message.page, error: { name: err.name ?? 'Error', message: err.message ?? String(error), ...(err.code ? { code: err.code } : {}) } });
+      }
+      return;
+    }
+    case 'close': {
+      const entry = documents.get(message.docId);
+      documents.delete(message.docId);
+      if (entry) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
+      return;
+    }
+    case 'shutdown': {
+      for (const entry of documents.values()) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
+      documents.clear();
+      await closeOcr();
+      send({ type: 'closed' });
+      return;
+    }
+  }
+}
