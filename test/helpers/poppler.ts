@@ -24,33 +24,50 @@ export function wordsOf(text: string): string[] {
     .filter((word) => word.length > 0);
 }
 
-/** Fraction of the reference's words (as a multiset) that the candidate contains. */
+/**
+ * Fraction of the reference's words (as a multiset) that the candidate
+ * contains. A word the candidate splits into two or three adjacent tokens
+ * ("a1" as "a" "1": a subscript; "시행된3" with its footnote mark apart)
+ * still counts: the words are there, only the tokenisation differs.
+ */
 export function wordRecall(reference: string[], candidate: string[]): number {
   if (reference.length === 0) return 1;
-  const available = new Map<string, number>();
-  for (const word of candidate) available.set(word, (available.get(word) ?? 0) + 1);
-  let found = 0;
-  for (const word of reference) {
-    const left = available.get(word) ?? 0;
-    if (left > 0) {
-      found++;
-      available.set(word, left - 1);
-    }
-  }
-  return found / reference.length;
+  return (reference.length - unmatched(reference, candidate, Infinity).count) / reference.length;
 }
 
-/** Words the candidate misses, for failure messages. */
-export function missingWords(reference: string[], candidate: string[], limit = 20): string[] {
-  const available = new Map<string, number>();
-  for (const word of candidate) available.set(word, (available.get(word) ?? 0) + 1);
-  const missing: string[] = [];
+function unmatched(reference: string[], candidate: string[], limit: number): { count: number; words: string[] } {
+  const available = counts(candidate);
+  const joined = counts(candidate.flatMap((word, i) => {
+    const next = candidate[i + 1];
+    const third = candidate[i + 2];
+    return next === undefined ? [] : third === undefined ? [word + next] : [word + next, word + next + third];
+  }));
+  const words: string[] = [];
+  let count = 0;
   for (const word of reference) {
-    const left = available.get(word) ?? 0;
-    if (left > 0) available.set(word, left - 1);
-    else if (missing.length < limit) missing.push(word);
+    if (take(available, word) || take(joined, word)) continue;
+    count++;
+    if (words.length < limit) words.push(word);
   }
-  return missing;
+  return { count, words };
+}
+
+function counts(words: string[]): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const word of words) map.set(word, (map.get(word) ?? 0) + 1);
+  return map;
+}
+
+function take(map: Map<string, number>, word: string): boolean {
+  const left = map.get(word) ?? 0;
+  if (left === 0) return false;
+  map.set(word, left - 1);
+  return true;
+}
+
+/** Words the candidate misses (as wordRecall counts them), for failure messages. */
+export function missingWords(reference: string[], candidate: string[], limit = 20): string[] {
+  return unmatched(reference, candidate, limit).words;
 }
 
 /**
