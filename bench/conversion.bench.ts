@@ -8,7 +8,8 @@ import { JSDOM } from 'jsdom';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { loadConfig } from '../server/config.ts';
-import type { ConversionEngine, CreateConversionEngine } from '../server/conversion/engine.ts';
+import type { ConversionEngine } from '../server/conversion/engine.ts';
+import { createConversionEngine } from '../server/conversion/index.ts';
 import type { PageResult } from '../server/conversion/model.ts';
 import { silentLog } from '../server/log.ts';
 import { htmlHeadings, normaliseHeading, readCorpus, type CorpusEntry } from '../test/helpers/corpus.ts';
@@ -86,14 +87,6 @@ async function benchPdftohtml(corpus: CorpusEntry[]): Promise<PeerResult> {
 }
 
 async function benchEngine(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>, _peer: PeerResult) {
-  let createConversionEngine: CreateConversionEngine;
-  try {
-    const engineModule = '../server/conversion/index.ts';
-    ({ createConversionEngine } = (await import(engineModule)) as { createConversionEngine: CreateConversionEngine });
-  } catch (error) {
-    console.error(`conversion bench: engine not available (${(error as Error).message.split('\n')[0]}); engine figures skipped`);
-    return;
-  }
   const config = loadConfig();
   const engine = createConversionEngine({ conversion: config.conversion, log: silentLog });
   const ours = new Map<string, string>();

@@ -6,7 +6,7 @@
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../server/config.ts';
 import { convertFile, listInputs, parseCliArgs, USAGE, UsageError, type CliCommand, type FileSummary } from '../server/conversion/cli/convert-files.ts';
-import type { CreateConversionEngine } from '../server/conversion/engine.ts';
+import { createConversionEngine } from '../server/conversion/index.ts';
 import { createLog } from '../server/log.ts';
 
 let command: CliCommand;
@@ -25,8 +25,6 @@ if (command.command === 'help') {
 const config = loadConfig();
 // The engine logs warnings only, to stderr, so stdout stays the progress and the summary.
 const log = createLog({ level: process.env.LOG_LEVEL ?? 'warn', name: 'folio-cli', destination: process.stderr });
-const engineModule = '../server/conversion/index.ts';
-const { createConversionEngine } = (await import(engineModule)) as { createConversionEngine: CreateConversionEngine };
 const engine = createConversionEngine({ conversion: config.conversion, log });
 
 const interactive = Boolean(process.stdout.isTTY);

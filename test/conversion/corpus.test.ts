@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import type { ConversionEngine, ConversionOutputs, CreateConversionEngine } from '../../server/conversion/engine.ts';
+import type { ConversionEngine, ConversionOutputs } from '../../server/conversion/engine.ts';
+import { createConversionEngine } from '../../server/conversion/index.ts';
 import type { PageResult } from '../../server/conversion/model.ts';
 import { isDomainError } from '../../server/errors.ts';
 import { silentLog } from '../../server/log.ts';
@@ -27,8 +28,6 @@ const MIN_ORDER_RATIO = 0.9;
 
 let engine: ConversionEngine;
 beforeAll(async () => {
-  const engineModule = '../../server/conversion/index.ts';
-  const { createConversionEngine } = (await import(engineModule)) as { createConversionEngine: CreateConversionEngine };
   engine = createConversionEngine({ conversion: loadConfig().conversion, log: silentLog, poolSize: 2 });
 });
 afterAll(async () => {
