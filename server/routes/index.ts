@@ -1,5 +1,7 @@
 import type { Express } from 'express';
 import type { AppDeps } from '../trpc/context.ts';
+import { mountEmailAlertRoute } from './email-alert.route.ts';
+import { mountResendEventsRoute } from './resend-events.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -8,4 +10,4 @@ import type { AppDeps } from '../trpc/context.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [];
+export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountEmailAlertRoute];

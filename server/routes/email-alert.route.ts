@@ -1,0 +1,32 @@
+import express from 'express';
+import { AdminAlert, alertResponse, dispatchAdminAlert } from '../alerts/dispatch-alert.ts';
+import { sendError } from '../http/errors.ts';
+import { DomainError } from '../errors.ts';
+import { secretsEqual } from '../secrets.ts';
+import type { RawRouteMount } from './index.ts';
+
+/**
+ * POST /internal/email-alert (x-proxy-secret). A raw route because its
+ * answers are the dispatcher results of "Alert route responses" (200 with
+ * success/delivery, 503 ALERT_CHANNEL_UNCONFIGURED, 502), not a procedure's.
+ */
+export const mountEmailAlertRoute: RawRouteMount = (app, deps) => {
+  app.post('/internal/email-alert', express.json({ limit: '256kb' }), async (req, res) => {
+    try {
+      const given = req.headers['x-proxy-secret'];
+      if (!secretsEqual(typeof given === 'string' ? given : undefined, deps.config.secrets.proxyShared)) {
+        throw new DomainError('FORBIDDEN', 'Invalid proxy secret');
+      }
+      const parsed = AdminAlert.safeParse(req.body ?? {});
+      if (!parsed.success) throw new DomainError('VALIDATION_FAILED', 'Invalid alert body');
+      const result = await dispatchAdminAlert(
+        { db: deps.db, log: deps.log, metrics: deps.metrics, alertEmail: deps.config.alerts.alertEmail, messenger: deps.config.alerts.messenger, sendEmail: (request) => deps.services.email.send(request) },
+        parsed.data,
+      );
+      const answer = alertResponse(result);
+      res.status(answer.status).json(answer.body);
+    } catch (error) {
+      sendError(res, error);
+    }
+  });
+};

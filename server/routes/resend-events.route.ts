@@ -1,0 +1,26 @@
+import express from 'express';
+import { handleResendWebhook } from '../delivery-events/handle-resend-webhook.ts';
+import { sendError } from '../http/errors.ts';
+import type { RawRouteMount } from './index.ts';
+
+function header(value: string | string[] | undefined) {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** POST /api/webhooks/resend-events: Svix-signed, so it needs the raw body. */
+export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
+  app.post('/api/webhooks/resend-events', express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
+    try {
+      const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      const answer = await handleResendWebhook(
+        { config: deps.config, db: deps.db, log: deps.log, metrics: deps.metrics, sendEmail: (request) => deps.services.email.send(request), now: deps.clock.now() },
+        { id: header(req.headers['svix-id']), timestamp: header(req.headers['svix-timestamp']), signature: header(req.headers['svix-signature']) },
+        rawBody,
+      );
+      res.status(answer.status).json(answer.body);
+    } catch (error) {
+      deps.log.error({ err: error }, 'provider-A event could not be recorded');
+      sendError(res, error);
+    }
+  });
+};
