@@ -107,6 +107,18 @@ describe('shared corpus through the local engine', () => {
   }
 });
 
+describe('bad input beyond the corpus', () => {
+  it('a truncated PDF is PDF_MALFORMED, a PDF with zero pages is PDF_NO_PAGES, text is NOT_A_PDF', async () => {
+    const whole = await readFile(corpus.find((entry) => entry.file === 'multicolumn-latex.pdf')!.path);
+    const zeroPages = '%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R /Size 3 >>\n%%EOF\n';
+    const codes = [];
+    for (const bytes of [whole.subarray(0, Math.floor(whole.length / 2)), Buffer.from(zeroPages, 'latin1'), Buffer.from('hello, not a pdf'), Buffer.alloc(0)]) {
+      codes.push(await engine.inspect(new Uint8Array(bytes)).then(() => 'no error', (error: unknown) => (isDomainError(error) ? error.code : String(error))));
+    }
+    expect(codes).toEqual(['PDF_MALFORMED', 'PDF_NO_PAGES', 'NOT_A_PDF', 'NOT_A_PDF']);
+  });
+});
+
 function checkTags(entry: CorpusEntry, result: Converted) {
   // The author's headings, in order, with their levels; an empty heading tag has nothing to read and is dropped.
   const expected = entry.headings.filter((heading) => heading.text.trim() !== '').map((heading) => ({ level: heading.level, text: normaliseHeading(heading.text) }));
