@@ -1,0 +1,369 @@
+import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
+import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
+
+export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table'; message: string };
+
+export type HtmlRender = {
+  html: string;
+  warnings: HtmlWarning[];
+  /** headings as rendered, after level repair */
+  headings: { level: number; text: string; id: string }[];
+};
+
+type Ctx = {
+  doc: ConvertedDocument;
+  warnings: HtmlWarning[];
+  headings: { level: number; text: string; id: string }[];
+  usedIds: Set<string>;
+  footnoteRefs: Set<string>;
+  footnoteTargets: Set<string>;
+  /** last rendered heading level; 0 before the first */
+  prevLevel: number;
+  tableCount: number;
+  figureCount: number;
+  markedPages: Set<string>;
+};
+
+function uniqueId(ctx: Ctx, wanted: string): string {
+  let id = wanted;
+  for (let n = 2; ctx.usedIds.has(id); n++) id = `${wanted}-${n}`;
+  ctx.usedIds.add(id);
+  return id;
+}
+
+function langAttrs(lang: string | undefined): string {
+  const valid = validLang(lang);
+  if (!valid) return '';
+  return ` lang="${escapeHtml(valid)}"${isRtl(valid) ? ' dir="rtl"' : ''}`;
+}
+
+function renderInline(ctx: Ctx, content: Inline[] | undefined): string {
+  if (!content) return '';
+  let out = '';
+  for (const node of content) {
+    switch (node.kind) {
+      case 'text':
+        out += escapeHtml(node.text);
+        break;
+      case 'emphasis':
+        out += node.strong ? `<strong>${renderInline(ctx, node.children)}</strong>` : `<em>${renderInline(ctx, node.children)}</em>`;
+        break;
+      case 'link': {
+        const href = safeHref(node.href);
+        let inner = renderInline(ctx, node.children);
+        if (!href) {
+          out += inner;
+          break;
+        }
+        // A link with no text has no name for a screen reader; the address is the honest name.
+        if (inlineText(node.children) === '') inner = escapeHtml(href);
+        out += `<a href="${escapeHtml(href)}">${inner}</a>`;
+        break;
+      }
+      case 'lang': {
+        const attrs = langAttrs(node.lang);
+        out += attrs ? `<span${attrs}>${renderInline(ctx, node.children)}</span>` : renderInline(ctx, node.children);
+        break;
+      }
+      case 'code':
+        out += `<code>${escapeHtml(node.text)}</code>`;
+        break;
+      case 'footnoteRef': {
+        const token = idToken(node.id);
+        const first = !ctx.footnoteRefs.has(token);
+        ctx.footnoteRefs.add(token);
+        const idAttr = first ? ` id="fnref-${escapeHtml(token)}"` : '';
+        out += `<sup><a href="#fn-${escapeHtml(token)}"${idAttr} role="doc-noteref" aria-label="Footnote ${escapeHtml(node.label)}">${escapeHtml(node.label)}</a></sup>`;
+        break;
+      }
+      case 'lineBreak':
+        out += '<br>';
+        break;
+    }
+  }
+  return out;
+}
+
+function pageMarker(ctx: Ctx, page: number, label: string): string {
+  const id = `page-${idToken(label || String(page))}`;
+  if (ctx.markedPages.has(id)) return '';
+  ctx.markedPages.add(id);
+  ctx.usedIds.add(id);
+  // axe-core 4.14 reports aria-label on a span/div with role doc-pagebreak as prohibited (aria-prohibited-attr);
+  // title names the separator just as well and passes.
+  return `<span class="pagebreak" role="doc-pagebreak" id="${escapeHtml(id)}" title="Page ${escapeHtml(label || String(page))}"></span>\n`;
+}
+
+function renderList(ctx: Ctx, list: ListBlock): string {
+  const tag = list.ordered ? 'ol' : 'ul';
+  const start = list.ordered && list.start !== undefined && list.start !== 1 ? ` start="${Math.trunc(list.start)}"` : '';
+  const items = list.items
+    .map((item) => `<li>${renderInline(ctx, item.content)}${item.children ? `\n${renderList(ctx, item.children)}` : ''}</li>`)
+    .join('\n');
+  return `<${tag}${start}>\n${items}\n</${tag}>`;
+}
+
+function cellScope(cell: TableCell, rowIndex: number, colIndex: number, headerRows: number): string {
+  if (cell.scope) return cell.scope;
+  if (rowIndex < headerRows) return (cell.colSpan ?? 1) > 1 ? 'colgroup' : 'col';
+  if (colIndex === 0) return (cell.rowSpan ?? 1) > 1 ? 'rowgroup' : 'row';
+  return 'col';
+}
+
+function renderTable(ctx: Ctx, block: Extract<Block, { kind: 'table' }>): string {
+  ctx.tableCount++;
+  const rows = block.rows.filter((row) => row.length > 0);
+  const captionText = inlineText(block.caption);
+  const caption = captionText !== '' ? renderInline(ctx, block.caption) : `Table ${ctx.tableCount}`;
+  const label = captionText !== '' ? captionText : `Table ${ctx.tableCount}`;
+  let headerRows = 0;
+  while (headerRows < rows.length && rows[headerRows]!.every((cell) => cell.header)) headerRows++;
+  if (headerRows === rows.length) headerRows = Math.min(headerRows, 1);
+  const hasHeaders = rows.some((row) => row.some((cell) => cell.header));
+  if (!hasHeaders) ctx.warnings.push({ page: block.page, kind: 'table-without-headers', message: `${label} on page ${block.page} has no header cells` });
+  if (block.uncertain) ctx.warnings.push({ page: block.page, kind: 'uncertain-table', message: `${label} on page ${block.page}: structure inferred with low confidence, please review` });
+  const renderRow = (row: TableCell[], rowIndex: number) =>
+    `<tr>${row
+      .map((cell, colIndex) => {
+        const span = `${(cell.rowSpan ?? 1) > 1 ? ` rowspan="${Math.trunc(cell.rowSpan!)}"` : ''}${(cell.colSpan ?? 1) > 1 ? ` colspan="${Math.trunc(cell.colSpan!)}"` : ''}`;
+        const content = renderInline(ctx, cell.content);
+        return cell.header
+          ? `<th scope="${cellScope(cell, rowIndex, colIndex, headerRows)}"${span}>${content}</th>`
+          : `<td${span}>${content}</td>`;
+      })
+      .join('')}</tr>`;
+  const head = rows.slice(0, headerRows).map((row, i) => renderRow(row, i)).join('\n');
+  const body = rows.slice(headerRows).map((row, i) => renderRow(row, i + headerRows)).join('\n');
+  return (
+    `<div class="table-wrap" role="region" aria-label="${escapeHtml(label)}" tabindex="0">\n<table>\n<caption>${caption}</caption>\n` +
+    (head ? `<thead>\n${head}\n</thead>\n` : '') +
+    `<tbody>\n${body}\n</tbody>\n</table>\n</div>`
+  );
+}
+
+function renderFigure(ctx: Ctx, block: Extract<Block, { kind: 'figure' }>): string {
+  ctx.figureCount++;
+  const caption = inlineText(block.caption) !== '' ? `<figcaption>${renderInline(ctx, block.caption)}</figcaption>` : '';
+  const alt = block.alt?.trim();
+  const src = block.image ? `data:${block.image.mime};base64,${block.image.base64.replace(/[^A-Za-z0-9+/=]/g, '')}` : undefined;
+  const size = block.image && block.image.width > 0 && block.image.height > 0 ? ` width="${Math.round(block.image.width)}" height="${Math.round(block.image.height)}"` : '';
+  if (block.decorative && !caption) {
+    return src ? `<img class="decorative" src="${src}" alt="" role="presentation"${size}>` : '';
+  }
+  let img = '';
+  let note = '';
+  if (alt) {
+    img = src ? `<img src="${src}" alt="${escapeHtml(alt)}"${size}>` : `<p class="figure-text" role="img" aria-label="${escapeHtml(alt)}">${escapeHtml(alt)}</p>`;
+  } else if (block.decorative) {
+    img = src ? `<img src="${src}" alt="" role="presentation"${size}>` : '';
+  } else {
+    // No text alternative exists: say so visibly and leave the image without alt, so the audit fails honestly.
+    ctx.warnings.push({ page: block.page, kind: 'missing-alt', message: `Figure ${ctx.figureCount} on page ${block.page} has no text alternative` });
+    img = src ? `<img src="${src}" data-needs-alt="true"${size}>` : '';
+    note = `<p class="needs-alt" data-needs-alt="true"><strong>Missing image description.</strong> Figure ${ctx.figureCount} on page ${escapeHtml(String(block.page))} has no text alternative yet.</p>`;
+  }
+  return `<figure>\n${img}${note}${caption}\n</figure>`;
+}
+
+const MATH_DANGER = /<\s*\/?\s*(script|style|iframe|object|embed|foreignObject)\b[^>]*>|\son[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)|(href|src)\s*=\s*("\s*javascript:[^"]*"|'\s*javascript:[^']*')/gi;
+
+function renderMathml(mathml: string, tex: string | undefined, display: boolean, text: string): string | undefined {
+  const cleaned = mathml.replace(MATH_DANGER, '').trim();
+  const open = /^<math\b([^>]*)>/i.exec(cleaned);
+  if (!open || !/<\/math>\s*$/i.test(cleaned)) return undefined;
+  let attrs = open[1] ?? '';
+  if (!/\sxmlns=/.test(attrs)) attrs += ' xmlns="http://www.w3.org/1998/Math/MathML"';
+  if (display && !/\sdisplay=/.test(attrs)) attrs += ' display="block"';
+  if (!/\salttext=/.test(attrs) && text) attrs += ` alttext="${escapeHtml(text)}"`;
+  let inner = cleaned.slice(open[0].length).replace(/<\/math>\s*$/i, '');
+  if (tex && !/<annotation\b[^>]*application\/x-tex/i.test(inner)) {
+    const annotation = `<annotation encoding="application/x-tex">${escapeHtml(tex)}</annotation>`;
+    if (/^\s*<semantics\b/i.test(inner)) inner = inner.replace(/<\/semantics>\s*$/i, `${annotation}</semantics>`);
+    else inner = `<semantics><mrow>${inner}</mrow>${annotation}</semantics>`;
+  }
+  return `<math${attrs}>${inner}</math>`;
+}
+
+function renderFormula(block: Extract<Block, { kind: 'formula' }>): string {
+  const text = block.text.trim() || block.tex?.trim() || '';
+  const math = block.mathml ? renderMathml(block.mathml, block.tex, block.display, text) : undefined;
+  const body = math ?? `<span class="math" role="math" aria-label="${escapeHtml(text || 'formula')}">${escapeHtml(text || block.tex || '')}</span>`;
+  return block.display ? `<div class="formula">${body}</div>` : `<p class="formula">${body}</p>`;
+}
+
+function renderBlock(ctx: Ctx, block: Block): string {
+  switch (block.kind) {
+    case 'heading': {
+      const level = ctx.prevLevel === 0 ? 1 : Math.min(block.level, ctx.prevLevel + 1);
+      ctx.prevLevel = level;
+      const text = inlineText(block.content);
+      const id = uniqueId(ctx, block.id ? idToken(block.id) : `h-${ctx.headings.length + 1}`);
+      ctx.headings.push({ level, text, id });
+      return `<h${level} id="${escapeHtml(id)}">${renderInline(ctx, block.content)}</h${level}>`;
+    }
+    case 'paragraph': {
+      const inner = renderInline(ctx, block.content);
+      return inner.trim() === '' ? '' : `<p>${inner}</p>`;
+    }
+    case 'list':
+      return block.items.length === 0 ? '' : renderList(ctx, block);
+    case 'table':
+      return renderTable(ctx, block);
+    case 'figure':
+      return renderFigure(ctx, block);
+    case 'formula':
+      return renderFormula(block);
+    case 'footnote': {
+      const token = idToken(block.id);
+      ctx.footnoteTargets.add(token);
+      const id = uniqueId(ctx, `fn-${token}`);
+      const back = ctx.footnoteRefs.has(token)
+        ? ` <a href="#fnref-${escapeHtml(token)}" role="doc-backlink" aria-label="Back to reference ${escapeHtml(block.label)}">↩</a>`
+        : '';
+      return `<div class="footnote" role="doc-footnote" id="${escapeHtml(id)}"><p><span class="fn-label">${escapeHtml(block.label)}</span> ${renderInline(ctx, block.content)}${back}</p></div>`;
+    }
+    case 'blockquote':
+      return `<blockquote>\n${block.children.map((child) => renderBlock(ctx, child)).filter(Boolean).join('\n')}\n</blockquote>`;
+    case 'code':
+      return `<pre tabindex="0"><code>${escapeHtml(block.text)}</code></pre>`;
+    case 'pageBreak':
+      return pageMarker(ctx, block.page, block.label).trimEnd();
+  }
+}
+
+function renderToc(headings: HtmlRender['headings']): string {
+  const entries = headings.filter((h) => h.level <= 3);
+  const base = entries[0]?.level ?? 1;
+  let out = '';
+  let depth = 0;
+  for (const h of entries) {
+    const level = Math.min(Math.max(1, h.level - base + 1), depth + 1);
+    if (level > depth) {
+      out += '<ol>';
+      depth++;
+    } else {
+      out += '</li>';
+      while (depth > level) {
+        out += '</ol></li>';
+        depth--;
+      }
+    }
+    out += `<li><a href="#${escapeHtml(h.id)}">${escapeHtml(h.text || 'Untitled section')}</a>`;
+  }
+  while (depth > 0) {
+    out += '</li></ol>';
+    depth--;
+  }
+  return `<nav class="toc" aria-label="Table of contents">\n<p class="toc-title">Contents</p>\n${out}\n</nav>`;
+}
+
+export function documentTitle(doc: ConvertedDocument): string {
+  const title = doc.meta.title?.trim();
+  if (title) return title;
+  const source = doc.meta.sourceName?.trim().replace(/\.pdf$/i, '');
+  return source || 'Untitled document';
+}
+
+export function renderHtml(doc: ConvertedDocument): HtmlRender {
+  const ctx: Ctx = {
+    doc,
+    warnings: [],
+    headings: [],
+    usedIds: new Set(['main', 'toc-heading', 'doc-title']),
+    footnoteRefs: new Set(),
+    footnoteTargets: new Set(),
+    prevLevel: 0,
+    tableCount: 0,
+    figureCount: 0,
+    markedPages: new Set(),
+  };
+  const title = documentTitle(doc);
+  const lang = validLang(doc.meta.lang) ?? 'en';
+  const pages = [...doc.pages].sort((a, b) => a.page - b.page);
+  const firstHeading = pages.flatMap((p) => p.blocks).find((b) => b.kind === 'heading');
+  // Without an h1 at the start the document title becomes the h1, and the body's headings follow it.
+  const titleIsH1 = !firstHeading || firstHeading.level !== 1;
+  if (titleIsH1) ctx.prevLevel = 1;
+  const body: string[] = [];
+  for (const page of pages) {
+    body.push(pageMarker(ctx, page.page, page.label).trimEnd());
+    for (const block of page.blocks) {
+      const html = renderBlock(ctx, block);
+      if (html) body.push(html);
+    }
+  }
+  // Footnote references pointing nowhere would be dead links: drop their target.
+  let main = body.join('\n');
+  for (const token of ctx.footnoteRefs) {
+    if (!ctx.footnoteTargets.has(token)) {
+      main = main.replace(new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="([^"]*)">([^<]*)</a></sup>`, 'g'), '<sup>$2</sup>');
+    }
+  }
+  const long = ctx.headings.length >= 6 || (ctx.headings.length >= 3 && pages.length > 1);
+  const toc = long ? `${renderToc(ctx.headings)}\n` : '';
+  const header = titleIsH1 ? `<h1 id="doc-title">${escapeHtml(title)}</h1>` : `<p class="doc-title">${escapeHtml(title)}</p>`;
+  const source = doc.meta.sourceName ? ` from ${escapeHtml(doc.meta.sourceName)}` : '';
+  const html = `<!DOCTYPE html>
+<html lang="${escapeHtml(lang)}"${isRtl(lang) ? ' dir="rtl"' : ''}>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+${doc.meta.author ? `<meta name="author" content="${escapeHtml(doc.meta.author)}">\n` : ''}${doc.meta.subject ? `<meta name="description" content="${escapeHtml(doc.meta.subject)}">\n` : ''}<meta name="generator" content="Folio">
+<style>
+${CSS}
+</style>
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header>
+${header}
+</header>
+${toc}<main id="main" tabindex="-1">
+${main}
+</main>
+<footer>
+<p>Accessible version converted by Folio${source}: ${pages.length} ${pages.length === 1 ? 'page' : 'pages'}.</p>
+</footer>
+</body>
+</html>
+`;
+  return { html, warnings: ctx.warnings, headings: ctx.headings };
+}
+
+export const CSS = `:root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfc; --muted: #555; --link: #0645ad; --line: #c8c8c8; --warn-bg: #fff4d6; --warn-fg: #5a3b00; --focus: #b8520a; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8e6e3; --bg: #161616; --muted: #b0b0b0; --link: #8ab4f8; --line: #4a4a4a; --warn-bg: #3d2f00; --warn-fg: #ffe19a; --focus: #ffb86b; } }
+*, *::before, *::after { box-sizing: border-box; }
+html { font-size: 100%; -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
+body { margin: 0 auto; padding: 1rem; max-width: 46rem; font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif; font-size: 1.0625rem; line-height: 1.6; color: var(--fg); background: var(--bg); overflow-wrap: break-word; }
+a { color: var(--link); }
+a:focus-visible, [tabindex]:focus-visible { outline: 0.1875rem solid var(--focus); outline-offset: 0.125rem; }
+.skip-link { position: absolute; left: 0.5rem; top: -10rem; padding: 0.5rem 1rem; background: var(--bg); color: var(--link); z-index: 10; }
+.skip-link:focus { top: 0.5rem; }
+header { border-bottom: 0.0625rem solid var(--line); margin-bottom: 1.5rem; }
+.doc-title { font-size: 1.1rem; color: var(--muted); }
+h1, h2, h3, h4, h5, h6 { line-height: 1.25; margin: 1.6em 0 0.5em; }
+h1 { font-size: 2rem; } h2 { font-size: 1.5rem; } h3 { font-size: 1.25rem; } h4, h5, h6 { font-size: 1.1rem; }
+.toc { border: 0.0625rem solid var(--line); padding: 0.5rem 1rem; margin-bottom: 2rem; }
+.toc-title { font-weight: 600; margin: 0.25rem 0; }
+.toc ol { padding-inline-start: 1.25rem; }
+.pagebreak { display: block; margin: 2rem 0 1rem; border-top: 0.0625rem dashed var(--line); }
+.pagebreak::after { content: attr(title); display: block; font-size: 0.8rem; color: var(--muted); text-align: end; }
+.table-wrap { overflow-x: auto; max-width: 100%; margin: 1rem 0; }
+table { border-collapse: collapse; min-width: 50%; }
+caption { text-align: start; font-weight: 600; padding: 0.25rem 0; }
+th, td { border: 0.0625rem solid var(--line); padding: 0.3rem 0.5rem; text-align: start; vertical-align: top; }
+th { font-weight: 600; }
+figure { margin: 1.5rem 0; }
+img { max-width: 100%; height: auto; }
+figcaption { font-size: 0.95rem; color: var(--muted); }
+.needs-alt { background: var(--warn-bg); color: var(--warn-fg); padding: 0.5rem; }
+pre { overflow-x: auto; padding: 0.75rem; border: 0.0625rem solid var(--line); }
+code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.95em; }
+.formula { overflow-x: auto; }
+math[display="block"] { display: block; margin: 1rem 0; }
+blockquote { margin: 1rem 0; padding-inline-start: 1rem; border-inline-start: 0.25rem solid var(--line); }
+.footnote { font-size: 0.9rem; border-top: 0.0625rem solid var(--line); margin-top: 1rem; }
+.footnote p { margin: 0.25rem 0; }
+footer { margin-top: 3rem; border-top: 0.0625rem solid var(--line); color: var(--muted); font-size: 0.9rem; }
+@media print { .skip-link, .toc { display: none; } .pagebreak { break-before: page; border: 0; } }`;

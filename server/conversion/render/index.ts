@@ -1,0 +1,35 @@
+import type { Log } from '../../log.ts';
+import { auditHtml } from '../audit/index.ts';
+import type { ConversionOutputs } from '../engine.ts';
+import type { ConvertedDocument } from '../model.ts';
+import { renderHtml } from './html.ts';
+import { renderTaggedPdf } from './pdf.ts';
+import { buildReport, renderReportHtml } from './report.ts';
+
+export { zipOutputs } from './zip.ts';
+export { renderHtml } from './html.ts';
+export { renderTaggedPdf } from './pdf.ts';
+export { auditHtml } from '../audit/index.ts';
+export type { FolioReport } from './report.ts';
+
+/** HTML, tagged PDF, audit and report of a whole document (pages in page order). */
+export async function renderDocument(document: ConvertedDocument, options: { log?: Log } = {}): Promise<ConversionOutputs> {
+  const started = performance.now();
+  const html = renderHtml(document);
+  const htmlMs = Math.round(performance.now() - started);
+  const pdfStarted = performance.now();
+  const taggedPdf = await renderTaggedPdf(document, options.log);
+  const pdfMs = Math.round(performance.now() - pdfStarted);
+  const audit = await auditHtml(html.html);
+  const report = buildReport(document, audit, html.warnings, html.headings.length, {
+    htmlMs,
+    pdfMs,
+    auditMs: audit.ms,
+    renderMs: Math.round(performance.now() - started),
+  });
+  options.log?.info(
+    { pages: report.pages, wcagStatus: report.wcagStatus, violations: audit.violationCount, htmlMs, pdfMs, auditMs: audit.ms },
+    'conversion rendered',
+  );
+  return { html: html.html, taggedPdf, report, reportHtml: renderReportHtml(report) };
+}

@@ -1,0 +1,429 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import PDFDocument from 'pdfkit';
+import type { Log } from '../../log.ts';
+import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
+import { documentTitle } from './html.ts';
+import { cleanText, inlineText, validLang } from './text.ts';
+
+const require = createRequire(import.meta.url);
+const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
+const FONTS = {
+  regular: path.join(FONT_DIR, 'DejaVuSans.ttf'),
+  bold: path.join(FONT_DIR, 'DejaVuSans-Bold.ttf'),
+  italic: path.join(FONT_DIR, 'DejaVuSans-Oblique.ttf'),
+  boldItalic: path.join(FONT_DIR, 'DejaVuSans-BoldOblique.ttf'),
+  mono: path.join(FONT_DIR, 'DejaVuSansMono.ttf'),
+} as const;
+
+type Doc = PDFKit.PDFDocument;
+type Struct = PDFKit.PDFStructureElement;
+
+const HEADING_SIZE = [0, 20, 16, 14, 12.5, 11.5, 11] as const;
+const BODY_SIZE = 10.5;
+const MARGIN = 56;
+
+/** Text pdfkit can lay out: no control characters, tabs as spaces. */
+function pdfText(text: string): string {
+  return cleanText(text).replace(/\t/g, '    ').replace(/\r\n?/g, '\n');
+}
+
+type Run = { text: string; font: keyof typeof FONTS; link?: string };
+
+function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular', link?: string): Run[] {
+  if (!content) return [];
+  const out: Run[] = [];
+  for (const node of content) {
+    switch (node.kind) {
+      case 'text':
+        out.push({ text: node.text, font, link });
+        break;
+      case 'code':
+        out.push({ text: node.text, font: 'mono', link });
+        break;
+      case 'emphasis': {
+        const next: keyof typeof FONTS = node.strong
+          ? font === 'italic' || font === 'boldItalic' ? 'boldItalic' : 'bold'
+          : font === 'bold' || font === 'boldItalic' ? 'boldItalic' : 'italic';
+        out.push(...runs(node.children, next, link));
+        break;
+      }
+      case 'link':
+        out.push(...runs(node.children, font, /^(https?|mailto):/i.test(node.href) ? node.href : link));
+        break;
+      case 'lang':
+        out.push(...runs(node.children, font, link));
+        break;
+      case 'footnoteRef':
+        out.push({ text: `[${node.label}]`, font, link });
+        break;
+      case 'lineBreak':
+        out.push({ text: '\n', font, link });
+        break;
+    }
+  }
+  return out.filter((r) => r.text !== '');
+}
+
+class PdfWriter {
+  doc: Doc;
+  root: Struct;
+  width: number;
+  figureCount = 0;
+
+  constructor(doc: Doc, root: Struct) {
+    this.doc = doc;
+    this.root = root;
+    this.width = doc.page.width - MARGIN * 2;
+  }
+
+  ensureSpace(height: number): void {
+    if (this.doc.y + height > this.doc.page.height - MARGIN) this.doc.addPage();
+  }
+
+  /** Writes runs of text as one paragraph at the current position, continuing across pages. */
+  writeRuns(list: Run[], size: number, options: { indent?: number; width?: number; align?: 'left' | 'right' | 'center' } = {}): void {
+    const doc = this.doc;
+    const x = MARGIN + (options.indent ?? 0);
+    const width = options.width ?? this.width - (options.indent ?? 0);
+    const clean = list.map((r) => ({ ...r, text: pdfText(r.text) })).filter((r) => r.text !== '');
+    if (clean.length === 0) return;
+    doc.fontSize(size);
+    clean.forEach((run, index) => {
+      doc.font(FONTS[run.font]);
+      const opts: PDFKit.Mixins.TextOptions = { width, continued: index < clean.length - 1, align: options.align ?? 'left', lineGap: 2 };
+      if (run.link) opts.link = run.link;
+      if (index === 0) doc.text(run.text, x, doc.y, opts);
+      else doc.text(run.text, opts);
+    });
+    doc.font(FONTS.regular);
+  }
+
+  block(parent: Struct, block: Block): void {
+    const doc = this.doc;
+    switch (block.kind) {
+      case 'heading': {
+        const size = HEADING_SIZE[block.level];
+        this.ensureSpace(size * 3);
+        doc.moveDown(0.6);
+        const content = runs(block.content, 'bold');
+        parent.add(doc.struct(`H${block.level}`, {}, () => this.writeRuns(content, size)));
+        doc.moveDown(0.3);
+        return;
+      }
+      case 'paragraph': {
+        const content = runs(block.content);
+        if (content.length === 0) return;
+        this.ensureSpace(BODY_SIZE * 2);
+        parent.add(doc.struct('P', {}, () => this.writeRuns(content, BODY_SIZE)));
+        doc.moveDown(0.5);
+        return;
+      }
+      case 'list':
+        this.list(parent, block, 0);
+        doc.moveDown(0.5);
+        return;
+      case 'table':
+        this.table(parent, block);
+        return;
+      case 'figure':
+        this.figure(parent, block);
+        return;
+      case 'formula': {
+        const alt = block.tex?.trim() || block.text.trim() || 'formula';
+        const text = block.text.trim() || block.tex?.trim() || '';
+        if (text === '') return;
+        this.ensureSpace(BODY_SIZE * 2);
+        parent.add(doc.struct('Formula', { alt: pdfText(alt) }, () => this.writeRuns([{ text, font: 'mono' }], BODY_SIZE, { indent: block.display ? 24 : 0 })));
+        doc.moveDown(0.5);
+        return;
+      }
+      case 'footnote': {
+        const content = [{ text: `${block.label} `, font: 'regular' as const }, ...runs(block.content)];
+        this.ensureSpace(BODY_SIZE * 2);
+        parent.add(doc.struct('Note', {}, () => this.writeRuns(content, BODY_SIZE - 1.5)));
+        doc.moveDown(0.4);
+        return;
+      }
+      case 'blockquote': {
+        const quote = doc.struct('BlockQuote');
+        parent.add(quote);
+        for (const child of block.children) this.block(quote, child);
+        quote.end();
+        return;
+      }
+      case 'code': {
+        this.ensureSpace(BODY_SIZE * 2);
+        parent.add(doc.struct('Code', {}, () => this.writeRuns([{ text: block.text, font: 'mono' }], BODY_SIZE - 1, { indent: 12 })));
+        doc.moveDown(0.5);
+        return;
+      }
+      case 'pageBreak':
+        return;
+    }
+  }
+
+  list(parent: Struct, list: ListBlock, depth: number): void {
+    const doc = this.doc;
+    const l = doc.struct('L');
+    parent.add(l);
+    const indent = 14 + depth * 18;
+    list.items.forEach((item, index) => {
+      const label = list.ordered ? `${(list.start ?? 1) + index}.` : depth % 2 === 0 ? '•' : '◦';
+      this.ensureSpace(BODY_SIZE * 2);
+      const li = doc.struct('LI');
+      l.add(li);
+      const y = doc.y;
+      li.add(doc.struct('Lbl', {}, () => {
+        doc.font(FONTS.regular).fontSize(BODY_SIZE).text(label, MARGIN + indent - 14, y, { width: 14, lineBreak: false });
+      }));
+      doc.y = y;
+      const content = runs(item.content);
+      li.add(doc.struct('LBody', {}, () => {
+        if (content.length > 0) this.writeRuns(content, BODY_SIZE, { indent: indent + 4 });
+        else doc.moveDown(1);
+      }));
+      if (item.children) this.list(li, item.children, depth + 1);
+      li.end();
+    });
+    l.end();
+  }
+
+  table(parent: Struct, block: Extract<Block, { kind: 'table' }>): void {
+    const doc = this.doc;
+    const rows = block.rows.filter((r) => r.length > 0);
+    if (rows.length === 0) return;
+    // Grid placement honouring spans: a cell occupies the next free column of its row.
+    const occupied = new Set<string>();
+    const placed: { cell: TableCell; row: number; col: number }[][] = [];
+    let columns = 1;
+    rows.forEach((row, r) => {
+      let c = 0;
+      placed.push(
+        row.map((cell) => {
+          while (occupied.has(`${r},${c}`)) c++;
+          const col = c;
+          const rs = Math.max(1, Math.min(cell.rowSpan ?? 1, rows.length - r));
+          const cs = Math.max(1, cell.colSpan ?? 1);
+          for (let i = 0; i < rs; i++) for (let j = 0; j < cs; j++) occupied.add(`${r + i},${col + j}`);
+          c += cs;
+          columns = Math.max(columns, c);
+          return { cell, row: r, col };
+        }),
+      );
+    });
+    columns = Math.min(columns, 40);
+    const colWidth = this.width / columns;
+    const size = columns > 8 ? BODY_SIZE - 3 : BODY_SIZE - 1;
+    const table = doc.struct('Table');
+    parent.add(table);
+    const captionText = inlineText(block.caption);
+    if (captionText) {
+      this.ensureSpace(BODY_SIZE * 2);
+      table.add(doc.struct('Caption', {}, () => this.writeRuns(runs(block.caption, 'bold'), BODY_SIZE)));
+      doc.moveDown(0.2);
+    }
+    for (const row of placed) {
+      doc.fontSize(size);
+      const heights = row.map(({ cell, col }) => {
+        const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
+        doc.font(cell.header ? FONTS.bold : FONTS.regular);
+        return doc.heightOfString(pdfText(inlineText(cell.content)) || ' ', { width: Math.max(8, colWidth * cs - 6) });
+      });
+      const rowHeight = Math.min(Math.max(...heights, size) + 6, doc.page.height - MARGIN * 2 - 20);
+      this.ensureSpace(rowHeight);
+      const top = doc.y;
+      const tr = doc.struct('TR');
+      table.add(tr);
+      for (const { cell, col } of row) {
+        if (col >= columns) continue;
+        const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
+        const x = MARGIN + col * colWidth;
+        const text = pdfText(inlineText(cell.content));
+        const type = cell.header ? 'TH' : 'TD';
+        tr.add(doc.struct(type, {}, () => {
+          doc.font(cell.header ? FONTS.bold : FONTS.regular).fontSize(size);
+          if (text !== '') doc.text(text, x + 3, top + 3, { width: Math.max(8, colWidth * cs - 6), height: rowHeight - 4, ellipsis: true });
+        }));
+      }
+      tr.end();
+      // Cell borders are decoration.
+      doc.markContent('Artifact', { type: 'Layout' });
+      doc.lineWidth(0.5).strokeColor('#888888');
+      for (const { cell, col } of row) {
+        if (col >= columns) continue;
+        const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
+        doc.rect(MARGIN + col * colWidth, top, colWidth * cs, rowHeight).stroke();
+      }
+      doc.endMarkedContent();
+      doc.x = MARGIN;
+      doc.y = top + rowHeight;
+    }
+    table.end();
+    doc.font(FONTS.regular).fontSize(BODY_SIZE);
+    doc.moveDown(0.8);
+  }
+
+  figure(parent: Struct, block: Extract<Block, { kind: 'figure' }>): void {
+    const doc = this.doc;
+    this.figureCount++;
+    let bytes: Buffer | undefined;
+    if (block.image) {
+      try {
+        bytes = Buffer.from(block.image.base64, 'base64');
+      } catch {
+        bytes = undefined;
+      }
+    }
+    const drawImage = (): void => {
+      if (!bytes || !block.image) return;
+      const w = Math.max(1, block.image.width || 200);
+      const h = Math.max(1, block.image.height || 150);
+      const scale = Math.min(1, this.width / w, 320 / h);
+      try {
+        doc.image(bytes, MARGIN, doc.y, { width: w * scale, height: h * scale });
+        doc.y += h * scale + 6;
+      } catch {
+        // Undecodable image bytes: keep the structure, skip the picture.
+      }
+      doc.x = MARGIN;
+    };
+    const caption = runs(block.caption);
+    // Page breaks must happen outside marked content, so room is made before the figure opens.
+    if (bytes && block.image) {
+      const w = Math.max(1, block.image.width || 200);
+      const h = Math.max(1, block.image.height || 150);
+      this.ensureSpace(h * Math.min(1, this.width / w, 320 / h) + 10);
+    }
+    if (block.decorative) {
+      if (bytes) {
+        doc.markContent('Artifact', { type: 'Layout' });
+        drawImage();
+        doc.endMarkedContent();
+      }
+    } else {
+      const alt = block.alt?.trim() || (inlineText(block.caption) ? `Figure ${this.figureCount}: ${inlineText(block.caption)}` : `Figure ${this.figureCount}: no description available`);
+      if (bytes) {
+        parent.add(doc.struct('Figure', { alt: pdfText(alt) }, drawImage));
+      } else if (block.alt?.trim()) {
+        this.ensureSpace(BODY_SIZE * 2);
+        parent.add(doc.struct('Figure', { alt: pdfText(alt) }, () => this.writeRuns([{ text: `[${alt}]`, font: 'italic' }], BODY_SIZE)));
+      }
+    }
+    if (caption.length > 0) {
+      this.ensureSpace(BODY_SIZE * 2);
+      parent.add(doc.struct('Caption', {}, () => this.writeRuns(caption, BODY_SIZE - 1, {})));
+    }
+    doc.moveDown(0.6);
+  }
+}
+
+function drawArtifacts(doc: Doc, title: string, pageNumber: number): void {
+  const { x, y } = doc;
+  // The running footer sits inside the bottom margin; without lifting the margin pdfkit would break the page again, recursively.
+  const bottom = doc.page.margins.bottom;
+  doc.page.margins.bottom = 0;
+  doc.markContent('Artifact', { type: 'Pagination' });
+  doc.font(FONTS.regular).fontSize(8).fillColor('#555555');
+  doc.text(title.length > 90 ? `${title.slice(0, 87)}…` : title, MARGIN, MARGIN / 2, { width: doc.page.width - MARGIN * 2, lineBreak: false, height: 10, ellipsis: true });
+  doc.text(String(pageNumber), MARGIN, doc.page.height - MARGIN / 2 - 8, { width: doc.page.width - MARGIN * 2, align: 'center', lineBreak: false });
+  doc.endMarkedContent();
+  doc.page.margins.bottom = bottom;
+  doc.fillColor('#000000').font(FONTS.regular).fontSize(BODY_SIZE);
+  doc.x = x;
+  doc.y = y;
+}
+
+function collect(doc: Doc): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+    doc.on('end', () => resolve(Buffer.concat(chunks)));
+    doc.on('error', reject);
+  });
+}
+
+function render(document: ConvertedDocument, simple: boolean): Promise<Buffer> {
+  const title = pdfText(documentTitle(document));
+  const lang = validLang(document.meta.lang) ?? 'en';
+  const doc = new PDFDocument({
+    tagged: true,
+    pdfVersion: '1.7',
+    // @types/pdfkit lags the library, which supports PDF/UA (pdfkit.js initSubset).
+    subset: 'PDF/UA' as never,
+    lang,
+    displayTitle: true,
+    autoFirstPage: false,
+    margin: MARGIN,
+    size: 'A4',
+    info: {
+      Title: title,
+      ...(document.meta.author ? { Author: pdfText(document.meta.author) } : {}),
+      ...(document.meta.subject ? { Subject: pdfText(document.meta.subject) } : {}),
+      Creator: 'Folio',
+    },
+  });
+  const done = collect(doc);
+  let pageNumber = 0;
+  doc.on('pageAdded', () => {
+    pageNumber++;
+    drawArtifacts(doc, title, pageNumber);
+  });
+  doc.registerFont('body', FONTS.regular);
+  doc.addPage();
+  doc.font(FONTS.regular).fontSize(BODY_SIZE);
+  const root = doc.struct('Document');
+  doc.addStructure(root);
+  const writer = new PdfWriter(doc, root);
+  const pages = [...document.pages].sort((a, b) => a.page - b.page);
+  for (const page of pages) {
+    for (const block of page.blocks) {
+      if (simple) {
+        const text = blockText(block);
+        if (text) root.add(doc.struct('P', {}, () => writer.writeRuns([{ text, font: 'regular' }], BODY_SIZE)));
+      } else {
+        writer.block(root, block);
+      }
+    }
+  }
+  root.end();
+  doc.end();
+  return done;
+}
+
+function blockText(block: Block): string {
+  switch (block.kind) {
+    case 'heading':
+    case 'paragraph':
+    case 'footnote':
+      return inlineText(block.content);
+    case 'list':
+      return block.items.map((i) => inlineText(i.content)).join(' ');
+    case 'table':
+      return block.rows.map((r) => r.map((c) => inlineText(c.content)).join(' ')).join(' ');
+    case 'figure':
+      return block.alt ?? '';
+    case 'formula':
+      return block.text;
+    case 'blockquote':
+      return block.children.map(blockText).join(' ');
+    case 'code':
+      return block.text;
+    case 'pageBreak':
+      return '';
+  }
+}
+
+/**
+ * The tagged PDF (PDF/UA-1 shaped: structure tree, alt text, language,
+ * title shown, embedded fonts). If anything in the content trips pdfkit, the
+ * document is rendered again as tagged paragraphs only rather than failing.
+ */
+export async function renderTaggedPdf(document: ConvertedDocument, log?: Log): Promise<Buffer> {
+  try {
+    return await render(document, false);
+  } catch (error) {
+    log?.warn({ err: error }, 'tagged PDF: full rendering failed, falling back to paragraphs');
+    return render(document, true);
+  }
+}
