@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { AppDeps } from '../trpc/context.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
+import { mountSesEventsRoute } from './ses-events.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -10,4 +11,4 @@ import { mountResendEventsRoute } from './resend-events.route.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountEmailAlertRoute];
+export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute];
