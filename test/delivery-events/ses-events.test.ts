@@ -109,7 +109,7 @@ describe('POST /api/webhooks/ses-events: provider-B table', () => {
     expect(await rows()).toMatchObject([{ status: 'clicked', configuration_set: 'outreach' }]);
     const bounced = `out-${randomUUID()}`;
     const event = fixture('bounce.permanent', { messageId: bounced, configurationSet: 'outreach', to });
-    (event.detail as { bounce: { bouncedRecipients: { emailAddress: string }[] } }).bounce.bouncedRecipients = [{ emailAddress: 'Prospect@Example.com' }];
+    (event.detail as unknown as { bounce: { bouncedRecipients: { emailAddress: string }[] } }).bounce.bouncedRecipients = [{ emailAddress: 'Prospect@Example.com' }];
     const answer = await post(event);
     expect(answer.body).toMatchObject({ alerts: 0 });
     expect(messenger.messages).toEqual([]);
@@ -126,7 +126,7 @@ describe('POST /api/webhooks/ses-events: provider-B table', () => {
   it('outreach complaint adds an unsubscribe', async () => {
     const to = ['Prospect@Example.com'];
     const event = fixture('complaint', { configurationSet: 'outreach', to });
-    (event.detail as { complaint: { complainedRecipients: { emailAddress: string }[] } }).complaint.complainedRecipients = [{ emailAddress: 'prospect@example.com' }];
+    (event.detail as unknown as { complaint: { complainedRecipients: { emailAddress: string }[] } }).complaint.complainedRecipients = [{ emailAddress: 'prospect@example.com' }];
     await post(event);
     expect(await db.anyFirst(sql.type(z.object({ email: z.string() }))`select email from unsubscribes`)).toEqual(['prospect@example.com']);
   });
