@@ -1,11 +1,15 @@
 import { router } from '../trpc/trpc.ts';
 import { accountRouter } from './account.router.ts';
 import { emailRouter } from './email.router.ts';
+import { conversionRouter } from './conversion.router.ts';
+import { filesRouter } from './files.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
   account: accountRouter,
   email: emailRouter,
+  files: filesRouter,
+  conversion: conversionRouter,
 });
 
 export type AppRouter = typeof appRouter;

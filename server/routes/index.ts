@@ -1,5 +1,8 @@
 import type { Express } from 'express';
 import type { AppDeps } from '../trpc/context.ts';
+import { mountConvertStream } from './convert-stream.route.ts';
+import { mountDownload } from './download.route.ts';
+import { mountFileUpload } from './files.route.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
@@ -11,4 +14,4 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute];
+export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountFileUpload, mountConvertStream, mountDownload];

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+import { ConvertOptions } from '../conversion-jobs/service.ts';
+import { fileOwnerProcedure, router } from '../trpc/trpc.ts';
+
+export const conversionRouter = router({
+  start: fileOwnerProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/convert/{fileId}', tags: ['conversion'], summary: 'Starts a chunked conversion; holds credits for the pages first', protect: true } })
+    .input(ConvertOptions)
+    .output(z.object({ jobId: z.uuid(), status: z.string(), totalChunks: z.number(), totalPages: z.number(), streamUrl: z.string() }))
+    .mutation(async ({ ctx, input }) => {
+      const { fileId, ...options } = input;
+      const job = await ctx.deps.services.conversion.startConversion(fileId, options);
+      return { ...job, streamUrl: `/api/convert/${fileId}/stream` };
+    }),
+
+  cancel: fileOwnerProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/files/{fileId}/cancel',
+        tags: ['conversion'],
+        summary: 'Cancels the running conversion: nothing charged, file back to uploaded',
+        description: '409 CONVERSION_FINISHING while assembling; 409 CONVERSION_NOT_INTERRUPTIBLE for the inline DOCX path; 409 NO_ACTIVE_CONVERSION when nothing runs.',
+        protect: true,
+      },
+    })
+    .output(z.object({ cancelled: z.literal(true), jobId: z.uuid() }))
+    .mutation(({ ctx, input }) => ctx.deps.services.conversion.cancel(input.fileId)),
+
+  processNow: fileOwnerProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/v1/files/{fileId}/process-now',
+        tags: ['conversion'],
+        summary: 'Takes a job waiting for the batch lane and runs it on-demand now',
+        description: '409 NOT_BATCH_WAITING when the job is not waiting for the batch lane.',
+        protect: true,
+      },
+    })
+    .output(z.object({ resumed: z.literal(true), jobId: z.uuid() }))
+    .mutation(({ ctx, input }) => ctx.deps.services.conversion.processNow(input.fileId)),
+});

@@ -1,0 +1,20 @@
+import type { Express } from 'express';
+import { sendError } from '../http/errors.ts';
+import { receiveUpload } from '../files/upload.ts';
+import { requestUser } from '../files/request-user.ts';
+import type { AppDeps } from '../trpc/context.ts';
+
+/** POST /api/files: multipart upload, streamed to the object store. */
+export function mountFileUpload(app: Express, deps: AppDeps) {
+  app.post('/api/files', async (req, res) => {
+    try {
+      const user = await requestUser(deps, req);
+      const file = await receiveUpload(deps, deps.services.conversion, user, req);
+      res.status(201).json(file);
+    } catch (error) {
+      // An early answer (413, 415) while the client is still sending: close the connection so it stops.
+      if (!req.complete) res.setHeader('connection', 'close');
+      sendError(res, error);
+    }
+  });
+}
