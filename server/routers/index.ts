@@ -1,5 +1,6 @@
 import { router } from '../trpc/trpc.ts';
 import { accountRouter } from './account.router.ts';
+import { adminRouter } from './admin.router.ts';
 import { emailRouter } from './email.router.ts';
 import { conversionRouter } from './conversion.router.ts';
 import { filesRouter } from './files.router.ts';
@@ -7,6 +8,7 @@ import { filesRouter } from './files.router.ts';
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
   account: accountRouter,
+  admin: adminRouter,
   email: emailRouter,
   files: filesRouter,
   conversion: conversionRouter,

@@ -4,6 +4,7 @@ import { mountConvertStream } from './convert-stream.route.ts';
 import { mountDownload } from './download.route.ts';
 import { mountFileUpload } from './files.route.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
+import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 
@@ -14,4 +15,4 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountFileUpload, mountConvertStream, mountDownload];
+export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountMetricsRoute, mountFileUpload, mountConvertStream, mountDownload];

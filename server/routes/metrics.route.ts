@@ -1,0 +1,19 @@
+import type { RawRouteMount } from './index.ts';
+
+/**
+ * GET /metrics in Prometheus text format. The queue backlog gauge is read
+ * from pg-boss at scrape time (queued = created + retry, not yet active), so
+ * it is true whichever process runs the workers.
+ */
+export const mountMetricsRoute: RawRouteMount = (app, deps) => {
+  app.get('/metrics', async (_req, res) => {
+    try {
+      const queues = await deps.boss.getQueues();
+      deps.metrics.queueBacklog.reset();
+      for (const queue of queues) deps.metrics.queueBacklog.set({ queue: queue.name }, queue.queuedCount);
+    } catch (error) {
+      deps.log.warn({ err: error }, 'queue backlog not readable for /metrics');
+    }
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
+};
