@@ -20,23 +20,47 @@ const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
 export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
   const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
   usable.sort((a, b) => b.y - a.y || a.x - b.x);
-  const segments: Segment[] = [];
-  let current: Segment | undefined;
+  // 1. lines: items whose baselines are within half a line of each other (superscripts and subscripts join their line)
+  const lines: { y: number; size: number; items: TextItem[] }[] = [];
   for (const item of usable) {
-    const sameLine = current && Math.abs(current.y - item.y) <= Math.max(2, Math.min(current.size, item.size) * 0.5);
-    const gap = current ? item.x - current.right : 0;
-    if (current && sameLine && gap < Math.min(current.size, item.size) * 0.9 && gap > -current.size) {
-      const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
-      const text = (needsSpace ? ' ' : '') + item.text;
-      current.text += text;
-      current.right = Math.max(current.right, item.x + item.width);
-      current.runs.push({ text, href: hrefAt(links, item) });
-      // the line's size is that of most of its text (a superscript must not shrink it)
-      if (item.text.trim().length > 2 && item.size > current.size) current.size = item.size;
-      continue;
+    const line = lines.at(-1);
+    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5)) {
+      line.items.push(item);
+      // the line's baseline and size are those of its biggest text, not of a superscript
+      if (item.size > line.size && item.text.trim().length > 0) {
+        line.size = item.size;
+        line.y = item.y;
+      }
+    } else {
+      lines.push({ y: item.y, size: item.size, items: [item] });
     }
-    current = { x: item.x, right: item.x + item.width, y: item.y, size: item.size, font: item.font, text: item.text, runs: [{ text: item.text, href: hrefAt(links, item) }] };
-    segments.push(current);
+  }
+  // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
+  const segments: Segment[] = [];
+  for (const line of lines) {
+    line.items.sort((a, b) => a.x - b.x);
+    let current: Segment | undefined;
+    let longest = 0;
+    for (const item of line.items) {
+      const gap = current ? item.x - current.right : 0;
+      if (current && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
+        const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
+        const text = (needsSpace ? ' ' : '') + item.text;
+        current.text += text;
+        current.right = Math.max(current.right, item.x + item.width);
+        current.runs.push({ text, href: hrefAt(links, item) });
+        // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
+        if (item.text.trim().length > longest) {
+          longest = item.text.trim().length;
+          current.size = item.size;
+          current.font = item.font;
+        }
+        continue;
+      }
+      longest = item.text.trim().length;
+      current = { x: item.x, right: item.x + item.width, y: line.y, size: item.size, font: item.font, text: item.text, runs: [{ text: item.text, href: hrefAt(links, item) }] };
+      segments.push(current);
+    }
   }
   for (const segment of segments) segment.text = segment.text.trim();
   return segments.filter((segment) => segment.text !== '');
@@ -93,15 +117,19 @@ export function readingOrder(segments: Segment[], pageWidth: number): { ordered:
     if (rightColumn.length > 0) ordered.push(rightColumn);
     band = [];
   };
+  let wide: Segment[] = [];
   for (const segment of segments) {
     if (segment.x < g - 1 && segment.right > g + 1) {
       flushBand();
-      ordered.push([segment]);
+      wide.push(segment);
     } else {
+      if (wide.length > 0) ordered.push(wide);
+      wide = [];
       band.push(segment);
     }
   }
   flushBand();
+  if (wide.length > 0) ordered.push(wide);
   return { ordered, multiColumn: true };
 }
 
@@ -137,9 +165,13 @@ export function layoutPage(segments: Segment[], options: { page: number; pageWid
       list = undefined;
     };
     let previous: Segment | undefined;
+    const pitch = linePitch(column);
     for (const segment of column) {
       const gap = previous ? previous.y - segment.y : 0;
-      const lineGap = Math.max(segment.size, previous?.size ?? 0) * 1.6;
+      const size = Math.max(segment.size, previous?.size ?? 0);
+      // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
+      const usual = pitch.get(Math.round(size * 2) / 2);
+      const lineGap = usual ? Math.max(size * 1.3, usual * 1.3) : size * 1.6;
       const isHeading = segment.size >= body * 1.15 && segment.text.length < 200;
       if (isHeading) {
         flushParagraph();
@@ -225,4 +257,27 @@ function stripPrefix(runs: Run[], length: number): Run[] {
 
 function textOf(list: Inline[]): string {
   return list.map((item) => (item.kind === 'text' || item.kind === 'code' ? item.text : 'children' in item ? textOf(item.children) : '')).join('');
+}
+
+/** The median distance between consecutive lines of the same size in a column, per size (rounded to half a point). */
+function linePitch(column: Segment[]): Map<number, number> {
+  const gapsBySize = new Map<number, number[]>();
+  for (let index = 1; index < column.length; index++) {
+    const a = column[index - 1]!;
+    const b = column[index]!;
+    if (Math.abs(a.size - b.size) > 0.6) continue;
+    const gap = a.y - b.y;
+    if (gap < a.size * 0.8 || gap > a.size * 3) continue;
+    const key = Math.round(a.size * 2) / 2;
+    const list = gapsBySize.get(key) ?? [];
+    list.push(gap);
+    gapsBySize.set(key, list);
+  }
+  const pitch = new Map<number, number>();
+  for (const [size, gaps] of gapsBySize) {
+    if (gaps.length < 2) continue;
+    gaps.sort((x, y) => x - y);
+    pitch.set(size, gaps[Math.floor(gaps.length / 2)]!);
+  }
+  return pitch;
 }

@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { DomainError } from '../../../errors.ts';
 
@@ -7,6 +9,14 @@ import { DomainError } from '../../../errors.ts';
  */
 
 const PDF_MAGIC = '%PDF-';
+
+/**
+ * pdf.js's data folders (character maps for CJK fonts, the 14 standard fonts,
+ * ICC profiles, JBIG2/JPX decoders), read from the installed package: without
+ * them CJK text extracts as nothing and scans in JBIG2 render blank.
+ */
+const PDFJS_DIR = path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
+const dataDir = (name: string) => path.join(PDFJS_DIR, name) + path.sep;
 
 /** pdf.js looks for the header in the first 1,024 bytes, as Acrobat does; so do we. */
 export function looksLikePdf(bytes: Uint8Array): boolean {
@@ -25,6 +35,11 @@ export async function openPdf(bytes: Uint8Array): Promise<PDFDocumentProxy> {
     disableFontFace: true,
     verbosity: 0,
     stopAtErrors: false,
+    cMapUrl: dataDir('cmaps'),
+    cMapPacked: true,
+    standardFontDataUrl: dataDir('standard_fonts'),
+    iccUrl: dataDir('iccs'),
+    wasmUrl: dataDir('wasm'),
   });
   let doc: PDFDocumentProxy;
   try {
@@ -35,7 +50,7 @@ export async function openPdf(bytes: Uint8Array): Promise<PDFDocumentProxy> {
     if (name === 'PasswordException') throw new DomainError('PDF_ENCRYPTED', 'The PDF is encrypted with a password.', { cause: error });
     throw new DomainError('PDF_MALFORMED', 'The PDF is damaged and cannot be read.', { cause: error });
   }
-  if (doc.numPages < 1) {
+  if (doc.numPages < 1 || (doc.numPages === 1 && hasEmptyPageTree(bytes))) {
     await doc.loadingTask.destroy();
     throw new DomainError('PDF_NO_PAGES', 'The PDF has no pages.');
   }
@@ -46,4 +61,17 @@ export async function openPdf(bytes: Uint8Array): Promise<PDFDocumentProxy> {
 export function cleanString(value: unknown): string {
   if (typeof value !== 'string') return '';
   return value.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\ufeff]/g, '').trim();
+}
+
+/**
+ * pdf.js reports one page for a document whose page tree is empty (/Count 0)
+ * and lets it render blank. Such a file has no page to convert: when the raw
+ * bytes show an empty /Pages and no /Page object (and no object streams that
+ * could hide one), the document has no pages.
+ */
+function hasEmptyPageTree(bytes: Uint8Array): boolean {
+  if (bytes.byteLength > 1_000_000) return false;
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  if (/\/ObjStm\b/.test(raw) || /\/Type\s*\/Page(?![a-zA-Z])/.test(raw)) return false;
+  return /\/Count\s+0(?![0-9])/.test(raw);
 }

@@ -1,0 +1,113 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.ts';
+import { createConversionEngine } from '../../server/conversion/index.ts';
+import type { PageResult } from '../../server/conversion/model.ts';
+import { isDomainError } from '../../server/errors.ts';
+import { silentLog } from '../../server/log.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
+
+const corpus = (file: string) => new Uint8Array(readFileSync(path.join(CORPUS_DIR, file)));
+
+const conversion = loadConfig({ ...process.env }).conversion;
+const engine = createConversionEngine({ conversion, log: silentLog, poolSize: 2 });
+
+afterAll(async () => {
+  await engine.close();
+});
+
+async function inspectError(bytes: Uint8Array): Promise<string> {
+  try {
+    await engine.inspect(bytes);
+  } catch (error) {
+    if (isDomainError(error)) return error.code;
+    throw error;
+  }
+  return 'no error';
+}
+
+describe('engine.inspect', () => {
+  it('reads title, language, page count and tagging', async () => {
+    const meta = await engine.inspect(corpus('verapdf-ua1-7.4.2-headings.pdf'), { sourceName: 'headings.pdf' });
+    expect(meta).toMatchObject({ title: 'Heading-pass', lang: 'en-US', pageCount: 1, tagged: true, sourceName: 'headings.pdf' });
+    const untagged = await engine.inspect(corpus('geotopo-117-pages.pdf'));
+    expect(untagged).toMatchObject({ pageCount: 117, tagged: false, lang: 'de' });
+  });
+
+  it('maps unreadable input to the engine error codes', async () => {
+    expect(await inspectError(corpus('encrypted-user-password.pdf'))).toBe('PDF_ENCRYPTED');
+    expect(await inspectError(corpus('malformed-header-only.pdf'))).toBe('PDF_MALFORMED');
+    expect(await inspectError(new Uint8Array(0))).toBe('NOT_A_PDF');
+    expect(await inspectError(new TextEncoder().encode('<html><body>not a pdf</body></html>'))).toBe('NOT_A_PDF');
+    // a missing xref keyword is recoverable: pdf.js rebuilds the table
+    expect((await engine.inspect(corpus('malformed-xref-missing.pdf'))).pageCount).toBe(1);
+  });
+
+  it('refuses a PDF whose page tree is empty', async () => {
+    const { PDFDocument } = await import('pdf-lib');
+    // pdf.js itself reports one blank page for an empty page tree
+    const empty = await (await PDFDocument.create()).save({ addDefaultPage: false, useObjectStreams: false });
+    expect(await inspectError(empty)).toBe('PDF_NO_PAGES');
+  });
+});
+
+describe('engine.convertPages (local, worker pool)', () => {
+  it('streams pages in the order asked whichever worker finishes first', async () => {
+    const pdf = corpus('geotopo-117-pages.pdf');
+    // a heavy page first, light ones after: with two workers the light ones finish first
+    const pages = [5, 1, 2, 3, 4, 60, 6];
+    const seen: number[] = [];
+    const results = await engine.convertPages(pdf, { pages, backend: 'local', onPage: (result) => void seen.push(result.page) });
+    expect(seen).toEqual(pages);
+    expect(results.map((result) => result.page)).toEqual(pages);
+    for (const result of results) {
+      expect(result.backend).toBe('local');
+      expect(result.blocks.length).toBeGreaterThan(0);
+      expect(result.blocks.every((block) => block.page === result.page)).toBe(true);
+    }
+    // the same pages one at a time give the same blocks: no state leaks between pages
+    const alone = await engine.convertPages(pdf, { pages: [60], backend: 'local' });
+    expect(alone[0]!.blocks).toEqual(results[5]!.blocks);
+  });
+
+  it('stops before the next page starts when aborted', async () => {
+    const pdf = corpus('geotopo-117-pages.pdf');
+    const controller = new AbortController();
+    const seen: PageResult[] = [];
+    const run = engine.convertPages(pdf, {
+      pages: Array.from({ length: 117 }, (_, index) => index + 1),
+      backend: 'local',
+      signal: controller.signal,
+      onPage: (result) => {
+        seen.push(result);
+        if (seen.length === 3) controller.abort(new Error('cancelled by the test'));
+      },
+    });
+    await expect(run).rejects.toThrow('cancelled by the test');
+    // pages in flight may finish, but nothing near the end of the document was started
+    expect(seen.length).toBeLessThan(20);
+    expect(seen.slice(0, 3).map((result) => result.page)).toEqual([1, 2, 3]);
+  });
+
+  it('stops like an abort when onPage throws', async () => {
+    const run = engine.convertPages(corpus('multicolumn-latex.pdf'), {
+      pages: [1, 2, 3],
+      backend: 'local',
+      onPage: (result) => {
+        if (result.page === 1) throw new Error('storage is down');
+      },
+    });
+    await expect(run).rejects.toThrow('storage is down');
+  });
+
+  it('rejects pages outside the document', async () => {
+    await expect(engine.convertPages(corpus('multicolumn-latex.pdf'), { pages: [4], backend: 'local' })).rejects.toThrow(/not in the document/);
+  });
+
+  it('converts the tagged list file through the pool with its structure', async () => {
+    const [page] = await engine.convertPages(corpus('verapdf-ua1-7.1-list.pdf'), { pages: [1], backend: 'local' });
+    expect(page!.blocks.map((block) => block.kind)).toContain('list');
+    expect(page!.blocks.find((block) => block.kind === 'heading')).toBeDefined();
+  });
+});

@@ -1,0 +1,123 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { closeOcr, convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { detectLanguage } from '../../server/conversion/backends/local/language.ts';
+import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
+
+/** The local backend in this thread, page by page, against real corpus files. */
+
+const corpus = (file: string) => new Uint8Array(readFileSync(path.join(CORPUS_DIR, file)));
+
+async function convert(file: string, pages?: number[]): Promise<PageResult[]> {
+  const bytes = corpus(file);
+  const meta = await inspectDocument(bytes, file);
+  const doc = await openPdf(bytes);
+  try {
+    const results: PageResult[] = [];
+    for (const page of pages ?? Array.from({ length: meta.pageCount }, (_, index) => index + 1)) {
+      results.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged }));
+    }
+    return results;
+  } finally {
+    await doc.loadingTask.destroy();
+  }
+}
+
+const text = (list: Inline[] | undefined): string => (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : ' ')).join('');
+const blocksOf = (results: PageResult[]): Block[] => results.flatMap((result) => result.blocks);
+
+afterAll(async () => {
+  await closeOcr();
+});
+
+describe('local backend: tagged PDFs from their structure tree', () => {
+  it('gives the headings of verapdf-ua1-7.4.2-headings.pdf as H1, H2, H3 with their text', async () => {
+    const headings = blocksOf(await convert('verapdf-ua1-7.4.2-headings.pdf')).filter((block) => block.kind === 'heading');
+    expect(headings.map((heading) => [heading.level, text(heading.content)])).toEqual([
+      [1, 'Heading level 1'],
+      [2, 'Heading level 2'],
+      [3, 'Heading level 3'],
+    ]);
+  });
+
+  it('keeps the table of verapdf-ua1-7.5-table-scope.pdf with column and row header scopes', async () => {
+    const tables = blocksOf(await convert('verapdf-ua1-7.5-table-scope.pdf')).filter((block) => block.kind === 'table');
+    expect(tables).toHaveLength(1);
+    const [header, body] = tables[0]!.rows;
+    expect(header!.map((cell) => [cell.header, cell.scope])).toEqual(Array(5).fill([true, 'col']));
+    expect(text(header![0]!.content)).toBe('Index');
+    expect(body![0]).toMatchObject({ header: true, scope: 'row' });
+    expect(body!.slice(1).every((cell) => !cell.header)).toBe(true);
+  });
+
+  it('turns the L/LI/Lbl/LBody list of verapdf-ua1-7.1-list.pdf into a list with its items', async () => {
+    const blocks = blocksOf(await convert('verapdf-ua1-7.1-list.pdf'));
+    const lists = blocks.filter((block) => block.kind === 'list');
+    expect(lists).toHaveLength(1);
+    expect(lists[0]!.items).toHaveLength(2);
+    for (const item of lists[0]!.items) expect(text(item.content).trim().length).toBeGreaterThan(3);
+    // the bullet glyphs are labels, not content
+    expect(lists[0]!.ordered).toBe(false);
+    expect(lists[0]!.items.every((item) => !text(item.content).includes('•'))).toBe(true);
+    expect(text(lists[0]!.items[0]!.content)).toMatch(/^The real content of a document comprises objects/);
+  });
+
+  it('carries the /Alt of verapdf-ua1-7.3-figure-alt.pdf to the figure, without the trailing NUL', async () => {
+    const figures = blocksOf(await convert('verapdf-ua1-7.3-figure-alt.pdf')).filter((block) => block.kind === 'figure');
+    expect(figures).toHaveLength(1);
+    expect(figures[0]).toMatchObject({ alt: 'Logo of Dual lab sprl', needsAlt: false, decorative: false });
+  });
+
+  it('gives the formula of verapdf-ua1-7.7-formula.pdf its alt text and marks the page complex', async () => {
+    const [page] = await convert('verapdf-ua1-7.7-formula.pdf');
+    const formulas = page!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.length).toBeGreaterThan(0);
+    expect(formulas[0]!.text.length).toBeGreaterThan(0);
+    expect(page!.classification).toBe('complex');
+    expect(page!.reasons).toContain('formula');
+  });
+});
+
+describe('local backend: untagged PDFs from their layout', () => {
+  it('reads the left column of multicolumn-latex.pdf before the right one and drops the page number', async () => {
+    const [page] = await convert('multicolumn-latex.pdf', [2]);
+    const all = page!.blocks.map((block) => (block.kind === 'paragraph' || block.kind === 'heading' ? text(block.content) : '')).join('\n');
+    // the left column ends "...per inceptos hymenaeos" region; the right column starts "luctus et ultrices posuere"
+    const left = all.indexOf('Sed commodo posuere pede');
+    const right = all.indexOf('luctus et ultrices posuere');
+    expect(left).toBeGreaterThanOrEqual(0);
+    expect(right).toBeGreaterThan(left);
+    expect(page!.reasons).toContain('multi-column');
+    expect(page!.blocks.some((block) => block.kind === 'paragraph' && text(block.content).trim() === '2')).toBe(false);
+    // a line-end hyphen is repaired: "fer-" + "mentum" reads "fermentum"
+    expect(all).toContain('fermentum faucibus');
+  });
+
+  it('finds the title as the top heading of multicolumn-latex.pdf', async () => {
+    const [page] = await convert('multicolumn-latex.pdf', [1]);
+    const first = page!.blocks.find((block) => block.kind === 'heading');
+    expect(first).toMatchObject({ level: 1 });
+    expect(text(first!.kind === 'heading' ? first!.content : [])).toBe('Two-Column Document with Lorem Ipsum');
+  });
+
+  it('OCRs scanned-book-page.pdf, which has no text layer, offline', { timeout: 60_000 }, async () => {
+    const [page] = await convert('scanned-book-page.pdf');
+    expect(page!.ocr).toBe(true);
+    expect(page!.reasons).toContain('ocr');
+    expect(page!.textLayerWords).toBe(0);
+    const words = blocksOf([page!]).map((block) => (block.kind === 'paragraph' ? text(block.content) : '')).join(' ');
+    expect(words).toMatch(/tip-toeing/);
+    expect(words).toMatch(/widow/);
+  });
+});
+
+describe('detectLanguage', () => {
+  it('tells scripts and common Latin-script languages apart', () => {
+    expect(detectLanguage('이 보고서는 국회입법조사처의 이슈와 논점입니다. 대한민국 국회는 법률을 만듭니다.')).toBe('ko');
+    expect(detectLanguage('Die Topologie ist ein Teilgebiet der Mathematik und der Geometrie, die sich mit den Eigenschaften befasst.')).toBe('de');
+    expect(detectLanguage('The quick brown fox jumps over the lazy dog and the cat is in the house with the mouse.')).toBe('en');
+    expect(detectLanguage('short')).toBe('en');
+  });
+});
