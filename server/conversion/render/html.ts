@@ -17,8 +17,6 @@ type Ctx = {
   usedIds: Set<string>;
   footnoteRefs: Set<string>;
   footnoteTargets: Set<string>;
-  /** last rendered heading level; 0 before the first */
-  prevLevel: number;
   tableCount: number;
   figureCount: number;
   markedPages: Set<string>;
@@ -194,8 +192,7 @@ function renderFormula(block: Extract<Block, { kind: 'formula' }>): string {
 function renderBlock(ctx: Ctx, block: Block): string {
   switch (block.kind) {
     case 'heading': {
-      const level = ctx.prevLevel === 0 ? 1 : Math.min(block.level, ctx.prevLevel + 1);
-      ctx.prevLevel = level;
+      const level = block.level;
       const text = inlineText(block.content);
       const id = uniqueId(ctx, block.id ? idToken(block.id) : `h-${ctx.headings.length + 1}`);
       ctx.headings.push({ level, text, id });
@@ -264,7 +261,35 @@ export function documentTitle(doc: ConvertedDocument): string {
   return source || 'Untitled document';
 }
 
-export function renderHtml(doc: ConvertedDocument): HtmlRender {
+type Level = 1 | 2 | 3 | 4 | 5 | 6;
+
+/**
+ * Heading levels both renderers use: never more than one level deeper than
+ * the previous heading, and an h1 first. When the document does not open with
+ * a level-1 heading, the title becomes the h1 (titleIsH1) and the body's
+ * headings start at h2. Returns a copy; the input is not changed.
+ */
+export function repairHeadings(doc: ConvertedDocument): { document: ConvertedDocument; titleIsH1: boolean } {
+  const pages = [...doc.pages].sort((a, b) => a.page - b.page);
+  const firstHeading = pages.flatMap((p) => p.blocks).find((b) => b.kind === 'heading');
+  const titleIsH1 = !firstHeading || firstHeading.level !== 1;
+  let prev = titleIsH1 ? 1 : 0;
+  const fix = (blocks: Block[]): Block[] =>
+    blocks.map((block) => {
+      if (block.kind === 'heading') {
+        const raw = Math.min(6, Math.max(1, Math.trunc(block.level) || 1));
+        const level = (prev === 0 ? 1 : Math.max(titleIsH1 ? 2 : 1, Math.min(raw, prev + 1))) as Level;
+        prev = level;
+        return { ...block, level };
+      }
+      if (block.kind === 'blockquote') return { ...block, children: fix(block.children) };
+      return block;
+    });
+  return { document: { ...doc, pages: pages.map((p) => ({ ...p, blocks: fix(p.blocks) })) }, titleIsH1 };
+}
+
+export function renderHtml(input: ConvertedDocument): HtmlRender {
+  const { document: doc, titleIsH1 } = repairHeadings(input);
   const ctx: Ctx = {
     doc,
     warnings: [],
@@ -272,7 +297,6 @@ export function renderHtml(doc: ConvertedDocument): HtmlRender {
     usedIds: new Set(['main', 'toc-heading', 'doc-title']),
     footnoteRefs: new Set(),
     footnoteTargets: new Set(),
-    prevLevel: 0,
     tableCount: 0,
     figureCount: 0,
     markedPages: new Set(),
@@ -280,10 +304,6 @@ export function renderHtml(doc: ConvertedDocument): HtmlRender {
   const title = documentTitle(doc);
   const lang = validLang(doc.meta.lang) ?? 'en';
   const pages = [...doc.pages].sort((a, b) => a.page - b.page);
-  const firstHeading = pages.flatMap((p) => p.blocks).find((b) => b.kind === 'heading');
-  // Without an h1 at the start the document title becomes the h1, and the body's headings follow it.
-  const titleIsH1 = !firstHeading || firstHeading.level !== 1;
-  if (titleIsH1) ctx.prevLevel = 1;
   const body: string[] = [];
   for (const page of pages) {
     body.push(pageMarker(ctx, page.page, page.label).trimEnd());

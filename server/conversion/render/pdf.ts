@@ -3,7 +3,7 @@ import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
-import { documentTitle } from './html.ts';
+import { documentTitle, repairHeadings } from './html.ts';
 import { cleanText, inlineText, validLang } from './text.ts';
 
 const require = createRequire(import.meta.url);
@@ -343,7 +343,8 @@ function collect(doc: Doc): Promise<Buffer> {
   });
 }
 
-function render(document: ConvertedDocument, simple: boolean): Promise<Buffer> {
+function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
+  const { document, titleIsH1 } = repairHeadings(input);
   const title = pdfText(documentTitle(document));
   const lang = validLang(document.meta.lang) ?? 'en';
   const doc = new PDFDocument({
@@ -375,6 +376,7 @@ function render(document: ConvertedDocument, simple: boolean): Promise<Buffer> {
   const root = doc.struct('Document');
   doc.addStructure(root);
   const writer = new PdfWriter(doc, root);
+  if (titleIsH1) writer.block(root, { kind: 'heading', page: 1, level: 1, content: [{ kind: 'text', text: title }] });
   const pages = [...document.pages].sort((a, b) => a.page - b.page);
   for (const page of pages) {
     for (const block of page.blocks) {

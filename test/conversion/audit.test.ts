@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { auditHtml } from '../../server/conversion/audit/index.ts';
+import { renderDocument } from '../../server/conversion/render/index.ts';
+import type { FolioReport } from '../../server/conversion/render/report.ts';
+import type { ConvertedDocument } from '../../server/conversion/model.ts';
+import { fullDocument, page, PNG_BASE64 } from './render-fixture.ts';
+
+const t = (text: string) => ({ kind: 'text' as const, text });
+
+describe('audit', () => {
+  it('passes the rendered document of every block kind, with color-contrast disabled and said so', async () => {
+    const outputs = await renderDocument(fullDocument());
+    const report = outputs.report as FolioReport;
+    expect(report.audit.violations).toEqual([]);
+    expect(report.wcagStatus).toBe('passed');
+    expect(report.audit.tags).toEqual(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']);
+    expect(report.audit.disabledRules.map((d) => d.rule)).toEqual(['color-contrast']);
+    expect(report.audit.engine).toMatch(/^axe-core 4\.\d+\.\d+ in jsdom$/);
+    expect(report.audit.passedRules).toBeGreaterThan(10);
+    // The report page itself is held to the same standard.
+    expect((await auditHtml(outputs.reportHtml)).violations).toEqual([]);
+  });
+
+  it('fails hand-written HTML with an image without alt, a table without headers and an empty link, naming the rules', async () => {
+    const html = `<!DOCTYPE html><html lang="en"><head><title>Bad</title></head><body><main><h1>Bad</h1>
+<img src="data:image/png;base64,${PNG_BASE64}">
+<table><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2</td></tr></table>
+<p><a href="https://example.org/"></a></p></main></body></html>`;
+    const audit = await auditHtml(html);
+    expect(audit.wcagStatus).toBe('failed');
+    const rules = audit.violations.map((v) => v.rule);
+    expect(rules).toEqual(expect.arrayContaining(['image-alt', 'link-name', 'folio-image-alt', 'folio-empty-link', 'folio-table-headers']));
+    const imageAlt = audit.violations.find((v) => v.rule === 'image-alt')!;
+    expect(imageAlt).toMatchObject({ source: 'axe', count: 1, wcag: ['1.1.1'] });
+    expect(audit.violationCount).toBe(audit.violations.reduce((s, v) => s + v.count, 0));
+  });
+
+  it('flags missing lang and title, and skipped heading levels', async () => {
+    const audit = await auditHtml('<!DOCTYPE html><html><head></head><body><main><h2>x</h2><h4>y</h4></main></body></html>');
+    const rules = audit.violations.map((v) => v.rule);
+    expect(rules).toEqual(expect.arrayContaining(['html-has-lang', 'document-title', 'folio-html-lang', 'folio-document-title', 'folio-heading-order', 'folio-page-has-h1']));
+    expect(audit.violations.find((v) => v.rule === 'folio-heading-order')?.count).toBe(2);
+  });
+
+  it('fails a converted document with an undescribed figure and a table without headers, and reports the warnings', async () => {
+    const bad: ConvertedDocument = {
+      meta: { title: 'Bad', lang: 'en', pageCount: 1, tagged: false, sourceName: 'bad.pdf' },
+      pages: [
+        page(1, [
+          { kind: 'heading', page: 1, level: 1, content: [t('Bad')] },
+          { kind: 'figure', page: 1, image: { mime: 'image/png', base64: PNG_BASE64, width: 2, height: 2 }, decorative: false, needsAlt: true },
+          { kind: 'table', page: 1, rows: [[{ header: false, content: [t('a')] }, { header: false, content: [t('b')] }]], uncertain: true },
+        ], { ocr: true, classification: 'complex', reasons: ['ocr', 'table', 'figure'] }),
+      ],
+    };
+    const report = (await renderDocument(bad)).report as FolioReport;
+    expect(report.wcagStatus).toBe('failed');
+    expect(report.audit.violations.map((v) => v.rule)).toEqual(expect.arrayContaining(['image-alt', 'folio-image-alt', 'folio-figure-needs-alt', 'folio-table-headers']));
+    expect(report.warnings.map((w) => w.kind).sort()).toEqual(['missing-alt', 'ocr', 'table-without-headers', 'uncertain-table']);
+    expect(report.totals.figuresMissingAlt).toBe(1);
+  });
+});

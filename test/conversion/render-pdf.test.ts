@@ -1,0 +1,118 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
+import type { Block, ConvertedDocument } from '../../server/conversion/model.ts';
+import { fullDocument, page } from './render-fixture.ts';
+
+const run = promisify(execFile);
+
+function hasPdfinfo(): boolean {
+  try {
+    execFileSync('pdfinfo', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+const poppler = hasPdfinfo();
+if (!poppler) console.warn('render-pdf: pdfinfo (Debian poppler-utils) is missing; the structure-tree checks are skipped');
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'folio-render-pdf-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function write(name: string, pdf: Buffer): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, pdf);
+  return file;
+}
+
+const t = (text: string) => ({ kind: 'text' as const, text });
+
+describe('tagged PDF renderer', () => {
+  it('writes a PDF 1.7 with embedded fonts, language and the title shown', async () => {
+    const pdf = await renderTaggedPdf(fullDocument());
+    const head = pdf.subarray(0, 8).toString('latin1');
+    expect(head).toBe('%PDF-1.7');
+    const body = pdf.toString('latin1');
+    expect(body).toMatch(/\/DisplayDocTitle true/);
+    expect(body).toMatch(/\/Lang \(en-GB\)/);
+    expect(body).toMatch(/\/FontFile2/);
+    expect(body).toMatch(/DejaVuSans/);
+  });
+
+  it.skipIf(!poppler)('is tagged, and its structure tree carries headings, paragraphs, lists, tables and figures in order', async () => {
+    const file = await write('full.pdf', await renderTaggedPdf(fullDocument()));
+    const info = (await run('pdfinfo', [file])).stdout;
+    expect(info).toMatch(/^Tagged:\s+yes$/m);
+    expect(info).toMatch(/^Title:\s+Annual <Report> & "Review"$/m);
+    const struct = (await run('pdfinfo', ['-struct-text', file])).stdout;
+    const top = struct.split('\n').filter((l) => /^ {2}[A-Z]/.test(l)).map((l) => l.trim().split(' ')[0]);
+    expect(top).toEqual(['H1', 'P', 'H2', 'L', 'Table', 'Figure', 'Caption', 'H2', 'Formula', 'Formula', 'H3', 'BlockQuote', 'Code', 'P', 'H2', 'Note']);
+    expect(struct).toMatch(/^ {4}LI/m);
+    expect(struct).toMatch(/^ {6}Lbl/m);
+    expect(struct).toMatch(/^ {6}LBody/m);
+    expect(struct).toMatch(/^ {6}TH/m);
+    expect(struct).toMatch(/^ {6}TD/m);
+    expect(struct).toContain('"Annual report"');
+    expect(struct).toContain('"Revenue"');
+    // The figure's alt text is in the tree.
+    expect(pdfBody(await renderTaggedPdf(fullDocument()))).toContain('A red square');
+  });
+
+  it.skipIf(!poppler)('uses the title as H1 when the document has no leading level-1 heading, and pages its text', async () => {
+    const blocks: Block[] = [{ kind: 'heading', page: 1, level: 3, content: [t('Section')] }];
+    for (let i = 0; i < 120; i++) blocks.push({ kind: 'paragraph', page: 1, content: [t(`Paragraph ${i} `.repeat(30))] });
+    const doc: ConvertedDocument = { meta: { title: 'Long one', lang: 'de', pageCount: 1, tagged: false, sourceName: 'l.pdf' }, pages: [page(1, blocks)] };
+    const file = await write('long.pdf', await renderTaggedPdf(doc));
+    const info = (await run('pdfinfo', [file])).stdout;
+    expect(Number(/^Pages:\s+(\d+)$/m.exec(info)?.[1])).toBeGreaterThan(5);
+    const struct = (await run('pdfinfo', ['-struct-text', file])).stdout;
+    const top = struct.split('\n').filter((l) => /^ {2}[A-Z]/.test(l)).map((l) => l.trim().split(' ')[0]);
+    expect(top.slice(0, 3)).toEqual(['H1', 'H2', 'P']);
+    expect(top.filter((x) => x === 'P')).toHaveLength(120);
+    // Running headers and page numbers are artifacts: not in the tree's text.
+    const text = (await run('pdftotext', [file, '-'])).stdout;
+    expect(text).toContain('Paragraph 119');
+    // The running header is drawn on every page but, as an artifact, only the H1 carries the title in the tree.
+    expect(text.split('Long one').length - 1).toBeGreaterThan(5);
+    expect(struct.split('"Long one"').length - 1).toBe(1);
+  });
+
+  it('never throws on hostile content: CJK, Arabic, control characters, broken images, huge tables, odd levels', async () => {
+    const wide = Array.from({ length: 60 }, (_, i) => ({ header: i === 0, content: [t(`c${i} 漢字`)] }));
+    const doc: ConvertedDocument = {
+      meta: { title: '\u0000\u0007标题', lang: 'zh', pageCount: 1, tagged: false, sourceName: 'x.pdf' },
+      pages: [
+        page(1, [
+          { kind: 'heading', page: 1, level: 9 as never, content: [t('中文标题 \ud800 ')] },
+          { kind: 'paragraph', page: 1, content: [t('عربي \u202e mixed 日本語 😀\u0001'), { kind: 'link', href: 'javascript:x', children: [] }] },
+          { kind: 'figure', page: 1, image: { mime: 'image/png', base64: 'not-base64!!', width: 0, height: -5 }, alt: 'broken', decorative: false, needsAlt: false },
+          { kind: 'figure', page: 1, image: { mime: 'image/jpeg', base64: 'AAAA', width: 10000, height: 10000 }, decorative: true, needsAlt: false },
+          { kind: 'table', page: 1, rows: [wide, [], [{ header: false, rowSpan: 99, colSpan: 99, content: [] }]] },
+          { kind: 'list', page: 1, ordered: true, items: [] },
+          { kind: 'formula', page: 1, text: '', display: false },
+          { kind: 'code', page: 1, text: '\t'.repeat(10) + 'x'.repeat(5000) },
+        ]),
+      ],
+    };
+    const pdf = await renderTaggedPdf(doc);
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    if (poppler) {
+      const file = await write('hostile.pdf', pdf);
+      expect((await run('pdfinfo', [file])).stdout).toMatch(/^Tagged:\s+yes$/m);
+    }
+  });
+});
+
+function pdfBody(pdf: Buffer): string {
+  return pdf.toString('latin1');
+}
