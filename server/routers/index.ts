@@ -2,6 +2,7 @@ import { router } from '../trpc/trpc.ts';
 import { accountRouter } from './account.router.ts';
 import { adminRouter } from './admin.router.ts';
 import { emailRouter } from './email.router.ts';
+import { emailEventsRouter } from './email-events.router.ts';
 import { conversionRouter } from './conversion.router.ts';
 import { filesRouter } from './files.router.ts';
 
@@ -10,6 +11,7 @@ export const appRouter = router({
   account: accountRouter,
   admin: adminRouter,
   email: emailRouter,
+  emailEvents: emailEventsRouter,
   files: filesRouter,
   conversion: conversionRouter,
 });

@@ -23,6 +23,9 @@ export type ResendAnswer =
   /** Destroys the connection without answering; `accepted: true` delivers the message first. */
   | { kind: 'drop'; accepted?: boolean };
 
+/** One entry of the `GET /emails` list, as Resend returns it (`created_at` in its "2026-04-03 22:13:42.674981+00" form). */
+export type ListedEmail = { id: string; message_id?: string; to: string[]; from: string; created_at: string; subject: string; bcc: string[] | null; cc: string[] | null; reply_to: string[] | null; last_event: string; scheduled_at: string | null };
+
 export type RecordedRequest = { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; json: unknown };
 export type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
 
@@ -52,6 +55,8 @@ export type ResendFake = {
   always: (answer: ResendAnswer | undefined) => void;
   reset: () => void;
   close: () => Promise<void>;
+  /** The sent-email list `GET /emails` pages through, newest first (tests fill it; reset keeps it). */
+  listed: ListedEmail[];
 };
 
 export async function startResendFake(options: { apiKey?: string; now?: () => number } = {}): Promise<ResendFake> {
@@ -62,6 +67,7 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
   let standing: ResendAnswer | undefined;
   const keys = new Map<string, { bodyHash: string; at: number; id?: string }>();
   const sockets = new Set<Socket>();
+  const listed: ListedEmail[] = [];
 
   const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -92,7 +98,41 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
     socket.on('close', () => sockets.delete(socket));
   });
 
+  // GET /emails: limit 1-100 (default 20), `after` or `before` an email id
+  // (excluded; not both), newest first, `has_more` — as the list API documents.
+  function list(req: http.IncomingMessage, res: http.ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const limitText = url.searchParams.get('limit');
+    const limit = limitText === null ? 20 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return sendError(res, 422, 'validation_error', 'The `limit` parameter must be an integer between 1 and 100.');
+    const after = url.searchParams.get('after');
+    const before = url.searchParams.get('before');
+    if (after && before) return sendError(res, 422, 'validation_error', 'You can only use `after` or `before`, not both.');
+    let start = 0;
+    let end = listed.length;
+    if (after) {
+      const at = listed.findIndex((e) => e.id === after);
+      if (at < 0) return sendError(res, 404, 'not_found', 'Email not found');
+      start = at + 1;
+    }
+    if (before) {
+      const at = listed.findIndex((e) => e.id === before);
+      if (at < 0) return sendError(res, 404, 'not_found', 'Email not found');
+      end = at;
+      start = Math.max(0, end - limit);
+    }
+    const data = listed.slice(start, Math.min(end, start + limit));
+    const hasMore = before ? start > 0 : start + data.length < listed.length;
+    return sendJson(res, 200, { object: 'list', has_more: hasMore, data });
+  }
+
   function handle(req: http.IncomingMessage, res: http.ServerResponse, rawBody: string, json: unknown) {
+    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/emails') {
+      const auth = req.headers.authorization;
+      if (!auth?.startsWith('Bearer ')) return sendError(res, 401);
+      if (options.apiKey && auth !== `Bearer ${options.apiKey}`) return sendError(res, 403);
+      return list(req, res);
+    }
     if (req.method !== 'POST' || req.url !== '/emails') return sendError(res, 404);
     const auth = req.headers.authorization;
     if (!auth?.startsWith('Bearer ')) return sendError(res, 401);
@@ -164,6 +204,7 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
     url: `http://127.0.0.1:${port}`,
     requests,
     delivered,
+    listed,
     next: (...answers) => script.push(...answers),
     always: (answer) => {
       standing = answer;
