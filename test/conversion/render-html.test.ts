@@ -128,6 +128,21 @@ describe('HTML renderer', () => {
     expect(css).not.toMatch(/\d+px/);
   });
 
+  it('takes a label-like first row as column headers when a table has none, and says so', () => {
+    const rows = (first: string[]) => [first, ['1', '2'], ['3', '4']].map((r) => r.map((text) => ({ header: false, content: [t(text)] })));
+    const out = renderHtml({
+      meta: { title: 'T', lang: 'en', pageCount: 1, tagged: true, sourceName: 't.pdf' },
+      pages: [page(1, [
+        { kind: 'table', page: 1, rows: rows(['Column 1', 'Column 2']) },
+        { kind: 'table', page: 1, rows: rows(['2019', '2020']) },
+      ])],
+    });
+    const [labelled, numeric] = Array.from(dom(out.html).querySelectorAll('table'));
+    expect(Array.from(labelled!.querySelectorAll('thead th')).map((th) => `${th.getAttribute('scope')}:${th.textContent}`)).toEqual(['col:Column 1', 'col:Column 2']);
+    expect(numeric!.querySelector('th')).toBeNull();
+    expect(out.warnings.map((w) => w.kind)).toEqual(['inferred-table-headers', 'table-without-headers']);
+  });
+
   it('shows a visible note and a warning for a figure nobody described', () => {
     const bad: ConvertedDocument = {
       meta: { title: '', lang: 'xx_bad lang', pageCount: 1, tagged: false, sourceName: 'scan.pdf' },

@@ -1,7 +1,7 @@
 import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
 
-export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table'; message: string };
+export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table' | 'inferred-table-headers'; message: string };
 
 export type HtmlRender = {
   html: string;
@@ -264,15 +264,33 @@ export function documentTitle(doc: ConvertedDocument): string {
 type Level = 1 | 2 | 3 | 4 | 5 | 6;
 
 /**
- * Heading levels both renderers use: never more than one level deeper than
- * the previous heading, and an h1 first. When the document does not open with
- * a level-1 heading, the title becomes the h1 (titleIsH1) and the body's
- * headings start at h2. Returns a copy; the input is not changed.
+ * A table with no header cell at all whose first row reads like labels (every
+ * cell has text, none is a number) gets that row as column headers: authors
+ * and extractors often miss the TH tag, and a screen reader user otherwise
+ * hears bare cells. The repair is reported as a warning for review.
  */
-export function repairHeadings(doc: ConvertedDocument): { document: ConvertedDocument; titleIsH1: boolean } {
+function inferHeaderRow(block: Extract<Block, { kind: 'table' }>): Extract<Block, { kind: 'table' }> | undefined {
+  const rows = block.rows.filter((r) => r.length > 0);
+  if (rows.length < 2 || rows.some((r) => r.some((c) => c.header))) return undefined;
+  const first = rows[0]!.map((c) => inlineText(c.content));
+  if (first.length < 2 || first.some((text) => text === '' || /^[\d\s.,%$€£¥+\-–()]+$/.test(text))) return undefined;
+  return { ...block, rows: [rows[0]!.map((c) => ({ ...c, header: true, scope: (c.colSpan ?? 1) > 1 ? 'colgroup' : 'col' })), ...rows.slice(1)] };
+}
+
+export type PreparedDocument = { document: ConvertedDocument; titleIsH1: boolean; repairs: HtmlWarning[] };
+
+/**
+ * What both renderers render: heading levels never more than one deeper than
+ * the previous heading, with an h1 first (when the document does not open
+ * with a level-1 heading the title becomes the h1 and the body's headings
+ * start at h2), and header rows inferred for tables that have none. Returns a
+ * copy; the input is not changed.
+ */
+export function prepareDocument(doc: ConvertedDocument): PreparedDocument {
   const pages = [...doc.pages].sort((a, b) => a.page - b.page);
   const firstHeading = pages.flatMap((p) => p.blocks).find((b) => b.kind === 'heading');
   const titleIsH1 = !firstHeading || firstHeading.level !== 1;
+  const repairs: HtmlWarning[] = [];
   let prev = titleIsH1 ? 1 : 0;
   const fix = (blocks: Block[]): Block[] =>
     blocks.map((block) => {
@@ -282,17 +300,24 @@ export function repairHeadings(doc: ConvertedDocument): { document: ConvertedDoc
         prev = level;
         return { ...block, level };
       }
+      if (block.kind === 'table') {
+        const inferred = inferHeaderRow(block);
+        if (inferred) {
+          repairs.push({ page: block.page, kind: 'inferred-table-headers', message: `A table on page ${block.page} had no header cells; its first row was taken as column headers, please review` });
+          return inferred;
+        }
+      }
       if (block.kind === 'blockquote') return { ...block, children: fix(block.children) };
       return block;
     });
-  return { document: { ...doc, pages: pages.map((p) => ({ ...p, blocks: fix(p.blocks) })) }, titleIsH1 };
+  return { document: { ...doc, pages: pages.map((p) => ({ ...p, blocks: fix(p.blocks) })) }, titleIsH1, repairs };
 }
 
 export function renderHtml(input: ConvertedDocument): HtmlRender {
-  const { document: doc, titleIsH1 } = repairHeadings(input);
+  const { document: doc, titleIsH1, repairs } = prepareDocument(input);
   const ctx: Ctx = {
     doc,
-    warnings: [],
+    warnings: [...repairs],
     headings: [],
     usedIds: new Set(['main', 'toc-heading', 'doc-title']),
     footnoteRefs: new Set(),

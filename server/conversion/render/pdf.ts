@@ -3,7 +3,7 @@ import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
-import { documentTitle, repairHeadings } from './html.ts';
+import { documentTitle, prepareDocument } from './html.ts';
 import { cleanText, inlineText, validLang } from './text.ts';
 
 const require = createRequire(import.meta.url);
@@ -344,7 +344,7 @@ function collect(doc: Doc): Promise<Buffer> {
 }
 
 function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
-  const { document, titleIsH1 } = repairHeadings(input);
+  const { document, titleIsH1 } = prepareDocument(input);
   const title = pdfText(documentTitle(document));
   const lang = validLang(document.meta.lang) ?? 'en';
   const doc = new PDFDocument({
