@@ -2,13 +2,14 @@ import type { Deps } from '../server/deps.ts';
 import { registerCreditJobs } from './credits/expire-holds.worker.ts';
 import { registerEmailJobs } from './email/deferred-send.worker.ts';
 import { registerDeliveryEventJobs } from './delivery-events/poll.worker.ts';
+import { registerAuditDigestJobs } from './audit-digest/audit-digest.worker.ts';
 import { registerConversionJobs } from './conversion/conversion.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
  * `register...` function from jobs/<area>/; the order does not matter.
  */
-const registrations: Array<(deps: Deps) => Promise<void>> = [registerCreditJobs, registerEmailJobs, registerDeliveryEventJobs, async (deps) => void (await registerConversionJobs(deps))];
+const registrations: Array<(deps: Deps) => Promise<void>> = [registerCreditJobs, registerEmailJobs, registerDeliveryEventJobs, registerAuditDigestJobs, async (deps) => void (await registerConversionJobs(deps))];
 
 export async function registerWorkers(deps: Deps): Promise<void> {
   for (const register of registrations) await register(deps);

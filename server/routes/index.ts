@@ -3,6 +3,7 @@ import type { AppDeps } from '../trpc/context.ts';
 import { mountConvertStream } from './convert-stream.route.ts';
 import { mountDownload } from './download.route.ts';
 import { mountFileUpload } from './files.route.ts';
+import { mountAuditDigestRoute } from './audit-digest.route.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
@@ -15,4 +16,4 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountMetricsRoute, mountFileUpload, mountConvertStream, mountDownload];
+export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountMetricsRoute, mountAuditDigestRoute, mountFileUpload, mountConvertStream, mountDownload];
