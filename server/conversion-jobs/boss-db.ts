@@ -18,7 +18,7 @@ export function bossDb(connection: Connection) {
         strings.push(parts[index]!);
         if (index + 1 < parts.length) args.push(values[Number(parts[index + 1]) - 1] ?? null);
       }
-      const template = Object.assign([...strings], { raw: [...strings] }) as unknown as TemplateStringsArray;
+      const template = Object.freeze(Object.assign([...strings], { raw: Object.freeze([...strings]) })) as unknown as TemplateStringsArray;
       const result = await connection.query(sql.unsafe(template, ...(args as never[])));
       return { rows: [...result.rows] };
     },

@@ -6,6 +6,12 @@ import type { AppDeps } from '../trpc/context.ts';
 
 /** POST /api/files: multipart upload, streamed to the object store. */
 export function mountFileUpload(app: Express, deps: AppDeps) {
+  // Cancel and process-now take no body; the OpenAPI adapter refuses a POST
+  // without a content type (415), so a bodiless call is read as empty JSON.
+  app.post(/^\/api\/v1\/files\/[^/]+\/(cancel|process-now)$/, (req, _res, next) => {
+    if (!req.headers['content-type']) req.headers['content-type'] = 'application/json';
+    next();
+  });
   app.post('/api/files', async (req, res) => {
     try {
       const user = await requestUser(deps, req);
