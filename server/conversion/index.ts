@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { createParserBackend, type ParserBackend } from './backends/parser/index.ts';
 import { createVisionBackend, type VisionBackend } from './backends/vision/index.ts';
@@ -27,6 +28,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
   let closed = false;
 
   const getPool = () => (pool ??= createPagePool({ size: poolSize }));
+  /** Document facts by content hash: the chunks of one document share them instead of re-reading the PDF. */
+  const factsCache = new Map<string, Awaited<ReturnType<typeof documentFacts>>>();
 
   /** Document-level facts every page needs: language, tagging, page labels. */
   const documentFacts = async (doc: PDFDocumentProxy) => {
@@ -53,15 +56,24 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     async convertPages(pdf, input) {
       if (closed) throw new Error('the conversion engine is closed');
       input.signal?.throwIfAborted();
+      const key = createHash('sha256').update(pdf).digest('hex');
+      if (input.backend === 'local' && factsCache.has(key)) {
+        const { meta, labels } = factsCache.get(key)!;
+        checkPages(input.pages, meta.pageCount);
+        return getPool().run({ pdf, key, pages: input.pages, options: { docLang: meta.lang, tagged: meta.tagged }, labels, signal: input.signal, onPage: input.onPage });
+      }
       const doc = await openPdf(pdf);
       try {
-        const { meta, labels } = await documentFacts(doc);
+        const facts = await documentFacts(doc);
+        factsCache.set(key, facts);
+        if (factsCache.size > 8) factsCache.delete(factsCache.keys().next().value!);
+        const { meta, labels } = facts;
         checkPages(input.pages, meta.pageCount);
         const jobOptions = { docLang: meta.lang, tagged: meta.tagged };
 
         if (input.backend === 'local') {
           await doc.loadingTask.destroy();
-          return await getPool().run({ pdf, pages: input.pages, options: jobOptions, labels, signal: input.signal, onPage: input.onPage });
+          return await getPool().run({ pdf, key, pages: input.pages, options: jobOptions, labels, signal: input.signal, onPage: input.onPage });
         }
 
         if (input.backend === 'parser') {

@@ -11,9 +11,19 @@ import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
  */
 
 const WINDOW_PER_WORKER = 4;
+/** Documents a worker keeps parsed: the chunk being converted and one more (two jobs interleaving). */
+const OPEN_PER_WORKER = 2;
+/**
+ * A worker's V8 old space. V8 grows a heap lazily up to its limit before collecting hard; a
+ * modest limit keeps three isolates (engine + 2 workers) within a few hundred MB over a
+ * 1,000-page run. Page images are native memory (canvas), outside this limit.
+ */
+const WORKER_HEAP_MB = 256;
 
 export type PoolRun = {
   pdf: Uint8Array;
+  /** identifies the document's bytes (a hash): workers keep it open between runs, so chunk after chunk is parsed once */
+  key: string;
   pages: number[];
   options: LocalJobOptions;
   labels?: Map<number, string>;
@@ -30,8 +40,8 @@ export type PagePool = {
 type Slot = {
   worker: Worker;
   busy: boolean;
-  /** documents this worker has open */
-  open: Set<number>;
+  /** documents this worker has open, least recently used first */
+  open: number[];
   task?: { docId: number; page: number; resolve: (message: FromWorker) => void; reject: (error: Error) => void };
   dead: boolean;
 };
@@ -42,10 +52,11 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   const slots: Slot[] = [];
   let nextDocId = 1;
   let closed = false;
+  const docIds = new Map<string, number>();
 
   const spawn = (): Slot => {
-    const worker = new Worker(workerUrl);
-    const slot: Slot = { worker, busy: false, open: new Set(), dead: false };
+    const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
+    const slot: Slot = { worker, busy: false, open: [], dead: false };
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'closed') return;
       const task = slot.task;
@@ -77,18 +88,37 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       if (!slot.dead) slot.worker.unref();
     }) as Promise<FromWorker>;
 
+  /** Sends the document to a worker once; a worker keeps at most OPEN_PER_WORKER documents open. */
+  const openIn = (slot: Slot, docId: number, job: PoolRun) => {
+    const at = slot.open.indexOf(docId);
+    if (at >= 0) {
+      slot.open.splice(at, 1);
+      slot.open.push(docId);
+      return;
+    }
+    slot.worker.postMessage({ type: 'open', docId, pdf: job.pdf, options: job.options } satisfies ToWorker);
+    slot.open.push(docId);
+    while (slot.open.length > OPEN_PER_WORKER) slot.worker.postMessage({ type: 'close', docId: slot.open.shift()! } satisfies ToWorker);
+  };
+
   return {
     size,
     async run(job) {
       if (closed) throw new Error('the conversion engine is closed');
-      const docId = nextDocId++;
+      let docId = docIds.get(job.key);
+      if (docId === undefined) {
+        docId = nextDocId++;
+        docIds.set(job.key, docId);
+        // forget old keys; a worker reopens a document it has closed
+        if (docIds.size > 64) docIds.delete(docIds.keys().next().value!);
+      }
+      const id = docId;
       const { pages, signal, onPage } = job;
       const results: PageResult[] = [];
       const finished = new Map<number, PageResult>();
       let nextToStart = 0;
       let nextToEmit = 0;
       let stopError: unknown;
-      const used = new Set<Slot>();
 
       const emitReady = async () => {
         while (finished.has(nextToEmit)) {
@@ -108,15 +138,11 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
 
       let emitting: Promise<void> = Promise.resolve();
       const lane = async (slot: Slot) => {
-        used.add(slot);
         while (stopError === undefined && !signal?.aborted && nextToStart < pages.length && nextToStart < nextToEmit + size * WINDOW_PER_WORKER) {
           const index = nextToStart++;
           const page = pages[index]!;
-          if (!slot.open.has(docId)) {
-            slot.worker.postMessage({ type: 'open', docId, pdf: job.pdf, options: job.options } satisfies ToWorker);
-            slot.open.add(docId);
-          }
-          const message = await ask(slot, docId, page, job.labels?.get(page));
+          openIn(slot, id, job);
+          const message = await ask(slot, id, page, job.labels?.get(page));
           let result: PageResult;
           if (message.type === 'page') result = message.result;
           else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
@@ -154,9 +180,6 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
         return results;
       } finally {
         signal?.removeEventListener('abort', onAbort);
-        for (const slot of used) {
-          if (!slot.dead && slot.open.delete(docId)) slot.worker.postMessage({ type: 'close', docId } satisfies ToWorker);
-        }
       }
     },
     async close() {

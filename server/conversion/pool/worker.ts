@@ -12,7 +12,9 @@ import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
 const port = parentPort;
 if (!port) throw new Error('the page worker must run in a worker thread');
 
-const documents = new Map<number, { doc: Promise<PDFDocumentProxy>; options: LocalJobOptions }>();
+const documents = new Map<number, { doc: Promise<PDFDocumentProxy>; options: LocalJobOptions; pagesSinceCleanup: number }>();
+/** Pages between pdf.js cache purges: often enough to keep memory flat, rarely enough that shared fonts are not reparsed per page. */
+const CLEANUP_EVERY = 16;
 let queue: Promise<void> = Promise.resolve();
 
 function send(message: FromWorker) {
@@ -29,7 +31,7 @@ async function handle(message: ToWorker): Promise<void> {
     case 'open': {
       const doc = openPdf(message.pdf);
       doc.catch(() => undefined);
-      documents.set(message.docId, { doc, options: message.options });
+      documents.set(message.docId, { doc, options: message.options, pagesSinceCleanup: 0 });
       return;
     }
     case 'page': {
@@ -38,6 +40,11 @@ async function handle(message: ToWorker): Promise<void> {
         if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
         const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label });
+        // pdf.js keeps every page proxy and font it has loaded until told otherwise
+        if (++entry.pagesSinceCleanup >= CLEANUP_EVERY) {
+          entry.pagesSinceCleanup = 0;
+          await doc.cleanup().catch(() => undefined);
+        }
         send({ type: 'page', docId: message.docId, page: message.page, result });
       } catch (error) {
         const err = error as { name?: string; message?: string; code?: string };
