@@ -3,8 +3,8 @@ import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { createParserBackend, type ParserBackend } from './backends/parser/index.ts';
 import { createVisionBackend, type VisionBackend } from './backends/vision/index.ts';
 import { convertLocalPage, inspectDocument, openPdf, pageLabels, readMeta } from './backends/local/index.ts';
-import type { ConversionEngine, ConversionOutputs, CreateConversionEngine } from './engine.ts';
-import type { ConvertedDocument, PageResult } from './model.ts';
+import type { ConversionEngine, CreateConversionEngine } from './engine.ts';
+import type { PageResult } from './model.ts';
 import { createPagePool, type PagePool } from './pool/index.ts';
 import { zipOutputs } from './render/zip.ts';
 
@@ -17,7 +17,6 @@ import { zipOutputs } from './render/zip.ts';
 
 export type { ConversionEngine, ConversionOutputs, EngineOptions, ConvertPagesInput, ConversionReport } from './engine.ts';
 
-type RenderModule = { renderDocument(document: ConvertedDocument): Promise<ConversionOutputs> };
 
 export const createConversionEngine: CreateConversionEngine = (options) => {
   const { log } = options;
@@ -111,10 +110,9 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     },
 
     async render(document) {
-      // helper modules resolved at call time: the renderer and audit are heavy (pdfkit, axe, jsdom) and only needed here
-      const renderPath = './render/index.ts';
-      const { renderDocument } = (await import(renderPath)) as RenderModule;
-      return renderDocument(document);
+      // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
+      const { renderDocument } = await import('./render/index.ts');
+      return renderDocument(document, { log });
     },
 
     zip(outputs, baseName) {

@@ -111,3 +111,21 @@ describe('engine.convertPages (local, worker pool)', () => {
     expect(page!.blocks.find((block) => block.kind === 'heading')).toBeDefined();
   });
 });
+
+describe('engine.render and engine.zip', () => {
+  it('renders converted pages to HTML, tagged PDF and report, and zips them', async () => {
+    const pdf = corpus('verapdf-ua1-7.4.2-headings.pdf');
+    const meta = await engine.inspect(pdf, { sourceName: 'headings.pdf' });
+    const pages = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
+    const outputs = await engine.render({ meta, pages });
+    expect(outputs.html).toMatch(/<html[^>]* lang="en-US"/);
+    expect(outputs.html).toContain('Heading level 3');
+    expect(outputs.taggedPdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(outputs.report.pages).toBe(1);
+    const chunks: Buffer[] = [];
+    for await (const chunk of engine.zip(outputs, 'headings')) chunks.push(chunk as Buffer);
+    const zip = Buffer.concat(chunks);
+    expect(zip.subarray(0, 2).toString('latin1')).toBe('PK');
+    expect(zip.includes(Buffer.from('headings.accessible.pdf'))).toBe(true);
+  });
+});
