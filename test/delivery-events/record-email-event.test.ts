@@ -168,6 +168,15 @@ describe('record_email_event: alert claim', () => {
     expect((await rows())[0]?.alerted_at).toBeNull();
   });
 
+  it('a library-side failure takes no claim and raises no alert', async () => {
+    await recordEmailSend(db, sendEntry('', { status: 'failed', error_kind: 'rejected', provider_message_id: undefined, error: 'validation_error' }));
+    await recordEmailSend(db, sendEntry(`m-${randomUUID()}`, { status: 'failed', error_kind: 'unavailable', error: 'quota' }));
+    expect((await rows()).map((r) => [r.status, r.alerted_at])).toEqual([
+      ['failed', null],
+      ['failed', null],
+    ]);
+  });
+
   it('alerts again after the claim is released', async () => {
     const messageId = `m-${randomUUID()}`;
     const first = await recordEmailEvent(db, event(messageId, 'bounced', 1));
