@@ -1,6 +1,6 @@
 import { createChunkRunner, type ChunkRunner } from '../../server/conversion-jobs/runner.ts';
 import { lazyEngine, type EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
-import { ASSEMBLE_QUEUE, CHUNK_QUEUE, DOCX_QUEUE, RECOVER_QUEUE } from '../../server/conversion-jobs/jobs.queries.ts';
+import { ASSEMBLE_QUEUE, CHUNK_QUEUE, createConversionQueues, DOCX_QUEUE, RECOVER_QUEUE } from '../../server/conversion-jobs/jobs.queries.ts';
 import type { ChunkJobData } from '../../server/conversion-jobs/service.ts';
 import { runInlineDocx } from '../../server/files/docx.ts';
 import type { Deps } from '../../server/deps.ts';
@@ -24,10 +24,7 @@ export async function registerConversionJobs(deps: Deps, options: ConversionWork
   const runner = createChunkRunner({ ...deps, store, engine });
   const concurrency = Math.max(1, deps.config.conversion.chunkConcurrency);
 
-  await deps.boss.createQueue(CHUNK_QUEUE, { retryLimit: 3, retryDelay: 1 });
-  await deps.boss.createQueue(ASSEMBLE_QUEUE, { retryLimit: 3, retryDelay: 2 });
-  await deps.boss.createQueue(DOCX_QUEUE, { retryLimit: 1 });
-  await deps.boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', retryLimit: 1 });
+  await createConversionQueues(deps.boss);
 
   await deps.boss.work<ChunkJobData>(CHUNK_QUEUE, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 0.5 }, async ([job]) => {
     if (job) await runner.runChunk(job.data);

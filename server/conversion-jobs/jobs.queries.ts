@@ -1,11 +1,23 @@
 import { z } from 'zod';
 import { sql } from '../db/database.ts';
+import type { Boss } from '../queue/boss.ts';
 
 export const CONVERSION_CHANNEL = 'folio_conversion';
 export const CHUNK_QUEUE = 'conversion.chunk';
 export const ASSEMBLE_QUEUE = 'conversion.assemble';
 export const RECOVER_QUEUE = 'conversion.recover';
 export const DOCX_QUEUE = 'conversion.docx';
+
+/**
+ * The conversion queues. Both processes create them (idempotent): the API
+ * sends chunk jobs that must land even before a worker has ever started.
+ */
+export async function createConversionQueues(boss: Boss): Promise<void> {
+  await boss.createQueue(CHUNK_QUEUE, { retryLimit: 3, retryDelay: 1 });
+  await boss.createQueue(ASSEMBLE_QUEUE, { retryLimit: 3, retryDelay: 2 });
+  await boss.createQueue(DOCX_QUEUE, { retryLimit: 1 });
+  await boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', retryLimit: 1 });
+}
 
 export const LIVE_STATUSES = ['pending', 'waiting_batch', 'processing', 'paused_budget', 'assembling'] as const;
 

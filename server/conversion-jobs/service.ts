@@ -7,7 +7,7 @@ import type { ObjectStore } from '../storage/storage.ts';
 import { bossDb } from './boss-db.ts';
 import { signDownloadToken } from './download-token.ts';
 import type { EngineProvider } from './engine-provider.ts';
-import { CHUNK_QUEUE, JobRow, jobColumns, notifyFragment, snapshotQuery, type Snapshot } from './jobs.queries.ts';
+import { CHUNK_QUEUE, createConversionQueues, JobRow, jobColumns, notifyFragment, snapshotQuery, type Snapshot } from './jobs.queries.ts';
 import { mapConversionErrors } from './sql-errors.ts';
 
 export const ConvertOptions = z
@@ -52,6 +52,12 @@ export function jobKey(fileId: string, jobId: string, name: string) {
 
 export function createConversionService(deps: ConversionServiceDeps) {
   const { db } = deps;
+  let queues: Promise<void> | undefined;
+  const ensureQueues = () => {
+    queues ??= createConversionQueues(deps.boss);
+    queues.catch(() => (queues = undefined));
+    return queues;
+  };
 
   async function loadFile(fileId: string): Promise<FileRow> {
     const file = await db.maybeOne(sql.type(FileRow)`
@@ -86,6 +92,7 @@ export function createConversionService(deps: ConversionServiceDeps) {
 
   return {
     cancel,
+    ensureQueues,
     store: deps.store,
     engine: deps.engine,
     downloadUrl,
@@ -102,6 +109,7 @@ export function createConversionService(deps: ConversionServiceDeps) {
         throw new DomainError('CONFLICT', 'Only an uploaded PDF can be converted this way');
       }
       if (file.status === 'processing' || (await liveJob(fileId))) throw new DomainError('CONFLICT', 'A conversion of this file is already running');
+      await ensureQueues();
       const pages = file.pageCount;
       const estimate = pages * Math.max(1, deps.config.conversion.highFidelityCreditMultiplier);
       const ranges = chunkRanges(pages, deps.config.conversion.chunkPages);
@@ -157,6 +165,7 @@ export function createConversionService(deps: ConversionServiceDeps) {
             update credit_holds set expires_at = now() + make_interval(secs => ${ON_DEMAND_HOLD_WINDOW_MS / 1000}) where id = ${job.holdId} and status = 'held'`);
         }
         await tx.query(sql.type(AnyRow)`update files set phase = ${`Queued: 0/${job.totalChunks} chunks`}, updated_at = now() where id = ${fileId}`);
+        await ensureQueues();
         const connection = bossDb(tx);
         for (const chunk of chunks) {
           await deps.boss.send(CHUNK_QUEUE, { chunkId: chunk.id, jobId: job.id } satisfies ChunkJobData, { db: connection, retryLimit: 3, retryDelay: 1, expireInSeconds: 60 * 60 });

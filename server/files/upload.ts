@@ -9,6 +9,7 @@ import type { AuthUser } from '../auth/users.ts';
 import { DomainError } from '../errors.ts';
 import type { ConversionService } from '../conversion-jobs/service.ts';
 import { DOCX_QUEUE } from '../conversion-jobs/jobs.queries.ts';
+import { bossDb } from '../conversion-jobs/boss-db.ts';
 import { readAll } from '../storage/storage.ts';
 import { DOCX_CONTENT_TYPE } from './docx.ts';
 
@@ -113,10 +114,11 @@ export async function receiveUpload(deps: Pick<Deps, 'db' | 'boss' | 'config'>, 
       return { id, name, contentType: 'application/pdf', sizeBytes: received.size, pages: meta.pageCount, status: 'uploaded' };
     }
     if (received.head.subarray(0, 4).equals(ZIP_MAGIC) && /\.docx$/i.test(name)) {
+      await service.ensureQueues();
       await deps.db.transaction(async (tx) => {
         await insertFile(tx, { id, ownerId: user.id, tenantId: user.tenantId, name, contentType: DOCX_CONTENT_TYPE, size: received.size, pages: null, key: received.key, status: 'processing' });
+        await deps.boss.send(DOCX_QUEUE, { fileId: id }, { retryLimit: 1, db: bossDb(tx) });
       });
-      await deps.boss.send(DOCX_QUEUE, { fileId: id }, { retryLimit: 1 });
       return { id, name, contentType: DOCX_CONTENT_TYPE, sizeBytes: received.size, pages: null, status: 'processing' };
     }
     throw new DomainError('UNSUPPORTED_FILE_TYPE', 'Upload a PDF or a DOCX file');

@@ -1,0 +1,200 @@
+import yazl from 'yazl';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { AnyRow, sql } from '../../server/db/database.ts';
+import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
+import type { ChunkRunner } from '../../server/conversion-jobs/runner.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { readAll } from '../../server/storage/storage.ts';
+import { api, balance, gatedEngine, jobState, makePaid, readEvents, until, upload, uploadPdf } from './harness.ts';
+
+const ENV = { CHUNK_PAGES: '1', CHUNK_CONCURRENCY: '2', CHUNK_HEARTBEAT_INTERVAL_MS: '100', CONVERSION_POOL_SIZE: '1' };
+
+// Workers are registered part-way through: jobs created before that stay pending.
+let app: TestApp;
+let engine: ReturnType<typeof gatedEngine>;
+let runner: ChunkRunner | undefined;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: ENV, workers: true });
+  engine = gatedEngine(app.config, app.deps.log);
+  Object.assign(app.deps.services.conversion, { engine: engine.provider });
+}, 60_000);
+
+async function startWorkers() {
+  runner ??= await registerConversionJobs(app.deps, { engine: engine.provider, store: app.deps.services.conversion.store, schedule: false });
+  return runner;
+}
+
+async function user(email: string, credits = 100) {
+  const token = await app.token(email);
+  await api(app, token, 'GET', '/api/me');
+  await makePaid(app, email, credits);
+  return token;
+}
+
+async function docx(text: string): Promise<string> {
+  const zip = new yazl.ZipFile();
+  zip.addBuffer(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`), '[Content_Types].xml');
+  zip.addBuffer(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`), '_rels/.rels');
+  zip.addBuffer(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`), 'word/document.xml');
+  zip.end();
+  const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'folio-docx-')), 'letter.docx');
+  await fs.writeFile(file, await readAll(zip.outputStream as never));
+  return file;
+}
+
+describe('jobs before any worker runs', () => {
+  it('cancels a pending job in one transaction: chunks cancelled, hold released, file uploaded, flyer comp link cleared', async () => {
+    const email = 'pending@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    const flyer = await app.deps.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into flyer_jobs (owner_id, customer_id, status) select id, customer_id, 'completed' from users where email = ${email} returning id`);
+    const started = await api(app, token, 'POST', `/api/convert/${fileId}`, { _compedFlyerJobId: flyer });
+    const { jobId } = (await started.json()) as { jobId: string };
+    expect(started.status).toBe(200);
+    await app.deps.db.query(sql.type(AnyRow)`update flyer_jobs set comp_conversion_id = ${jobId} where id = ${flyer}`);
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'pending', holdStatus: 'held', fileStatus: 'processing', chunks: ['pending', 'pending', 'pending'] });
+    const list = (await (await api(app, token, 'GET', '/api/files')).json()) as { files: Array<Record<string, unknown>> };
+    expect(list.files[0]).toMatchObject({ id: fileId, status: 'processing', phase: 'Queued: 0/3 chunks', batchWaiting: false });
+
+    const response = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
+    expect(response.status).toBe(200);
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'cancelled', holdOutcome: 'cancelled', fileStatus: 'uploaded', chunks: ['cancelled', 'cancelled', 'cancelled'] });
+    expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
+    expect(await app.deps.db.oneFirst(sql.type(z.object({ c: z.uuid().nullable() }))`select comp_conversion_id as c from flyer_jobs where id = ${flyer}`)).toBeNull();
+  });
+
+  it('process-now resumes a job parked for the batch lane; cancel works on waiting_batch too', async () => {
+    const token = await user('batch@example.com', 10);
+    const first = await uploadPdf(app, token);
+    const second = await uploadPdf(app, token);
+    for (const fileId of [first, second]) {
+      await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+      // The batch lane (a later issue) is what parks jobs; stand in for it.
+      await app.deps.db.query(sql.type(AnyRow)`
+        with j as (update large_conversion_jobs set status = 'waiting_batch' where file_id = ${fileId} returning id)
+        update chunk_jobs set status = 'waiting_batch' where job_id in (select id from j)`);
+    }
+    const list = (await (await api(app, token, 'GET', '/api/files')).json()) as { files: Array<{ id: string; batchWaiting: boolean }> };
+    expect(list.files.filter((file) => file.batchWaiting).map((file) => file.id).sort()).toEqual([first, second].sort());
+
+    const resumed = await api(app, token, 'POST', `/api/v1/files/${first}/process-now`);
+    expect(resumed.status).toBe(200);
+    expect(await jobState(app, first)).toMatchObject({ status: 'pending', chunks: ['pending', 'pending', 'pending'] });
+    const cancelled = await api(app, token, 'POST', `/api/v1/files/${second}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(await jobState(app, second)).toMatchObject({ status: 'cancelled', holdOutcome: 'cancelled' });
+    await api(app, token, 'POST', `/api/v1/files/${first}/cancel`);
+  });
+
+  it('a flyer cancel fails the job with a message, refunds it and drops the running claim', async () => {
+    const email = 'flyer@example.com';
+    await user(email, 10);
+    const flyer = await app.deps.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into flyer_jobs (owner_id, customer_id, status, claim_id, credits_charged)
+      select id, customer_id, 'processing', gen_random_uuid(), 2 from users where email = ${email} returning id`);
+    await app.deps.db.query(sql.type(AnyRow)`update customers set credits_remaining = 8 where id = (select customer_id from users where email = ${email})`);
+    await app.deps.db.query(sql.type(AnyRow)`select cancel_flyer_job(${flyer})`);
+    const row = await app.deps.db.one(sql.type(z.object({ status: z.string(), message: z.string().nullable(), claim: z.uuid().nullable(), refunded: z.boolean() }))`
+      select status, error_message as message, claim_id as claim, refunded from flyer_jobs where id = ${flyer}`);
+    expect(row).toEqual({ status: 'failed', message: 'Cancelled by user', claim: null, refunded: true });
+    expect(await balance(app, email)).toMatchObject({ credits: 10 });
+    await expect(app.deps.db.query(sql.type(AnyRow)`select cancel_flyer_job(${flyer})`)).rejects.toThrow();
+  });
+});
+
+describe('with workers', () => {
+  it('a chunk whose worker died mid-run is re-queued by orphan recovery and completes once, charged once', async () => {
+    const email = 'orphan@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    // What a SIGKILLed worker leaves: the chunk claimed by a run that no longer heartbeats.
+    await app.deps.db.query(sql.type(AnyRow)`
+      update chunk_jobs set status = 'processing', run_id = gen_random_uuid(), attempt = 1, heartbeat_at = now() - interval '1 hour', pages_done = 1
+       where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) and chunk_index = 0`);
+    const workers = await startWorkers();
+    await until(() => jobState(app, fileId), (job) => job?.chunks[1] === 'completed' && job.chunks[2] === 'completed', 30_000, 'the live chunks');
+    expect((await jobState(app, fileId))?.chunks[0]).toBe('processing');
+    expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 1, reassembled: 0 });
+    expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 0, reassembled: 0 });
+    await until(() => jobState(app, fileId), (job) => job?.status === 'completed', 30_000, 'completed');
+    const ledger = await app.deps.db.one(sql.type(z.object({ rows: z.number(), attempts: z.array(z.number()) }))`
+      select (select count(*)::int from cost_ledger l where l.job_id = j.id) as rows,
+             array(select attempt from chunk_jobs c where c.job_id = j.id order by chunk_index) as attempts
+        from large_conversion_jobs j where j.file_id = ${fileId}`);
+    expect(ledger).toEqual({ rows: 3, attempts: [2, 1, 1] });
+    expect(await balance(app, email)).toEqual({ credits: 7, held: 0, freeUsed: 0, freeHeld: 0 });
+    // Recovery never touches cancelled work.
+    await app.deps.db.query(sql.type(AnyRow)`
+      update chunk_jobs set status = 'cancelled', heartbeat_at = now() - interval '1 hour' where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) and chunk_index = 0`);
+    expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 0, reassembled: 0 });
+  }, 60_000);
+
+  it('DOCX goes the inline path: processing with no chunk job, not cancellable, then completed with a zip', async () => {
+    await startWorkers();
+    const token = await user('docx@example.com');
+    engine.holdRender();
+    const response = await upload(app, token, await docx('Hello inline world'), 'letter.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    const file = (await response.json()) as { id: string; status: string };
+    expect(response.status, JSON.stringify(file)).toBe(201);
+    expect(file.status).toBe('processing');
+    const stream = fetch(`${app.baseUrl}/api/convert/${file.id}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    try {
+      const cancel = await api(app, token, 'POST', `/api/v1/files/${file.id}/cancel`);
+      expect(cancel.status).toBe(409);
+      expect(await cancel.json()).toMatchObject({ code: 'CONVERSION_NOT_INTERRUPTIBLE' });
+    } finally {
+      engine.releaseRender();
+    }
+    const events = await readEvents(await stream);
+    expect(events.at(-1)?.event).toBe('completed');
+    expect(await jobState(app, file.id)).toBeNull();
+    const zip = await fetch(`${app.baseUrl}${String(events.at(-1)!.data.downloadUrl)}`);
+    expect(zip.status).toBe(200);
+    expect(Buffer.from(await zip.arrayBuffer()).includes(Buffer.from('letter.html'))).toBe(true);
+  }, 60_000);
+
+  it('many stream clients on one file share the one listener connection', async () => {
+    const token = await user('watchers@example.com');
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    try {
+      await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+      const streams = Array.from({ length: 5 }, () => fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } }));
+      await Promise.all(streams);
+      const listeners = await app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen folio_conversion%'`);
+      expect(listeners).toBe(1);
+      expect(app.deps.services.conversionEvents.listenerCount()).toBe(1);
+      const cancel = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
+      expect(cancel.status).toBe(200);
+      for (const stream of streams) expect((await readEvents(await stream)).at(-1)?.event).toBe('cancelled');
+    } finally {
+      engine.releaseConvert();
+    }
+  }, 40_000);
+
+  it('delete cancels the live job without resetting the file, then removes the file and its objects', async () => {
+    const email = 'deleter@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    try {
+      await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+      const response = await api(app, token, 'DELETE', `/api/files/${fileId}`);
+      expect(response.status).toBe(200);
+    } finally {
+      engine.releaseConvert();
+    }
+    expect(await jobState(app, fileId)).toBeNull();
+    expect(await app.deps.services.conversion.store.exists(`files/${fileId}/source`)).toBe(false);
+    expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
+    expect((await api(app, token, 'DELETE', `/api/files/${fileId}`)).status).toBe(404);
+  }, 40_000);
+});
