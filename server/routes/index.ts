@@ -5,6 +5,7 @@ import { mountDownload } from './download.route.ts';
 import { mountFileUpload } from './files.route.ts';
 import { mountAuditDigestRoute } from './audit-digest.route.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
+import { mountEmailEventsPollShim } from './email-events-poll.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
@@ -16,4 +17,4 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountMetricsRoute, mountAuditDigestRoute, mountFileUpload, mountConvertStream, mountDownload];
+export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountMetricsRoute, mountAuditDigestRoute, mountEmailEventsPollShim, mountFileUpload, mountConvertStream, mountDownload];
