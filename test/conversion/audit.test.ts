@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auditHtml } from '../../server/conversion/audit/index.ts';
-import { renderDocument } from '../../server/conversion/render/index.ts';
+import { renderDocument, renderHtml } from '../../server/conversion/render/index.ts';
 import type { FolioReport } from '../../server/conversion/render/report.ts';
 import type { ConvertedDocument } from '../../server/conversion/model.ts';
 import { fullDocument, page, PNG_BASE64 } from './render-fixture.ts';
@@ -58,5 +58,38 @@ describe('audit', () => {
     expect(report.audit.violations.map((v) => v.rule)).toEqual(expect.arrayContaining(['image-alt', 'folio-image-alt', 'folio-table-headers']));
     expect(report.warnings.map((w) => w.kind).sort()).toEqual(['missing-alt', 'ocr', 'table-without-headers', 'uncertain-table']);
     expect(report.totals.figuresMissingAlt).toBe(1);
+  });
+
+  it('audits a long document slice by slice with the same findings as in one piece', async () => {
+    const pages = Array.from({ length: 12 }, (_, i) =>
+      page(i + 1, [
+        { kind: 'heading', page: i + 1, level: i === 0 ? 1 : 2, content: [t(`Part ${i + 1}`)] },
+        { kind: 'paragraph', page: i + 1, content: [t('Some words. '.repeat(40))] },
+        { kind: 'figure', page: i + 1, image: { mime: 'image/png', base64: PNG_BASE64, width: 2, height: 2 }, decorative: false, needsAlt: true },
+      ]),
+    );
+    const rendered = renderHtml({ meta: { title: 'Long', lang: 'en', pageCount: 12, tagged: false, sourceName: 'long.pdf' }, pages });
+    const whole = await auditHtml(rendered.html);
+    const sliced = await auditHtml(rendered, { sliceChars: 2_000 });
+    expect(whole.slices).toBe(1);
+    expect(sliced.slices).toBeGreaterThan(5);
+    const summary = (a: typeof whole) => a.violations.map((v) => `${v.rule}:${v.count}`).sort();
+    expect(summary(sliced)).toEqual(summary(whole));
+    expect(summary(whole)).toEqual(['folio-image-alt:12', 'image-alt:12']);
+    // A heading level skipped across a slice boundary is still found, and page-wide rules count once.
+    const skipping = renderHtml({
+      meta: { title: 'Skip', lang: 'en', pageCount: 12, tagged: false, sourceName: 's.pdf' },
+      pages: pages.map((p) => ({ ...p, blocks: p.blocks.filter((b) => b.kind === 'paragraph') })),
+    });
+    const head = skipping.shell.before.replace('<h1 id="doc-title">', '<h2 id="doc-title">').replace('</h1>\n</header>', '</h2>\n</header>').replace(/<html lang="en">/, '<html>');
+    const partsWithH4 = [...skipping.mainParts];
+    partsWithH4[partsWithH4.length - 1] = '<h4>Late</h4>';
+    const broken = { html: head + partsWithH4.join('\n') + skipping.shell.after, shell: { before: head, after: skipping.shell.after }, mainParts: partsWithH4 };
+    const a = await auditHtml(broken, { sliceChars: 2_000 });
+    expect(a.slices).toBeGreaterThan(3);
+    const counts = Object.fromEntries(a.violations.map((v) => [v.rule, v.count]));
+    expect(counts).toMatchObject({ 'html-has-lang': 1, 'folio-html-lang': 1, 'folio-page-has-h1': 1 });
+    // h2 as the first heading, then h4 after h2 in the last slice.
+    expect(counts['folio-heading-order']).toBe(2);
   });
 });

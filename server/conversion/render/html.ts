@@ -8,6 +8,9 @@ export type HtmlRender = {
   warnings: HtmlWarning[];
   /** headings as rendered, after level repair */
   headings: { level: number; text: string; id: string }[];
+  /** html = shell.before + mainParts.join('\n') + shell.after; parts are top-level blocks of <main>, so the audit can take a long document in slices */
+  shell: { before: string; after: string };
+  mainParts: string[];
 };
 
 type Ctx = {
@@ -337,18 +340,24 @@ export function renderHtml(input: ConvertedDocument): HtmlRender {
       if (html) body.push(html);
     }
   }
-  // Footnote references pointing nowhere would be dead links: drop their target.
-  let main = body.join('\n');
-  for (const token of ctx.footnoteRefs) {
-    if (!ctx.footnoteTargets.has(token)) {
-      main = main.replace(new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="([^"]*)">([^<]*)</a></sup>`, 'g'), '<sup>$2</sup>');
-    }
-  }
+  // Footnote references pointing nowhere would be dead links: keep the label, drop the link.
+  const dangling = [...ctx.footnoteRefs].filter((token) => !ctx.footnoteTargets.has(token));
+  const parts = dangling.length === 0
+    ? body
+    : body.map((part) => {
+        let out = part;
+        for (const token of dangling) {
+          if (out.includes(`href="#fn-${token}"`)) {
+            out = out.replace(new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="[^"]*">([^<]*)</a></sup>`, 'g'), '<sup>$1</sup>');
+          }
+        }
+        return out;
+      });
   const long = ctx.headings.length >= 6 || (ctx.headings.length >= 3 && pages.length > 1);
   const toc = long ? `${renderToc(ctx.headings)}\n` : '';
   const header = titleIsH1 ? `<h1 id="doc-title">${escapeHtml(title)}</h1>` : `<p class="doc-title">${escapeHtml(title)}</p>`;
   const source = doc.meta.sourceName ? ` from ${escapeHtml(doc.meta.sourceName)}` : '';
-  const html = `<!DOCTYPE html>
+  const before = `<!DOCTYPE html>
 <html lang="${escapeHtml(lang)}"${isRtl(lang) ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
@@ -365,7 +374,8 @@ ${CSS}
 ${header}
 </header>
 ${toc}<main id="main" tabindex="-1">
-${main}
+`;
+  const after = `
 </main>
 <footer>
 <p>Accessible version converted by Folio${source}: ${pages.length} ${pages.length === 1 ? 'page' : 'pages'}.</p>
@@ -373,7 +383,7 @@ ${main}
 </body>
 </html>
 `;
-  return { html, warnings: ctx.warnings, headings: ctx.headings };
+  return { html: before + parts.join('\n') + after, warnings: ctx.warnings, headings: ctx.headings, shell: { before, after }, mainParts: parts };
 }
 
 export const CSS = `:root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfc; --muted: #555; --link: #0645ad; --line: #c8c8c8; --warn-bg: #fff4d6; --warn-fg: #5a3b00; --focus: #b8520a; }

@@ -20,7 +20,7 @@ export async function renderDocument(document: ConvertedDocument, options: { log
   const pdfStarted = performance.now();
   const taggedPdf = await renderTaggedPdf(document, options.log);
   const pdfMs = Math.round(performance.now() - pdfStarted);
-  const audit = await auditHtml(html.html);
+  const audit = await auditHtml(html);
   const report = buildReport(document, audit, html.warnings, html.headings.length, {
     htmlMs,
     pdfMs,
