@@ -87,7 +87,7 @@ export async function receiveUpload(deps: Pick<Deps, 'db' | 'boss' | 'config'>, 
           resolve({ key, name: info.filename || 'upload', size: state.size, head: state.head });
         },
         async (error: unknown) => {
-          await store.delete(key).catch(() => {});
+          await store.deletePrefix(`files/${id}/`).catch(() => {});
           fail(metered.state().tooLarge ? new DomainError('FILE_TOO_LARGE', `The file is larger than ${maxBytes} bytes`) : error);
         },
       );
