@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { JSDOM } from 'jsdom';
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 
 /** The shared corpus: real PDFs nobody on the team wrote, described by ../shared/corpus/MANIFEST.md. */
@@ -137,4 +138,22 @@ function blockText(block: Block): string {
 /** One page's text in the engine's reading order, block by block. */
 export function pageText(page: PageResult): string {
   return page.blocks.map(blockText).join('\n');
+}
+
+/** pdf.js's raw text of every page (content-stream order), as a second oracle beside pdftotext. */
+export async function pdfjsRawText(file: string): Promise<string> {
+  const task = getDocument({ data: new Uint8Array(readFileSync(file)), verbosity: 0 });
+  try {
+    const document = await task.promise;
+    let text = '';
+    for (let number = 1; number <= document.numPages; number++) {
+      const page = await document.getPage(number);
+      const content = await page.getTextContent();
+      text += `${content.items.map((item) => ('str' in item ? `${item.str}${item.hasEOL ? '\n' : ''}` : '')).join(' ')}\n`;
+      page.cleanup();
+    }
+    return text;
+  } finally {
+    await task.destroy();
+  }
 }
