@@ -22,7 +22,8 @@ function escapeHtml(value: string) {
  * the specification says). Each recipient is one request: 422 counts as
  * suppressed, any other failure as failed, and one failure never stops the
  * others. The idempotency key is recipient + cadence + window end, so a
- * rerun of the same run does not mail twice.
+ * rerun on the same UTC day does not mail twice
+ * (the relay's library dedupes on the key).
  */
 export async function sendAuditDigest(deps: { config: Config; db: Database; log: Log; now: Date }, cadence: Cadence): Promise<DigestResult> {
   const url = deps.config.alerts.internalSendEmailUrl;
@@ -41,7 +42,8 @@ export async function sendAuditDigest(deps: { config: Config; db: Database; log:
   const lines = entries.map((e) => `${e.created_at.toISOString()}  ${e.action}  ${e.subject ?? ''}  by ${e.actor ?? 'system'}`);
   const text = entries.length ? `Admin audit log, ${cadence} digest since ${since.toISOString()}:\n\n${lines.join('\n')}` : `No admin audit entries since ${since.toISOString()}.`;
   const html = `<h1>Admin audit digest (${cadence})</h1>${entries.length ? `<ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>` : `<p>No admin audit entries since ${escapeHtml(since.toISOString())}.</p>`}`;
-  const windowKey = deps.now.toISOString().slice(0, cadence === 'daily' ? 10 : 10);
+  // Both cadences run at most once a day, so the UTC date names the run.
+  const windowKey = deps.now.toISOString().slice(0, 10);
   await Promise.all(
     recipients.map(async (to) => {
       try {
