@@ -64,8 +64,15 @@ describe('tagged PDF renderer', () => {
     expect(struct).toMatch(/^ {6}TD/m);
     expect(struct).toContain('"Annual report"');
     expect(struct).toContain('"Revenue"');
+    // Links are Link elements holding their annotation (OBJR), inside their paragraph.
+    expect(struct).toMatch(/^ {2}P \(block\)\n(?: {4}".*"\n)* {4}Link/m);
+    const body = pdfBody(await renderTaggedPdf(fullDocument()));
+    expect(body).toMatch(/\/S \/Link\n\/Alt \(link\)[^>]*\/Type \/OBJR/);
     // The figure's alt text is in the tree.
-    expect(pdfBody(await renderTaggedPdf(fullDocument()))).toContain('A red square');
+    expect(body).toMatch(/\/S \/Figure\n\/Alt \(A red square\)/);
+    // Headings to level 3 are bookmarks.
+    expect(body).toMatch(/\/Outlines \d+ 0 R/);
+    for (const title of ['Annual report', 'Highlights', 'Methods', 'Details', 'Results']) expect(body).toContain(`/Title (${title})`);
   });
 
   it.skipIf(!poppler)('uses the title as H1 when the document has no leading level-1 heading, and pages its text', async () => {

@@ -17,6 +17,7 @@ const FONTS = {
 } as const;
 
 type Doc = PDFKit.PDFDocument;
+type TextLayout = { indent?: number; width?: number; align?: 'left' | 'right' | 'center' };
 type Struct = PDFKit.PDFStructureElement;
 
 const HEADING_SIZE = [0, 20, 16, 14, 12.5, 11.5, 11] as const;
@@ -70,6 +71,7 @@ class PdfWriter {
   root: Struct;
   width: number;
   figureCount = 0;
+  outline: { level: number; item: PDFKit.PDFOutline }[] = [];
 
   constructor(doc: Doc, root: Struct) {
     this.doc = doc;
@@ -82,21 +84,60 @@ class PdfWriter {
   }
 
   /** Writes runs of text as one paragraph at the current position, continuing across pages. */
-  writeRuns(list: Run[], size: number, options: { indent?: number; width?: number; align?: 'left' | 'right' | 'center' } = {}): void {
+  writeRuns(list: Run[], size: number, options: TextLayout = {}): void {
+    const writer = this.runWriter(list, size, options);
+    writer.runs.forEach(writer.write);
+  }
+
+  /** One run at a time, so a paragraph's runs can be split between structure elements (P and its Links). */
+  runWriter(list: Run[], size: number, options: TextLayout): { runs: Run[]; write: (run: Run) => void } {
     const doc = this.doc;
     const x = MARGIN + (options.indent ?? 0);
     const width = options.width ?? this.width - (options.indent ?? 0);
     const clean = list.map((r) => ({ ...r, text: pdfText(r.text) })).filter((r) => r.text !== '');
-    if (clean.length === 0) return;
-    doc.fontSize(size);
-    clean.forEach((run, index) => {
-      doc.font(FONTS[run.font]);
-      const opts: PDFKit.Mixins.TextOptions = { width, continued: index < clean.length - 1, align: options.align ?? 'left', lineGap: 2 };
+    let index = 0;
+    const write = (run: Run) => {
+      const i = index++;
+      doc.fontSize(size).font(FONTS[run.font]);
+      const opts: PDFKit.Mixins.TextOptions = { width, continued: i < clean.length - 1, align: options.align ?? 'left', lineGap: 2 };
       if (run.link) opts.link = run.link;
-      if (index === 0) doc.text(run.text, x, doc.y, opts);
+      if (i === 0) doc.text(run.text, x, doc.y, opts);
       else doc.text(run.text, opts);
-    });
-    doc.font(FONTS.regular);
+      if (i === clean.length - 1) doc.font(FONTS.regular);
+    };
+    return { runs: clean, write };
+  }
+
+  /**
+   * A structure element holding text; linked runs become Link children, so
+   * each link annotation sits in the structure tree as PDF/UA requires.
+   */
+  textElement(type: string, list: Run[], size: number, options: TextLayout = {}, structOptions: PDFKit.Mixins.StructureElementOptions = {}): Struct {
+    const doc = this.doc;
+    const writer = this.runWriter(list, size, options);
+    if (!writer.runs.some((r) => r.link)) return doc.struct(type, structOptions, () => writer.runs.forEach(writer.write));
+    const groups: Run[][] = [];
+    for (const run of writer.runs) {
+      const last = groups.at(-1);
+      if (last && last[0]!.link === run.link) last.push(run);
+      else groups.push([run]);
+    }
+    const children = groups.map((group) =>
+      group[0]!.link
+        ? doc.struct('Link', { alt: pdfText(group.map((r) => r.text).join('')).trim() || group[0]!.link }, () => group.forEach(writer.write))
+        : () => group.forEach(writer.write),
+    );
+    return doc.struct(type, structOptions, children);
+  }
+
+  /** Headings to level 3 become the PDF's bookmarks (outline), nested like the headings. */
+  bookmark(level: number, title: string): void {
+    if (level > 3 || title === '') return;
+    while (this.outline.length > 0 && this.outline.at(-1)!.level >= level) this.outline.pop();
+    const parent = this.outline.at(-1)?.item ?? this.doc.outline;
+    // pdfkit computes the destination's left as page width minus `left`; passing the width lands on the page's left edge.
+    const options = { expanded: level === 1, top: this.doc.y, left: this.doc.page.width } as { expanded?: boolean };
+    this.outline.push({ level, item: parent.addItem(title, options) });
   }
 
   block(parent: Struct, block: Block): void {
@@ -107,7 +148,8 @@ class PdfWriter {
         this.ensureSpace(size * 3);
         doc.moveDown(0.6);
         const content = runs(block.content, 'bold');
-        parent.add(doc.struct(`H${block.level}`, {}, () => this.writeRuns(content, size)));
+        this.bookmark(block.level, pdfText(inlineText(block.content)));
+        parent.add(this.textElement(`H${block.level}`, content, size));
         doc.moveDown(0.3);
         return;
       }
@@ -115,7 +157,7 @@ class PdfWriter {
         const content = runs(block.content);
         if (content.length === 0) return;
         this.ensureSpace(BODY_SIZE * 2);
-        parent.add(doc.struct('P', {}, () => this.writeRuns(content, BODY_SIZE)));
+        parent.add(this.textElement('P', content, BODY_SIZE));
         doc.moveDown(0.5);
         return;
       }
@@ -141,7 +183,7 @@ class PdfWriter {
       case 'footnote': {
         const content = [{ text: `${block.label} `, font: 'regular' as const }, ...runs(block.content)];
         this.ensureSpace(BODY_SIZE * 2);
-        parent.add(doc.struct('Note', {}, () => this.writeRuns(content, BODY_SIZE - 1.5)));
+        parent.add(this.textElement('Note', content, BODY_SIZE - 1.5));
         doc.moveDown(0.4);
         return;
       }
@@ -179,10 +221,8 @@ class PdfWriter {
       }));
       doc.y = y;
       const content = runs(item.content);
-      li.add(doc.struct('LBody', {}, () => {
-        if (content.length > 0) this.writeRuns(content, BODY_SIZE, { indent: indent + 4 });
-        else doc.moveDown(1);
-      }));
+      if (content.length > 0) li.add(this.textElement('LBody', content, BODY_SIZE, { indent: indent + 4 }));
+      else doc.moveDown(1);
       if (item.children) this.list(li, item.children, depth + 1);
       li.end();
     });
@@ -220,7 +260,7 @@ class PdfWriter {
     const captionText = inlineText(block.caption);
     if (captionText) {
       this.ensureSpace(BODY_SIZE * 2);
-      table.add(doc.struct('Caption', {}, () => this.writeRuns(runs(block.caption, 'bold'), BODY_SIZE)));
+      table.add(this.textElement('Caption', runs(block.caption, 'bold'), BODY_SIZE));
       doc.moveDown(0.2);
     }
     for (const row of placed) {
@@ -312,7 +352,7 @@ class PdfWriter {
     }
     if (caption.length > 0) {
       this.ensureSpace(BODY_SIZE * 2);
-      parent.add(doc.struct('Caption', {}, () => this.writeRuns(caption, BODY_SIZE - 1, {})));
+      parent.add(this.textElement('Caption', caption, BODY_SIZE - 1));
     }
     doc.moveDown(0.6);
   }
