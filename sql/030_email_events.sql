@@ -65,6 +65,7 @@ declare
   v_created boolean := false;
   v_alert boolean := false;
   v_claim boolean;
+  v_insert_id uuid := p_log_id;
 begin
   if not email_event_is_known(p_event) then
     raise exception 'record_email_event: unknown event %', p_event using errcode = '22023';
@@ -85,13 +86,14 @@ begin
      for update;
     if not found and p_log_id is not null then
       select * into v_row from email_log l
-       where l.id = p_log_id and (l.provider_message_id is null or (l.provider = p_provider and l.provider_message_id = p_provider_message_id))
+       where l.id = p_log_id and (l.provider is null or l.provider = p_provider)
+         and (l.provider_message_id is null or l.provider_message_id = p_provider_message_id)
        for update;
     end if;
     exit when found;
     insert into email_log (id, status, category, provider, provider_message_id, to_addresses, from_address,
                            subject, tags, configuration_set, last_event, last_event_at, raw, error)
-    values (coalesce(p_log_id, gen_random_uuid()), coalesce(v_new_status, 'sent'), 'unknown', p_provider,
+    values (coalesce(v_insert_id, gen_random_uuid()), coalesce(v_new_status, 'sent'), 'unknown', p_provider,
             p_provider_message_id, v_to, p_from, p_subject, v_tags, p_configuration_set,
             coalesce(p_last_event, p_event), v_at, p_raw, case when v_failure then p_error end)
     on conflict do nothing
@@ -100,8 +102,10 @@ begin
       v_created := true;
       exit;
     end if;
-    -- Another writer inserted the same message (or id) between our select and
-    -- insert: go round and lock its row.
+    -- Another writer inserted the same message between our select and insert
+    -- (go round and lock its row), or the tagged id belongs to a row we may
+    -- not adopt (another provider or message): insert under a fresh id.
+    v_insert_id := null;
   end loop;
 
   if not v_created then

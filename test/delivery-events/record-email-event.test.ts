@@ -141,6 +141,17 @@ describe('record_email_event: send log status', () => {
     expect(all[0]).toMatchObject({ status: 'delivered', provider_message_id: 'late-id' });
   });
 
+  it('does not adopt a tagged row of another provider or message; the event gets a row of its own', async () => {
+    const id = randomUUID();
+    await recordEmailSend(db, sendEntry('', { id, status: 'deferred', provider: 'provider_a', provider_message_id: undefined }));
+    const other = await recordEmailEvent(db, { ...event('b-msg', 'delivered', 1, { logId: id }), provider: 'provider_b' });
+    expect(other.send_id).not.toBe(id);
+    await recordEmailEvent(db, event('a-msg', 'sent', 1, { logId: id }));
+    const again = await recordEmailEvent(db, event('a-msg-2', 'delivered', 2, { logId: id }));
+    expect(again.send_id).not.toBe(id);
+    expect((await rows()).map((r) => r.provider_message_id).sort()).toEqual(['a-msg', 'a-msg-2', 'b-msg']);
+  });
+
   it('rejects an unknown event name', async () => {
     await expect(recordEmailEvent(db, event('x', 'exploded' as EmailEvent, 0))).rejects.toThrow(/unknown event/);
   });
