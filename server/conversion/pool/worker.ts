@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { closeOcr, convertLocalPage, openPdf } from '../backends/local/index.ts';
+import { closeOcr, convertLocalPage, createEdgeCache, openPdf } from '../backends/local/index.ts';
 import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
 
 /**
@@ -12,7 +12,10 @@ import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
 const port = parentPort;
 if (!port) throw new Error('the page worker must run in a worker thread');
 
-const documents = new Map<number, { doc: Promise<PDFDocumentProxy>; options: LocalJobOptions; pagesSinceCleanup: number }>();
+const documents = new Map<
+  number,
+  { doc: Promise<PDFDocumentProxy>; options: LocalJobOptions; pagesSinceCleanup: number; edges?: ReturnType<typeof createEdgeCache> }
+>();
 /** Pages between pdf.js cache purges: often enough to keep memory flat, rarely enough that shared fonts are not reparsed per page. */
 const CLEANUP_EVERY = 16;
 let queue: Promise<void> = Promise.resolve();
@@ -39,7 +42,8 @@ async function handle(message: ToWorker): Promise<void> {
       try {
         if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
-        const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label });
+        entry.edges ??= createEdgeCache(doc);
+        const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label, neighbours: entry.edges.neighbours });
         // pdf.js keeps every page proxy and font it has loaded until told otherwise
         if (++entry.pagesSinceCleanup >= CLEANUP_EVERY) {
           entry.pagesSinceCleanup = 0;

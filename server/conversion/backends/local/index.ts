@@ -5,6 +5,7 @@ import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
 import { buildSegments, layoutPage, type LinkArea } from './layout.ts';
 import { ocrPage } from './ocr.ts';
+import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
 import { countWords, readTextLayer } from './text-layer.ts';
@@ -18,10 +19,13 @@ import { countWords, readTextLayer } from './text-layer.ts';
 export { openPdf, looksLikePdf } from './pdf.ts';
 export { closeOcr } from './ocr.ts';
 export { detectLanguage } from './language.ts';
+export { createEdgeCache } from './running-heads.ts';
 
 export type LocalPageOptions = {
   docLang: string;
   tagged: boolean;
+  /** edge lines of nearby pages, to drop running heads and feet (createEdgeCache) */
+  neighbours?: (page: number) => Promise<EdgeLines[]>;
   /** OCR pages without a text layer (default true) */
   ocr?: boolean;
 };
@@ -129,10 +133,12 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
       }
     } else {
       const shifted = items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+      const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
       const layout = layoutPage(buildSegments(shifted, linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] }))), {
         page: pageNumber,
         pageWidth: x1 - x0,
         pageHeight: y1 - y0,
+        neighbours,
       });
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');

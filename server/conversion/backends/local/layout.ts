@@ -1,5 +1,6 @@
 import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
+import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -133,10 +134,29 @@ export function readingOrder(segments: Segment[], pageWidth: number): { ordered:
   return { ordered, multiColumn: true };
 }
 
-export function layoutPage(segments: Segment[], options: { page: number; pageWidth: number; pageHeight: number }): Layout {
+export function layoutPage(
+  segments: Segment[],
+  options: { page: number; pageWidth: number; pageHeight: number; neighbours?: EdgeLines[] },
+): Layout {
   const { page } = options;
-  // bare page numbers in the top or bottom band are artifacts
   let artifacts = 0;
+  // running heads and feet: a top or bottom line that recurs at the same edge of a nearby page
+  if (options.neighbours && options.neighbours.length > 0 && segments.length > 4) {
+    const tops = new Set(options.neighbours.flatMap((edges) => edges.top));
+    const bottoms = new Set(options.neighbours.flatMap((edges) => edges.bottom));
+    const ys = [...new Set(segments.map((segment) => Math.round(segment.y)))].sort((a, b) => b - a);
+    const lineKey = (y: number) => edgeKey(segments.filter((segment) => Math.round(segment.y) === y).sort((a, b) => a.x - b.x).map((segment) => segment.text).join(' '));
+    const drop = new Set<number>();
+    for (const y of ys.slice(0, 2)) if (tops.has(lineKey(y))) drop.add(y);
+    for (const y of ys.slice(-2)) if (bottoms.has(lineKey(y))) drop.add(y);
+    if (drop.size > 0) {
+      const before = segments.length;
+      segments = segments.filter((segment) => !drop.has(Math.round(segment.y)));
+      artifacts += before - segments.length;
+    }
+  }
+  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts };
+  // bare page numbers at the top or bottom are artifacts
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
   const kept = segments.filter((segment) => {

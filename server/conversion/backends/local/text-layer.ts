@@ -44,7 +44,9 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
         break;
       }
     }
-    items.push({ text: raw.str, x: e, y: f, width: raw.width, size, font: raw.fontName, eol: raw.hasEOL, mcid, artifact: top?.artifact ?? false });
+    // control characters (some fonts map glyphs to U+0003) are not text; as spaces they keep neighbouring words apart
+    const text = raw.str.replace(/[\u0000-\u001f\u007f]/g, ' ');
+    items.push({ text, x: e, y: f, width: raw.width, size, font: raw.fontName, eol: raw.hasEOL, mcid, artifact: top?.artifact ?? false });
   }
   return items;
 }

@@ -1,0 +1,56 @@
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+
+/**
+ * Running heads and feet are artifacts (PDF/UA): a line at the top or bottom
+ * of a page that recurs, digits aside, at the same edge of a nearby page
+ * ("84 4.3. HYPERBOLISCHE GEOMETRIE" over "86 4.3. …"). Pages are converted
+ * independently, so each page looks at its neighbours two either side (books
+ * alternate left and right heads) through a small per-document cache.
+ */
+
+export type EdgeLines = { top: string[]; bottom: string[] };
+
+/** Lines compared with digits and spacing folded, so page numbers inside a head do not matter. */
+export function edgeKey(text: string): string {
+  return text.replace(/\d+/g, '#').replace(/\s+/g, '').toLowerCase();
+}
+
+const EDGE_LINES = 2;
+const CACHE_LIMIT = 64;
+
+export function createEdgeCache(doc: PDFDocumentProxy) {
+  const cache = new Map<number, Promise<EdgeLines>>();
+  const read = async (pageNumber: number): Promise<EdgeLines> => {
+    const page = await doc.getPage(pageNumber);
+    try {
+      const content = await page.getTextContent();
+      const lines = new Map<number, string>();
+      for (const item of content.items) {
+        if (!('str' in item) || item.str.trim() === '') continue;
+        const y = Math.round(item.transform[5] ?? 0);
+        lines.set(y, `${lines.get(y) ?? ''} ${item.str}`);
+      }
+      const ordered = [...lines.entries()].sort((a, b) => b[0] - a[0]).map(([, text]) => edgeKey(text));
+      return { top: ordered.slice(0, EDGE_LINES), bottom: ordered.slice(-EDGE_LINES) };
+    } finally {
+      page.cleanup();
+    }
+  };
+  return {
+    /** Edge lines of the pages near `pageNumber` (not the page itself). */
+    async neighbours(pageNumber: number): Promise<EdgeLines[]> {
+      const numbers = [pageNumber - 2, pageNumber - 1, pageNumber + 1, pageNumber + 2].filter((n) => n >= 1 && n <= doc.numPages);
+      return Promise.all(
+        numbers.map((n) => {
+          let entry = cache.get(n);
+          if (!entry) {
+            entry = read(n).catch(() => ({ top: [], bottom: [] }));
+            cache.set(n, entry);
+            if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+          }
+          return entry;
+        }),
+      );
+    },
+  };
+}
