@@ -70,6 +70,10 @@ describe('tagged PDF renderer', () => {
     expect(body).toMatch(/\/S \/Link\n\/Alt \(link\)[^>]*\/Type \/OBJR/);
     // The figure's alt text is in the tree.
     expect(body).toMatch(/\/S \/Figure\n\/Alt \(A red square\)/);
+    // Header cells carry their scope and spans as table attributes.
+    const attrs = (await run('pdfinfo', ['-struct', file])).stdout;
+    expect(attrs).toMatch(/TH:\n\s+\/Scope \/Column\n\s+TH:\n\s+\/Scope \/Column\n\s+\/ColSpan 2/);
+    expect(attrs).toMatch(/TH:\n\s+\/Scope \/Row\n\s+\/RowSpan 2/);
     // Headings to level 3 are bookmarks.
     expect(body).toMatch(/\/Outlines \d+ 0 R/);
     for (const title of ['Annual report', 'Highlights', 'Methods', 'Details', 'Results']) expect(body).toContain(`/Title (${title})`);

@@ -263,7 +263,9 @@ class PdfWriter {
       table.add(this.textElement('Caption', runs(block.caption, 'bold'), BODY_SIZE));
       doc.moveDown(0.2);
     }
-    for (const row of placed) {
+    let headerRows = 0;
+    while (headerRows < rows.length && rows[headerRows]!.every((cell) => cell.header)) headerRows++;
+    for (const [rowIndex, row] of placed.entries()) {
       doc.fontSize(size);
       const heights = row.map(({ cell, col }) => {
         const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
@@ -281,10 +283,18 @@ class PdfWriter {
         const x = MARGIN + col * colWidth;
         const text = pdfText(inlineText(cell.content));
         const type = cell.header ? 'TH' : 'TD';
-        tr.add(doc.struct(type, {}, () => {
+        const element = doc.struct(type, {}, () => {
           doc.font(cell.header ? FONTS.bold : FONTS.regular).fontSize(size);
           if (text !== '') doc.text(text, x + 3, top + 3, { width: Math.max(8, colWidth * cs - 6), height: rowHeight - 4, ellipsis: true });
-        }));
+        });
+        // Table attributes (PDF 1.7 §14.8.5.7): header scope, spans. pdfkit has no API for them; plain
+        // strings become PDF names when the dictionary is written.
+        const attributes: Record<string, string | number> = { O: 'Table' };
+        if (cell.header) attributes.Scope = pdfScope(cell, rowIndex, col, headerRows);
+        if ((cell.rowSpan ?? 1) > 1) attributes.RowSpan = Math.trunc(cell.rowSpan!);
+        if (cs > 1) attributes.ColSpan = cs;
+        if (Object.keys(attributes).length > 1) (element as unknown as { dictionary: { data: Record<string, unknown> } }).dictionary.data.A = attributes;
+        tr.add(element);
       }
       tr.end();
       // Cell borders are decoration.
@@ -355,6 +365,19 @@ class PdfWriter {
       parent.add(this.textElement('Caption', caption, BODY_SIZE - 1));
     }
     doc.moveDown(0.6);
+  }
+}
+
+function pdfScope(cell: TableCell, rowIndex: number, col: number, headerRows: number): 'Column' | 'Row' | 'Both' {
+  switch (cell.scope) {
+    case 'col':
+    case 'colgroup':
+      return 'Column';
+    case 'row':
+    case 'rowgroup':
+      return 'Row';
+    default:
+      return rowIndex < headerRows ? 'Column' : col === 0 ? 'Row' : 'Column';
   }
 }
 
