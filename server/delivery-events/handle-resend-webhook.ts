@@ -37,6 +37,9 @@ export async function handleResendWebhook(deps: RaiseAlertDeps & { now: Date }, 
     deps.log.warn({ event: 'resend_webhook_no_email_id', type: parsed.data.type, svixId: headers.id }, 'signed provider-A event without an email id');
     return { status: 200, body: { ok: true, warning: 'no email id' } };
   }
+  if (mapped.input.event === 'bounced' && !mapped.input.suppress) {
+    deps.log.warn({ event: 'email_bounce_not_suppressed', providerMessageId: mapped.input.providerMessageId, reason: mapped.input.error, recipients: mapped.recipients.length }, 'provider-A bounce recorded without suppression');
+  }
   const recorded = await recordEmailEvent(deps.db, mapped.input);
   deps.metrics?.emailEvents.inc({ provider: 'provider_a', event: mapped.input.event });
   if (!recorded.alert) return { status: 200, body: { ok: true, sendId: recorded.send_id, status: recorded.status } };
