@@ -68,6 +68,9 @@ describe('tagged PDF renderer', () => {
     expect(struct).toMatch(/^ {2}P \(block\)\n(?: {4}".*"\n)* {4}Link/m);
     const body = pdfBody(await renderTaggedPdf(fullDocument()));
     expect(body).toMatch(/\/S \/Link\n\/Alt \(link\)[^>]*\/Type \/OBJR/);
+    // Language changes are Spans with their Lang.
+    expect(body).toMatch(/\/S \/Span\n\/Lang \(fr\)/);
+    expect(body).toMatch(/\/S \/Span\n\/Lang \(ar\)/);
     // The figure's alt text is in the tree.
     expect(body).toMatch(/\/S \/Figure\n\/Alt \(A red square\)/);
     // Header cells carry their scope and spans as table attributes.

@@ -29,37 +29,37 @@ function pdfText(text: string): string {
   return cleanText(text).replace(/\t/g, '    ').replace(/\r\n?/g, '\n');
 }
 
-type Run = { text: string; font: keyof typeof FONTS; link?: string };
+type Run = { text: string; font: keyof typeof FONTS; link?: string; lang?: string };
 
-function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular', link?: string): Run[] {
+function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular', link?: string, lang?: string): Run[] {
   if (!content) return [];
   const out: Run[] = [];
   for (const node of content) {
     switch (node.kind) {
       case 'text':
-        out.push({ text: node.text, font, link });
+        out.push({ text: node.text, font, link, lang });
         break;
       case 'code':
-        out.push({ text: node.text, font: 'mono', link });
+        out.push({ text: node.text, font: 'mono', link, lang });
         break;
       case 'emphasis': {
         const next: keyof typeof FONTS = node.strong
           ? font === 'italic' || font === 'boldItalic' ? 'boldItalic' : 'bold'
           : font === 'bold' || font === 'boldItalic' ? 'boldItalic' : 'italic';
-        out.push(...runs(node.children, next, link));
+        out.push(...runs(node.children, next, link, lang));
         break;
       }
       case 'link':
-        out.push(...runs(node.children, font, /^(https?|mailto):/i.test(node.href) ? node.href : link));
+        out.push(...runs(node.children, font, /^(https?|mailto):/i.test(node.href) ? node.href : link, lang));
         break;
       case 'lang':
-        out.push(...runs(node.children, font, link));
+        out.push(...runs(node.children, font, link, validLang(node.lang) ?? lang));
         break;
       case 'footnoteRef':
-        out.push({ text: `[${node.label}]`, font, link });
+        out.push({ text: `[${node.label}]`, font, link, lang });
         break;
       case 'lineBreak':
-        out.push({ text: '\n', font, link });
+        out.push({ text: '\n', font, link, lang });
         break;
     }
   }
@@ -115,18 +115,20 @@ class PdfWriter {
   textElement(type: string, list: Run[], size: number, options: TextLayout = {}, structOptions: PDFKit.Mixins.StructureElementOptions = {}): Struct {
     const doc = this.doc;
     const writer = this.runWriter(list, size, options);
-    if (!writer.runs.some((r) => r.link)) return doc.struct(type, structOptions, () => writer.runs.forEach(writer.write));
+    if (!writer.runs.some((r) => r.link || r.lang)) return doc.struct(type, structOptions, () => writer.runs.forEach(writer.write));
     const groups: Run[][] = [];
     for (const run of writer.runs) {
       const last = groups.at(-1);
-      if (last && last[0]!.link === run.link) last.push(run);
+      if (last && last[0]!.link === run.link && last[0]!.lang === run.lang) last.push(run);
       else groups.push([run]);
     }
-    const children = groups.map((group) =>
-      group[0]!.link
-        ? doc.struct('Link', { alt: pdfText(group.map((r) => r.text).join('')).trim() || group[0]!.link }, () => group.forEach(writer.write))
-        : () => group.forEach(writer.write),
-    );
+    const children = groups.map((group) => {
+      const { link, lang } = group[0]!;
+      const write = () => group.forEach(writer.write);
+      if (link) return doc.struct('Link', { alt: pdfText(group.map((r) => r.text).join('')).trim() || link, ...(lang ? { lang } : {}) }, write);
+      if (lang) return doc.struct('Span', { lang }, write);
+      return write;
+    });
     return doc.struct(type, structOptions, children);
   }
 
