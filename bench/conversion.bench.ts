@@ -90,8 +90,8 @@ async function benchEngine(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>
   const config = loadConfig();
   const engine = createConversionEngine({ conversion: config.conversion, log: silentLog });
   const ours = new Map<string, string>();
-  const text = { pages: 0, ms: 0 };
-  const ocr = { pages: 0, ms: 0 };
+  const text = { pages: 0, ms: 0, convertMs: 0 };
+  const ocr = { pages: 0, ms: 0, convertMs: 0 };
   try {
     // warm-up: workers start and pdf.js compiles once, outside the timing
     await convertWhole(engine, bytes.get('verapdf-ua1-7.4.2-headings.pdf') ?? bytes.values().next().value!, 'warm-up.pdf');
@@ -108,6 +108,7 @@ async function benchEngine(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>
       const bucket = result.pages.some((page) => page.ocr) ? ocr : text;
       bucket.pages += result.pages.length;
       bucket.ms += ms;
+      bucket.convertMs += result.convertMs;
     }
   } finally {
     await engine.close();
@@ -115,6 +116,9 @@ async function benchEngine(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>
   const textRate = text.pages / (text.ms / 1000);
   report('conversion', 'engine_pages_per_s', textRate, 'pages/s', { pages: text.pages, poolSize: config.conversion.poolSize, note: 'convert+render+audit, documents without OCR pages' });
   report('conversion', 'engine_vs_pdfjs_text_ratio', textRate / floor.pagesPerSecond, 'ratio', { aim: 0.5 });
+  // where the time goes: page conversion alone, and rendering (HTML, tagged PDF, report, audit) per page
+  report('conversion', 'engine_convert_only_pages_per_s', text.pages / (text.convertMs / 1000), 'pages/s', { pages: text.pages });
+  report('conversion', 'engine_render_audit_ms_per_page', (text.ms - text.convertMs) / text.pages, 'ms/page', { pages: text.pages });
   if (ocr.pages > 0) report('conversion', 'engine_ocr_pages_per_s', ocr.pages / (ocr.ms / 1000), 'pages/s', { pages: ocr.pages });
   const violations = await Promise.all([...ours].map(async ([file, html]) => ({ file, ...(await axeViolations(html)) })));
   reportViolations('ours', violations);
@@ -127,11 +131,13 @@ async function convertWhole(engine: ConversionEngine, pdf: Uint8Array, name: str
   const meta = await engine.inspect(pdf.slice(), { sourceName: name });
   const pages: PageResult[] = [];
   const numbers = Array.from({ length: meta.pageCount }, (_, i) => i + 1);
+  const started = performance.now();
   for (let offset = 0; offset < numbers.length; offset += 16) {
     pages.push(...(await engine.convertPages(pdf.slice(), { pages: numbers.slice(offset, offset + 16), backend: 'local', sourceName: name })));
   }
+  const convertMs = performance.now() - started;
   const outputs = await engine.render({ meta, pages });
-  return { html: outputs.html, pages };
+  return { html: outputs.html, pages, convertMs };
 }
 
 /** WCAG 2.0/2.1 A and AA axe rules in jsdom; color-contrast needs layout jsdom lacks, so axe leaves it out. */
@@ -191,13 +197,15 @@ async function benchPeakRss() {
     const file = path.join(dir, `generated-${BIG_PAGES}-pages.pdf`);
     await writeFile(file, await generatePdf(BIG_PAGES));
     // The CLI runs as in production; at exit it reports the process's peak RSS (worker threads included).
-    const script = `
+    // a script file, not --eval: worker threads inherit execArgv, and --input-type would break them
+    const script = path.join(dir, 'measure.mjs');
+    await writeFile(script, `
       process.on('exit', () => process.stderr.write('MAXRSS ' + process.resourceUsage().maxRSS + '\\n'));
       process.argv = [process.argv[0], 'folio', 'convert', ${JSON.stringify(file)}, '-o', ${JSON.stringify(path.join(dir, 'out'))}];
-      await import(${JSON.stringify(path.join(ROOT, 'bin/folio.ts'))});`;
+      await import(${JSON.stringify(path.join(ROOT, 'bin/folio.ts'))});`);
     const started = performance.now();
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
       child.on('close', (exitCode) => resolve({ code: exitCode, stderr }));
