@@ -40,7 +40,9 @@ describe('report', () => {
     expect(report).toMatchObject({ wcagStatus: 'passed', pages: 2, standardPages: 1, complexPages: 1, costUsd: 0.0123, lang: 'en-GB', sourceName: 'annual.pdf' });
     expect(report.backends).toEqual({ local: 1, 'chunked-vision': 1 });
     expect(report.pageDetails[1]).toMatchObject({ page: 2, label: 'ii', backend: 'chunked-vision', classification: 'complex', reasons: ['formula'], ocr: false, model: 'test-model', promptHash: 'abc' });
-    expect(report.totals).toMatchObject({ headings: 5, tables: 1, figures: 2, formulas: 2, figuresMissingAlt: 0, violations: 0 });
+    expect(report.totals).toMatchObject({ headings: 5, tables: 1, figures: 2, formulas: 2, figuresMissingAlt: 0, violations: 0, words: 68 });
+    // Nested blocks count too: the quoted paragraph is the third.
+    expect(report.totals.blocks).toMatchObject({ paragraph: 3, blockquote: 1, list: 1, footnote: 1 });
     for (const key of ['conversionMs', 'htmlMs', 'pdfMs', 'auditMs', 'renderMs'] as const) expect(report.timings[key]).toBeGreaterThanOrEqual(0);
     expect(report.timings.conversionMs).toBe(10);
     // Plain JSON all the way down.

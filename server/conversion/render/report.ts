@@ -2,7 +2,7 @@ import type { ConversionReport } from '../engine.ts';
 import type { Backend, Block, ConvertedDocument } from '../model.ts';
 import type { AuditResult } from '../audit/index.ts';
 import { documentTitle, type HtmlWarning } from './html.ts';
-import { escapeHtml, validLang } from './text.ts';
+import { escapeHtml, inlineText, validLang } from './text.ts';
 
 export type ReportWarning = { page: number; kind: string; message: string };
 
@@ -36,19 +36,42 @@ export type FolioReport = ConversionReport & {
   totals: { blocks: Record<string, number>; headings: number; words: number; figures: number; figuresMissingAlt: number; tables: number; formulas: number; warnings: number; violations: number };
 };
 
+function countWords(text: string): number {
+  return text.split(/\s+/).filter(Boolean).length;
+}
+
+/** Counts blocks by kind (nested ones too) and returns the words of their text. */
 function countBlocks(blocks: Block[], counts: Record<string, number>): number {
   let words = 0;
-  const text = (s: string) => {
-    words += s.split(/\s+/).filter(Boolean).length;
-  };
-  const inline = (content: unknown) => {
-    text(JSON.stringify(content ?? '').replace(/"(kind|text|children|href|lang|id|label|strong)":/g, ' ').replace(/[{}[\]",:]/g, ' ').replace(/\b(text|emphasis|link|code|footnoteRef|lineBreak|true|false)\b/g, ' '));
-  };
+  const listWords = (list: Extract<Block, { kind: 'list' }>): number =>
+    list.items.reduce((sum, item) => sum + countWords(inlineText(item.content)) + (item.children ? listWords(item.children) : 0), 0);
   for (const block of blocks) {
     counts[block.kind] = (counts[block.kind] ?? 0) + 1;
-    if (block.kind === 'blockquote') words += countBlocks(block.children, counts);
-    else if (block.kind === 'heading' || block.kind === 'paragraph' || block.kind === 'footnote') inline(block.content);
-    else if (block.kind === 'code' || block.kind === 'formula') text(block.text);
+    switch (block.kind) {
+      case 'heading':
+      case 'paragraph':
+      case 'footnote':
+        words += countWords(inlineText(block.content));
+        break;
+      case 'list':
+        words += listWords(block);
+        break;
+      case 'table':
+        words += countWords(inlineText(block.caption)) + block.rows.reduce((sum, row) => sum + row.reduce((n, cell) => n + countWords(inlineText(cell.content)), 0), 0);
+        break;
+      case 'figure':
+        words += countWords(inlineText(block.caption));
+        break;
+      case 'formula':
+      case 'code':
+        words += countWords(block.text);
+        break;
+      case 'blockquote':
+        words += countBlocks(block.children, counts);
+        break;
+      case 'pageBreak':
+        break;
+    }
   }
   return words;
 }
