@@ -103,6 +103,19 @@ describe('refusals', () => {
     expect(await balance(app, email)).toEqual({ credits: 2, held: 0, freeUsed: 0, freeHeld: 0 });
   });
 
+  it('refuses a free user past the 10 lifetime pages with FREE_PAGE_LIMIT', async () => {
+    const email = 'free@example.com';
+    const token = await app.token(email);
+    await api(app, token, 'GET', '/api/me');
+    await app.deps.db.query(sql.unsafe`update customers set lifetime_free_pages_used = 8 where id = (select customer_id from users where email = ${email})`);
+    const fileId = await uploadPdf(app, token);
+    const response = await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    expect(response.status).toBe(402);
+    expect(await response.json()).toMatchObject({ code: 'FREE_PAGE_LIMIT' });
+    expect(await jobState(app, fileId)).toBeNull();
+    expect(await balance(app, email)).toEqual({ credits: 0, held: 0, freeUsed: 8, freeHeld: 0 });
+  });
+
   it('answers 404 to anyone but the owner, on every door', async () => {
     const owner = await paidUser('owner@example.com');
     const stranger = await paidUser('stranger@example.com');
