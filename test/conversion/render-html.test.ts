@@ -143,6 +143,34 @@ describe('HTML renderer', () => {
     expect(out.warnings.map((w) => w.kind)).toEqual(['inferred-table-headers', 'table-without-headers']);
   });
 
+  it('keeps only MathML from a backend, and repairs links with no text or no target', () => {
+    const out = renderHtml({
+      meta: { title: 'M', lang: 'en', pageCount: 1, tagged: false, sourceName: 'm.pdf' },
+      pages: [page(1, [
+        {
+          kind: 'formula', page: 1, text: 'x squared', tex: 'x^2', display: true,
+          mathml: '<math onclick="evil()"><semantics><msup><mi>x</mi><mn>2</mn></msup></semantics><script>alert(1)</script><mtext><b>bold</b></mtext></math>',
+        },
+        { kind: 'formula', page: 1, text: 'y', mathml: '<div>not math</div>', display: false },
+        { kind: 'figure', page: 1, alt: 'A chart of sales', decorative: false, needsAlt: false },
+        { kind: 'paragraph', page: 1, content: [{ kind: 'link', href: 'https://a.example/', children: [] }, { kind: 'footnoteRef', id: 'zz', label: '9' }] },
+      ])],
+    });
+    expect(out.html).not.toMatch(/onclick|<script|alert|<b>/);
+    const d = dom(out.html);
+    const math = d.querySelector('math')!;
+    expect(math.getAttribute('alttext')).toBe('x squared');
+    // The TeX annotation goes inside the existing <semantics>, after the presentation.
+    expect(Array.from(math.querySelector('semantics')!.children).map((c) => c.tagName.toLowerCase())).toEqual(['msup', 'annotation']);
+    expect(d.querySelectorAll('math')).toHaveLength(1);
+    expect(d.querySelector('[role="math"]')?.getAttribute('aria-label')).toBe('y');
+    expect(d.querySelector('figure [role="img"]')?.getAttribute('aria-label')).toBe('A chart of sales');
+    expect(d.querySelector('a[href="https://a.example/"]')?.textContent).toBe('https://a.example/');
+    // A footnote reference whose note never came keeps its label but is not a dead link.
+    expect(d.querySelector('a[href="#fn-zz"]')).toBeNull();
+    expect(d.querySelector('main p sup')?.textContent).toBe('9');
+  });
+
   it('shows a visible note and a warning for a figure nobody described', () => {
     const bad: ConvertedDocument = {
       meta: { title: '', lang: 'xx_bad lang', pageCount: 1, tagged: false, sourceName: 'scan.pdf' },

@@ -166,20 +166,40 @@ function renderFigure(ctx: Ctx, block: Extract<Block, { kind: 'figure' }>): stri
   return `<figure>\n${img}${note}${caption}\n</figure>`;
 }
 
-const MATH_DANGER = /<\s*\/?\s*(script|style|iframe|object|embed|foreignObject)\b[^>]*>|\son[a-z]+\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)|(href|src)\s*=\s*("\s*javascript:[^"]*"|'\s*javascript:[^']*')/gi;
+const MATHML_ELEMENTS = new Set([
+  'math', 'semantics', 'annotation', 'annotation-xml', 'mrow', 'mi', 'mn', 'mo', 'ms', 'mtext', 'mspace', 'mglyph',
+  'mfrac', 'msqrt', 'mroot', 'mstyle', 'merror', 'mpadded', 'mphantom', 'mfenced', 'menclose', 'msub', 'msup',
+  'msubsup', 'munder', 'mover', 'munderover', 'mmultiscripts', 'mprescripts', 'none', 'mtable', 'mtr', 'mlabeledtr',
+  'mtd', 'maligngroup', 'malignmark', 'mlongdiv', 'mstack', 'msgroup', 'msrow', 'mscarries', 'mscarry', 'msline', 'maction',
+]);
+
+/**
+ * MathML from a backend is markup we did not write: keep MathML elements
+ * only, drop scripts and styles with their content, event handlers and
+ * links. Returns undefined when what remains is not one <math> element.
+ */
+function sanitizeMathml(mathml: string): string | undefined {
+  let out = mathml
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<(script|style|iframe|object|embed|foreignObject|svg)\b[\s\S]*?<\/\1\s*>/gi, '')
+    .replace(/<\/?([a-zA-Z][\w:.-]*)\b[^>]*>/g, (tag, name: string) => (MATHML_ELEMENTS.has(name.toLowerCase().replace(/^m:/, '')) ? tag : ''));
+  out = out.replace(/\s(on[a-z]+|href|src|xlink:href|style)\s*=\s*("[^"]*"|'[^']*'|[^\s>]+)/gi, '').trim();
+  return /^<math\b[^>]*>[\s\S]*<\/math>$/i.test(out) ? out : undefined;
+}
 
 function renderMathml(mathml: string, tex: string | undefined, display: boolean, text: string): string | undefined {
-  const cleaned = mathml.replace(MATH_DANGER, '').trim();
-  const open = /^<math\b([^>]*)>/i.exec(cleaned);
-  if (!open || !/<\/math>\s*$/i.test(cleaned)) return undefined;
+  const cleaned = sanitizeMathml(mathml);
+  if (!cleaned) return undefined;
+  const open = /^<math\b([^>]*)>/i.exec(cleaned)!;
   let attrs = open[1] ?? '';
   if (!/\sxmlns=/.test(attrs)) attrs += ' xmlns="http://www.w3.org/1998/Math/MathML"';
   if (display && !/\sdisplay=/.test(attrs)) attrs += ' display="block"';
   if (!/\salttext=/.test(attrs) && text) attrs += ` alttext="${escapeHtml(text)}"`;
-  let inner = cleaned.slice(open[0].length).replace(/<\/math>\s*$/i, '');
+  let inner = cleaned.slice(open[0].length).replace(/<\/math>$/i, '');
   if (tex && !/<annotation\b[^>]*application\/x-tex/i.test(inner)) {
     const annotation = `<annotation encoding="application/x-tex">${escapeHtml(tex)}</annotation>`;
-    if (/^\s*<semantics\b/i.test(inner)) inner = inner.replace(/<\/semantics>\s*$/i, `${annotation}</semantics>`);
+    const close = inner.toLowerCase().lastIndexOf('</semantics>');
+    if (/^\s*<semantics\b/i.test(inner) && close >= 0) inner = `${inner.slice(0, close)}${annotation}${inner.slice(close)}`;
     else inner = `<semantics><mrow>${inner}</mrow>${annotation}</semantics>`;
   }
   return `<math${attrs}>${inner}</math>`;
