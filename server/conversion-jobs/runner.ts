@@ -75,11 +75,15 @@ export function createChunkRunner(deps: RunnerDeps) {
 
     const controller = new AbortController();
     const pages: PageResult[] = [];
+    let beats: Promise<void> = Promise.resolve();
     let lost = false;
-    const heartbeat = async (pagesDone: number) => {
+    // One statement per beat: the guarded UPDATE, and the progress notice only when it matched.
+    const heartbeat = async (pagesDone: number, notify = false) => {
       const result = await db.query(sql.type(AnyRow)`
-        update chunk_jobs set heartbeat_at = now(), pages_done = ${pagesDone}
-         where id = ${chunk.id} and run_id = ${runId} and status = 'processing'`);
+        with beat as (
+          update chunk_jobs set heartbeat_at = now(), pages_done = ${pagesDone}
+           where id = ${chunk.id} and run_id = ${runId} and status = 'processing' returning id)
+        select ${notify ? notifyFragment(chunk.fileId, chunk.jobId, 'progress') : sql.fragment`null`} from beat`);
       if (result.rowCount === 0) {
         lost = true;
         controller.abort();
@@ -101,16 +105,19 @@ export function createChunkRunner(deps: RunnerDeps) {
           backend,
           signal: controller.signal,
           sourceName: chunk.sourceName,
-          onPage: async (page) => {
+          onPage: (page) => {
             pages.push(page);
             if (controller.signal.aborted) throw new Error('chunk aborted');
-            if (!(await heartbeat(pages.length))) throw new Error('chunk aborted');
-            await db.query(sql.type(AnyRow)`select ${notifyFragment(chunk.fileId, chunk.jobId, 'progress')}`);
+            // Progress beats run behind the engine, one at a time, so a page never waits on the database;
+            // a beat that matches no row aborts the run before its next page.
+            const done = pages.length;
+            beats = beats.then(() => heartbeat(done, true)).then(() => undefined, (error: unknown) => log.warn({ err: error, chunkId: chunk.id }, 'chunk heartbeat failed'));
           },
         });
       } catch (error) {
         if (!lost) throw error;
       }
+      await beats;
       if (lost || controller.signal.aborted) {
         await bookSpend(chunk.jobId, chunk.id, pagesCost(pages), { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'aborted' });
         log.info({ chunkId: chunk.id, pages: pages.length }, 'chunk stopped: cancelled or re-queued');
