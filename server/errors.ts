@@ -47,6 +47,8 @@ export const ERROR_STATUS = {
   EMAIL_SUPPRESSED: 422,
   EMAIL_FAILED: 500,
   ALERT_CHANNEL_UNCONFIGURED: 503,
+  // alert route: channels attempted, none succeeded (the caller releases its claim and retries)
+  ALERT_DELIVERY_FAILED: 502,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
