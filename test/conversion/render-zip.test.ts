@@ -49,6 +49,12 @@ describe('report', () => {
     expect(JSON.parse(JSON.stringify(report))).toEqual(report);
   });
 
+  it('renders a document with no pages without failing', async () => {
+    const empty = await renderDocument({ meta: { title: '', lang: '', pageCount: 0, tagged: false, sourceName: '' }, pages: [] });
+    expect(empty.report).toMatchObject({ pages: 0, standardPages: 0, complexPages: 0, costUsd: 0, wcagStatus: 'passed', title: 'Untitled document' });
+    expect(empty.taggedPdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+  });
+
   it('has a readable HTML page of the same report', () => {
     const doc = new JSDOM(outputs.reportHtml).window.document;
     expect(doc.documentElement.lang).toBe('en');
