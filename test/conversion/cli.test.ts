@@ -85,10 +85,13 @@ describe('folio convert', () => {
     expect(html).not.toMatch(/>\s*Heading\s*</);
   });
 
-  it('refuses a document over the page limit with one line', { timeout: 60_000 }, async () => {
-    const run = await folio(['convert', path.join('in', 'libreoffice-tagged-toc-table.pdf'), '-o', 'limit-out'], { UPLOAD_MAX_PAGES: '1' });
+  it('refuses a document over the page limit, and a missing file, with one line each', { timeout: 60_000 }, async () => {
+    const run = await folio(['convert', path.join('in', 'libreoffice-tagged-toc-table.pdf'), 'missing.pdf', '-o', 'limit-out'], { UPLOAD_MAX_PAGES: '1' });
     expect(run.code).toBe(1);
-    expect(errorLines(run.stderr)).toEqual([expect.stringMatching(/^folio: libreoffice-tagged-toc-table\.pdf: PDF_TOO_MANY_PAGES: 2 pages, more than the limit of 1$/)]);
+    expect(errorLines(run.stderr)).toEqual([
+      expect.stringMatching(/^folio: libreoffice-tagged-toc-table\.pdf: PDF_TOO_MANY_PAGES: 2 pages, more than the limit of 1$/),
+      'folio: missing.pdf: NOT_FOUND: file not found',
+    ]);
   });
 
   it('gives a usage error (exit 2) for bad flags and prints usage for --help', { timeout: 60_000 }, async () => {
