@@ -60,6 +60,8 @@ describe('tagged PDF renderer', () => {
     expect(struct).toMatch(/^ {4}LI/m);
     expect(struct).toMatch(/^ {6}Lbl/m);
     expect(struct).toMatch(/^ {6}LBody/m);
+    // The nested list sits in its item's body.
+    expect(struct).toMatch(/^ {6}LBody \(block\)\n {8}"Fourth item"\n {8}L \(block\)\n {10}LI/m);
     expect(struct).toMatch(/^ {6}TH/m);
     expect(struct).toMatch(/^ {6}TD/m);
     expect(struct).toContain('"Annual report"');

@@ -113,9 +113,13 @@ class PdfWriter {
    * each link annotation sits in the structure tree as PDF/UA requires.
    */
   textElement(type: string, list: Run[], size: number, options: TextLayout = {}, structOptions: PDFKit.Mixins.StructureElementOptions = {}): Struct {
+    return this.doc.struct(type, structOptions, this.textChildren(list, size, options));
+  }
+
+  textChildren(list: Run[], size: number, options: TextLayout = {}): PDFKit.PDFStructureElementChild[] {
     const doc = this.doc;
     const writer = this.runWriter(list, size, options);
-    if (!writer.runs.some((r) => r.link || r.lang)) return doc.struct(type, structOptions, () => writer.runs.forEach(writer.write));
+    if (!writer.runs.some((r) => r.link || r.lang)) return [() => writer.runs.forEach(writer.write)];
     const groups: Run[][] = [];
     for (const run of writer.runs) {
       const last = groups.at(-1);
@@ -129,7 +133,7 @@ class PdfWriter {
       if (lang) return doc.struct('Span', { lang }, write);
       return write;
     });
-    return doc.struct(type, structOptions, children);
+    return children;
   }
 
   /** Headings to level 3 become the PDF's bookmarks (outline), nested like the headings. */
@@ -223,9 +227,14 @@ class PdfWriter {
       }));
       doc.y = y;
       const content = runs(item.content);
-      if (content.length > 0) li.add(this.textElement('LBody', content, BODY_SIZE, { indent: indent + 4 }));
+      // A nested list belongs in its item's body (PDF 1.7 §14.8.4.3.3); the body is attached before
+      // its children are added so their content is drawn in reading order.
+      const body = doc.struct('LBody');
+      li.add(body);
+      if (content.length > 0) for (const child of this.textChildren(content, BODY_SIZE, { indent: indent + 4 })) body.add(child);
       else doc.moveDown(1);
-      if (item.children) this.list(li, item.children, depth + 1);
+      if (item.children) this.list(body, item.children, depth + 1);
+      body.end();
       li.end();
     });
     l.end();
