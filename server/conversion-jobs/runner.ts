@@ -130,11 +130,12 @@ export function createChunkRunner(deps: RunnerDeps) {
       const outcome = await db.transaction(async (tx) => {
         // Job row first: cancel_conversion_job locks it too, so exactly one of the two wins.
         const job = await tx.maybeOne(sql.type(z.object({ status: z.string() }))`select status from large_conversion_jobs where id = ${chunk.jobId} for update`);
+        if (!job || job.status !== 'processing') return 'lost' as const;
         const done = await tx.query(sql.type(AnyRow)`
           update chunk_jobs set status = 'completed', result_key = ${resultKey}, cost_usd = ${costUsd}, pages_done = ${pages.length},
                                 completed_at = now(), heartbeat_at = now()
            where id = ${chunk.id} and run_id = ${runId} and status = 'processing'`);
-        if (done.rowCount === 0 || !job || job.status !== 'processing') return 'lost' as const;
+        if (done.rowCount === 0) return 'lost' as const;
         await tx.query(sql.type(AnyRow)`
           insert into cost_ledger (source, job_id, chunk_id, cost_usd, metadata)
           values ('chunk-scheduler', ${chunk.jobId}, ${chunk.id}, ${costUsd}, ${sql.jsonb({ chunkIndex: chunk.chunkIndex, pages: pages.length })})`);

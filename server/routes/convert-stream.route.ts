@@ -101,7 +101,7 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
         }
       };
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
-      req.on('close', close);
+      res.on('close', close);
       unsubscribe = await deps.services.conversionEvents.subscribe(id, () => void refresh());
       if (closed) unsubscribe();
       await refresh();
