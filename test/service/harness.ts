@@ -38,12 +38,18 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
   let convertGate: Gate | undefined;
   let renderGate: Gate | undefined;
   const stats = { convertCalls: 0, renderCalls: 0 };
+  let failNext: Error | undefined;
   const provider: EngineProvider = async () => {
     const engine = await real();
     const wrapped: ConversionEngine = {
       inspect: (pdf, options) => engine.inspect(pdf, options),
       async convertPages(pdf, input) {
         stats.convertCalls++;
+        if (failNext) {
+          const error = failNext;
+          failNext = undefined;
+          throw error;
+        }
         if (convertGate) {
           const signal = input.signal;
           await new Promise<void>((resolve, reject) => {
@@ -69,6 +75,7 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
     provider,
     stats,
     holdConvert: () => void (convertGate = gate()),
+    failNextConvert: (error: Error) => void (failNext = error),
     releaseConvert: () => {
       convertGate?.open();
       convertGate = undefined;

@@ -197,4 +197,45 @@ describe('with workers', () => {
     expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
     expect((await api(app, token, 'DELETE', `/api/files/${fileId}`)).status).toBe(404);
   }, 40_000);
+
+  it('a failing chunk fails the job: hold released, file failed, conversion.failed in the outbox, failed on the stream', async () => {
+    await startWorkers();
+    const email = 'failing@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    const stream = fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    engine.failNextConvert(new Error('engine exploded'));
+    engine.releaseConvert();
+    const events = await readEvents(await stream);
+    expect(events.at(-1)).toMatchObject({ event: 'failed', data: { code: 'CONVERSION_FAILED', message: 'The conversion failed' } });
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'failed', holdStatus: 'released', holdOutcome: 'failed', fileStatus: 'failed' });
+    expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
+    const outbox = await app.deps.db.any(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
+    expect(outbox.map((row) => row.type)).toEqual(['conversion.failed']);
+  }, 40_000);
+
+  it('the stuck-file sweep fails live jobs idle past the bound and leaves cancelled ones alone', async () => {
+    const workers = await startWorkers();
+    const token = await user('stuck@example.com', 20);
+    const stuck = await uploadPdf(app, token);
+    const cancelled = await uploadPdf(app, token);
+    engine.holdConvert();
+    try {
+      for (const fileId of [stuck, cancelled]) await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+      await api(app, token, 'POST', `/api/v1/files/${cancelled}/cancel`);
+      await until(() => jobState(app, stuck), (job) => job?.status === 'processing', 15_000, 'processing');
+      // Two hours of silence, as a wedged worker would leave.
+      await app.deps.db.query(sql.type(AnyRow)`
+        update large_conversion_jobs set updated_at = now() - interval '3 hours' where file_id in (${stuck}, ${cancelled})`);
+      await app.deps.db.query(sql.type(AnyRow)`
+        update chunk_jobs set heartbeat_at = now() - interval '3 hours' where job_id in (select id from large_conversion_jobs where file_id in (${stuck}, ${cancelled}))`);
+      expect(await workers.sweepStuck(2 * 60 * 60 * 1000)).toBe(1);
+    } finally {
+      engine.releaseConvert();
+    }
+    expect(await jobState(app, stuck)).toMatchObject({ status: 'failed', holdOutcome: 'failed', fileStatus: 'failed' });
+    expect(await jobState(app, cancelled)).toMatchObject({ status: 'cancelled', holdOutcome: 'cancelled', fileStatus: 'uploaded' });
+  }, 40_000);
 });
