@@ -4,6 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { closeOcr, convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
 import { detectLanguage } from '../../server/conversion/backends/local/language.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import { loadConfig } from '../../server/config.ts';
+import { createConversionEngine } from '../../server/conversion/index.ts';
+import { silentLog } from '../../server/log.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 
 /** The local backend in this thread, page by page, against real corpus files. */
@@ -100,6 +103,37 @@ describe('local backend: untagged PDFs from their layout', () => {
     const first = page!.blocks.find((block) => block.kind === 'heading');
     expect(first).toMatchObject({ level: 1 });
     expect(text(first!.kind === 'heading' ? first!.content : [])).toBe('Two-Column Document with Lorem Ipsum');
+  });
+
+  it('finds the ruled-less table of multicolumn-latex.pdf p.3 from column alignment, marked uncertain, with its caption', async () => {
+    const [page] = await convert('multicolumn-latex.pdf', [3]);
+    const table = page!.blocks.find((block) => block.kind === 'table');
+    expect(table).toBeDefined();
+    if (table?.kind !== 'table') return;
+    expect(table.uncertain).toBe(true);
+    expect(text(table.caption)).toMatch(/^Table 1: EU Countries Information/);
+    expect(table.rows[0]!.map((cell) => [text(cell.content), cell.header, cell.scope])).toEqual([
+      ['Country', true, 'col'],
+      ['Population (millions)', true, 'col'],
+      ['Area (km2)', true, 'col'],
+      ['Capital', true, 'col'],
+      ['Official Language', true, 'col'],
+    ]);
+    expect(table.rows[1]!.map((cell) => text(cell.content))).toEqual(['Austria', '8.9', '83,879', 'Vienna', 'German']);
+    expect(page!.reasons).toContain('table');
+    expect(page!.reasons).not.toContain('multi-column');
+  });
+
+  it('keeps running heads out of the flow: geotopo-117-pages.pdf p.29 does not start with "26 2.1. TOPOLOGISCHE …"', async () => {
+    const engine = createConversionEngine({ conversion: loadConfig({}).conversion, log: silentLog, poolSize: 1 });
+    try {
+      const [page] = await engine.convertPages(corpus('geotopo-117-pages.pdf'), { pages: [29], backend: 'local' });
+      const first = page!.blocks[0]!;
+      expect(first.kind === 'paragraph' || first.kind === 'heading' ? text(first.content) : '').not.toMatch(/TOPOLOGISCHE MANNIGFALTIGKEITEN/);
+      expect(page!.blocks.some((block) => (block.kind === 'paragraph' || block.kind === 'heading') && /Beispiel 20/.test(text(block.content)))).toBe(true);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('OCRs scanned-book-page.pdf, which has no text layer, offline', { timeout: 60_000 }, async () => {

@@ -43,6 +43,11 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
     let current: Segment | undefined;
     let longest = 0;
     for (const item of line.items) {
+      // pdf.js writes a wide gap as a space item of that width: a cell or column boundary, not a word space
+      if (item.text.trim() === "" && item.width > line.size * 1.1) {
+        current = undefined;
+        continue;
+      }
       const gap = current ? item.x - current.right : 0;
       if (current && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
@@ -93,21 +98,36 @@ export function bodySize(segments: Segment[]): number {
 /** Reading order: bands split by full-width lines; inside a band, the left column before the right. */
 export function readingOrder(segments: Segment[], pageWidth: number): { ordered: Segment[][]; multiColumn: boolean } {
   if (segments.length < 6) return { ordered: [segments], multiColumn: false };
+  // tables span the page like full-width lines: their column gaps are not a gutter
+  const tableCells = findAlignedTables(segments, 0);
+  const rowKey = (segment: Segment) => Math.round(segment.y);
+  const tableRows = new Map<number, { x: number; right: number }>();
+  for (const segment of tableCells.keys()) {
+    const row = tableRows.get(rowKey(segment));
+    tableRows.set(rowKey(segment), row ? { x: Math.min(row.x, segment.x), right: Math.max(row.right, segment.right) } : { x: segment.x, right: segment.right });
+  }
+  const spans: { x: number; right: number }[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
   const left = Math.min(...segments.map((segment) => segment.x));
   const right = Math.max(...segments.map((segment) => segment.right));
-  let gutter: number | undefined;
-  let bestCrossing = Infinity;
-  for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
-    const crossing = segments.filter((segment) => segment.x < x - 1 && segment.right > x + 1).length;
-    const leftCount = segments.filter((segment) => segment.right <= x + 1).length;
-    const rightCount = segments.filter((segment) => segment.x >= x - 1).length;
-    if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
-      bestCrossing = crossing;
-      gutter = x;
+  const findGutter = (list: { x: number; right: number }[]) => {
+    let found: number | undefined;
+    let bestCrossing = Infinity;
+    for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
+      const crossing = list.filter((span) => span.x < x - 1 && span.right > x + 1).length;
+      const leftCount = list.filter((span) => span.right <= x + 1).length;
+      const rightCount = list.filter((span) => span.x >= x - 1).length;
+      if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
+        bestCrossing = crossing;
+        found = x;
+      }
     }
-  }
-  if (gutter === undefined || bestCrossing > segments.length * 0.2 || right - left < pageWidth * 0.4) return { ordered: [segments], multiColumn: false };
+    return found === undefined || bestCrossing > list.length * 0.2 ? undefined : found;
+  };
+  // a gutter that only exists between a table's columns is no gutter; otherwise tables do not change the columns
+  const gutter = tableCells.size > 0 && findGutter(spans) === undefined ? undefined : findGutter(segments);
+  if (gutter === undefined || right - left < pageWidth * 0.4) return { ordered: [segments], multiColumn: false };
   const g = gutter;
+  const isWide = (segment: Segment) => segment.x < g - 1 && segment.right > g + 1;
   const ordered: Segment[][] = [];
   let band: Segment[] = [];
   const flushBand = () => {
@@ -120,7 +140,7 @@ export function readingOrder(segments: Segment[], pageWidth: number): { ordered:
   };
   let wide: Segment[] = [];
   for (const segment of segments) {
-    if (segment.x < g - 1 && segment.right > g + 1) {
+    if (isWide(segment)) {
       flushBand();
       wide.push(segment);
     } else {
@@ -186,7 +206,24 @@ export function layoutPage(
     };
     let previous: Segment | undefined;
     const pitch = linePitch(column);
+    const tables = findAlignedTables(column, page);
     for (const segment of column) {
+      const table = tables.get(segment);
+      if (table) {
+        flushParagraph();
+        flushList();
+        if (table.block) {
+          // "Table 1: …" just above the table is its caption
+          const last = blocks.at(-1);
+          if (last?.kind === 'paragraph' && /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+/i.test(textOf(last.content)) && table.block.kind === 'table') {
+            blocks.pop();
+            table.block.caption = last.content;
+          }
+          blocks.push(table.block);
+        }
+        previous = segment;
+        continue;
+      }
       const gap = previous ? previous.y - segment.y : 0;
       const size = Math.max(segment.size, previous?.size ?? 0);
       // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
@@ -300,4 +337,71 @@ function linePitch(column: Segment[]): Map<number, number> {
     pitch.set(size, gaps[Math.floor(gaps.length / 2)]!);
   }
   return pitch;
+}
+
+/**
+ * Tables without ruling lines, from column alignment: three or more
+ * consecutive lines each cut into two or more segments whose left edges fall
+ * on the same columns. The first line is taken as the header row. The
+ * structure is a guess, so the table is marked uncertain for review.
+ * Returns, for every segment inside a table, the table (its block on the
+ * first segment only).
+ */
+function findAlignedTables(column: Segment[], page: number): Map<Segment, { block?: Block }> {
+  const found = new Map<Segment, { block?: Block }>();
+  const rows: { y: number; cells: Segment[] }[] = [];
+  for (const segment of column) {
+    const row = rows.at(-1);
+    if (row && Math.abs(row.y - segment.y) < 1) row.cells.push(segment);
+    else rows.push({ y: segment.y, cells: [segment] });
+  }
+  for (const row of rows) row.cells.sort((a, b) => a.x - b.x);
+  let start = 0;
+  while (start < rows.length) {
+    let end = start;
+    while (end < rows.length && rows[end]!.cells.length >= 2 && (end === start || rows[end - 1]!.y - rows[end]!.y <= rows[end]!.cells[0]!.size * 3)) end++;
+    if (end - start >= 3) {
+      const run = rows.slice(start, end);
+      // columns are the stretches of x that some cell covers, separated by gaps no cell crosses (works for centred columns too)
+      const intervals = run.flatMap((row) => row.cells.map((cell) => [cell.x, cell.right] as [number, number])).sort((a, b) => a[0] - b[0]);
+      const columns: [number, number][] = [];
+      for (const [x, right] of intervals) {
+        const last = columns.at(-1);
+        if (last && x <= last[1] + 1) last[1] = Math.max(last[1], right);
+        else columns.push([x, right]);
+      }
+      const cells = run.flatMap((row) => row.cells);
+      const numeric = cells.filter((cell) => /\d/.test(cell.text)).length;
+      // table cells are short; two columns of prose side by side are not a table
+      const averageWidth = cells.reduce((sum, cell) => sum + (cell.right - cell.x), 0) / cells.length;
+      const tableWidth = columns.at(-1)![1] - columns[0]![0];
+      if (columns.length >= 2 && averageWidth <= tableWidth * 0.3 && (columns.length >= 3 || numeric * 2 >= cells.length)) {
+        const tableRows = run.map((row, rowIndex) => {
+          const out: { header: boolean; scope?: 'col'; content: Inline[] }[] = columns.map(() => ({ header: rowIndex === 0, content: [] as Inline[] }));
+          for (const cell of row.cells) {
+            const index = Math.max(0, columns.findIndex(([x, right]) => cell.x >= x - 1 && cell.x <= right));
+            const target = out[index]!;
+            target.content = target.content.length === 0 ? runsToInlines(cell.runs) : [...target.content, { kind: 'text', text: ' ' }, ...runsToInlines(cell.runs)];
+          }
+          if (rowIndex === 0) for (const cell of out) cell.scope = 'col';
+          return out;
+        });
+        const block: Block = { kind: 'table', page, rows: tableRows, uncertain: true };
+        run.forEach((row, index) => row.cells.forEach((cell, cellIndex) => found.set(cell, index === 0 && cellIndex === 0 ? { block } : {})));
+        start = end;
+        continue;
+      }
+    }
+    start = Math.max(start + 1, end);
+  }
+  // the first segment in reading order must carry the block
+  const first = column.find((segment) => found.has(segment));
+  if (first && !found.get(first)!.block) {
+    const holder = [...found.values()].find((entry) => entry.block);
+    if (holder) {
+      found.set(first, { block: holder.block });
+      holder.block = undefined;
+    }
+  }
+  return found;
 }
