@@ -26,6 +26,8 @@ export type LocalPageOptions = {
   tagged: boolean;
   /** edge lines of nearby pages, to drop running heads and feet (createEdgeCache) */
   neighbours?: (page: number) => Promise<EdgeLines[]>;
+  /** records this page's own edge lines for its neighbours */
+  rememberEdges?: (page: number, items: { text: string; y: number }[]) => void;
   /** OCR pages without a text layer (default true) */
   ocr?: boolean;
 };
@@ -97,6 +99,7 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   const warnings: string[] = [];
   const reasons: string[] = [];
   const items = await readTextLayer(page);
+  options.rememberEdges?.(pageNumber, items);
   const annotations = (await page.getAnnotations().catch(() => [])) as { subtype?: string; id?: string; url?: string; rect?: number[] }[];
   const linkById = new Map<string, string>();
   const linkAreas: LinkArea[] = [];

@@ -24,19 +24,20 @@ export function createEdgeCache(doc: PDFDocumentProxy) {
     const page = await doc.getPage(pageNumber);
     try {
       const content = await page.getTextContent();
-      const lines = new Map<number, string>();
-      for (const item of content.items) {
-        if (!('str' in item) || item.str.trim() === '') continue;
-        const y = Math.round(item.transform[5] ?? 0);
-        lines.set(y, `${lines.get(y) ?? ''} ${item.str}`);
-      }
-      const ordered = [...lines.entries()].sort((a, b) => b[0] - a[0]).map(([, text]) => edgeKey(text));
-      return { top: ordered.slice(0, EDGE_LINES), bottom: ordered.slice(-EDGE_LINES) };
+      return edgesOf(content.items.flatMap((item) => ('str' in item ? [{ text: item.str, y: item.transform[5] ?? 0 }] : [])));
     } finally {
       page.cleanup();
     }
   };
+  const remember = (pageNumber: number, entry: Promise<EdgeLines>) => {
+    cache.set(pageNumber, entry);
+    if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  };
   return {
+    /** Records a page's own edge lines, read anyway while converting it, so neighbours need not read it again. */
+    remember(pageNumber: number, items: { text: string; y: number }[]) {
+      if (!cache.has(pageNumber)) remember(pageNumber, Promise.resolve(edgesOf(items)));
+    },
     /** Edge lines of the pages near `pageNumber` (not the page itself). */
     async neighbours(pageNumber: number): Promise<EdgeLines[]> {
       const numbers = [pageNumber - 2, pageNumber - 1, pageNumber + 1, pageNumber + 2].filter((n) => n >= 1 && n <= doc.numPages);
@@ -45,12 +46,22 @@ export function createEdgeCache(doc: PDFDocumentProxy) {
           let entry = cache.get(n);
           if (!entry) {
             entry = read(n).catch(() => ({ top: [], bottom: [] }));
-            cache.set(n, entry);
-            if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+            remember(n, entry);
           }
           return entry;
         }),
       );
     },
   };
+}
+
+function edgesOf(items: { text: string; y: number }[]): EdgeLines {
+  const lines = new Map<number, string>();
+  for (const item of items) {
+    if (item.text.trim() === '') continue;
+    const y = Math.round(item.y);
+    lines.set(y, `${lines.get(y) ?? ''} ${item.text}`);
+  }
+  const ordered = [...lines.entries()].sort((a, b) => b[0] - a[0]).map(([, text]) => edgeKey(text));
+  return { top: ordered.slice(0, EDGE_LINES), bottom: ordered.slice(-EDGE_LINES) };
 }
