@@ -110,11 +110,13 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   }
   const layerText = items.filter((item) => !item.artifact).map((item) => item.text).join(' ');
   const textLayerWords = countWords(layerText);
-  const images = await findImages(page);
 
   let blocks: Block[] = [];
   let ocr = false;
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
+  // the operator list is the costliest read of a page: only untagged pages and pages without text need it
+  const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
+  const images = tree?.children?.length ? [] : await findImages(page);
   if (textLayerWords < MIN_TEXT_WORDS && options.ocr !== false && (images.length > 0 || (await hasInk(page)))) {
     const result = await ocrPage(page, pageNumber);
     blocks = result.blocks;
@@ -122,7 +124,6 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
     reasons.push('ocr');
     warnings.push(`page ${pageNumber} has no text layer; its text was recognised by OCR (confidence ${Math.round(result.confidence)}%) and should be checked`);
   } else {
-    const tree = options.tagged ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
     if (tree?.children?.length) {
       const textById = textByMarkedContent(items);
       blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: linkById });

@@ -189,7 +189,13 @@ export function layoutPage(
   });
   const body = bodySize(kept);
   const { ordered, multiColumn } = readingOrder(kept, options.pageWidth);
-  const headingSizes = [...new Set(kept.filter((segment) => segment.size >= body * 1.15 && segment.text.length < 200).map((segment) => Math.round(segment.size)))].sort((a, b) => b - a);
+  // a heading is words: a big display formula ("a + b = c") or a lone symbol is not one
+  const looksLikeHeading = (segment: Segment) => {
+    if (segment.size < body * 1.15 || segment.text.length >= 200) return false;
+    const letters = (segment.text.match(/\p{L}/gu) ?? []).length;
+    return /\p{L}{2,}/u.test(segment.text) && letters >= segment.text.replace(/\s/g, '').length * 0.6;
+  };
+  const headingSizes = [...new Set(kept.filter(looksLikeHeading).map((segment) => Math.round(segment.size)))].sort((a, b) => b - a);
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
   const blocks: Block[] = [];
@@ -229,7 +235,7 @@ export function layoutPage(
       // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
       const usual = pitch.get(Math.round(size * 2) / 2);
       const lineGap = usual ? Math.max(size * 1.3, usual * 1.3) : size * 1.6;
-      const isHeading = segment.size >= body * 1.15 && segment.text.length < 200;
+      const isHeading = looksLikeHeading(segment);
       if (isHeading) {
         flushParagraph();
         flushList();
