@@ -6,6 +6,7 @@ import { createConversionEngine } from '../../server/conversion/index.ts';
 import type { PageResult } from '../../server/conversion/model.ts';
 import { isDomainError } from '../../server/errors.ts';
 import { silentLog } from '../../server/log.ts';
+import { startBedrockFake } from '../fakes/bedrock.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 
 const corpus = (file: string) => new Uint8Array(readFileSync(path.join(CORPUS_DIR, file)));
@@ -127,5 +128,38 @@ describe('engine.render and engine.zip', () => {
     const zip = Buffer.concat(chunks);
     expect(zip.subarray(0, 2).toString('latin1')).toBe('PK');
     expect(zip.includes(Buffer.from('headings.accessible.pdf'))).toBe(true);
+  });
+});
+
+describe('engine.convertPages (chunked-vision)', () => {
+  it('sends pages to the Converse endpoint and falls back to the local engine when the model cannot answer', async () => {
+    const fake = await startBedrockFake();
+    const visionConfig = loadConfig({
+      BEDROCK_ENDPOINT: fake.url,
+      BEDROCK_MODEL_ID: 'anthropic.claude-3-5-sonnet-20241022-v2:0',
+      CLOUD_ACCESS_KEY_ID: 'AKIDFAKE',
+      CLOUD_SECRET_ACCESS_KEY: 'fake-secret',
+    }).conversion;
+    const vision = createConversionEngine({ conversion: visionConfig, log: silentLog, poolSize: 1 });
+    try {
+      const pdf = corpus('verapdf-ua1-7.4.2-headings.pdf');
+      fake.next({ kind: 'text', text: '<p>Numbered headings</p><h1>Heading level 1</h1><h2>Heading level 2</h2><h3>Heading level 3</h3>' });
+      const [accepted] = await vision.convertPages(pdf, { pages: [1], backend: 'chunked-vision' });
+      expect(accepted).toMatchObject({ backend: 'chunked-vision', model: 'anthropic.claude-3-5-sonnet-20241022-v2:0' });
+      expect(accepted!.blocks.filter((block) => block.kind === 'heading').map((block) => block.kind === 'heading' && block.level)).toEqual([1, 2, 3]);
+      expect(fake.requests[0]!.documents).toHaveLength(1);
+
+      // a non-retryable error: the page comes from the local engine, with the reason
+      fake.next({ kind: 'error', type: 'ValidationException' });
+      const seen: number[] = [];
+      const [fallen] = await vision.convertPages(pdf, { pages: [1], backend: 'chunked-vision', onPage: (result) => void seen.push(result.page) });
+      expect(seen).toEqual([1]);
+      expect(fallen!.backend).toBe('local');
+      expect(fallen!.warnings.join(' ')).toMatch(/vision model unavailable \(ValidationException\)/);
+      expect(fallen!.blocks.filter((block) => block.kind === 'heading')).toHaveLength(3);
+    } finally {
+      await vision.close();
+      await fake.close();
+    }
   });
 });
