@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { createParserBackend, type ParserBackend } from './backends/parser/index.ts';
 import { createVisionBackend, type VisionBackend } from './backends/vision/index.ts';
-import { convertLocalPage, inspectDocument, openPdf, pageLabels, readMeta } from './backends/local/index.ts';
+import { convertLocalPage, openPdf, pageLabels, readMeta } from './backends/local/index.ts';
 import type { ConversionEngine, CreateConversionEngine } from './engine.ts';
 import type { PageResult } from './model.ts';
 import { createPagePool, type PagePool } from './pool/index.ts';
@@ -31,14 +31,20 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
   const factsCache = new Map<string, Awaited<ReturnType<typeof documentFacts>>>();
 
   /** Document-level facts every page needs: language, tagging, page labels. */
-  const documentFacts = async (doc: PDFDocumentProxy) => {
-    const meta = await readMeta(doc, 'document.pdf');
+  const documentFacts = async (doc: PDFDocumentProxy, sourceName = 'document.pdf') => {
+    const meta = await readMeta(doc, sourceName);
     const labels = await pageLabels(doc);
     const labelMap = new Map<number, string>();
     labels?.forEach((label, index) => {
       if (label) labelMap.set(index + 1, label);
     });
     return { meta, labels: labelMap };
+  };
+
+  const rememberFacts = (key: string, facts: Awaited<ReturnType<typeof documentFacts>>) => {
+    factsCache.delete(key);
+    factsCache.set(key, facts);
+    if (factsCache.size > 8) factsCache.delete(factsCache.keys().next().value!);
   };
 
   const checkPages = (pages: number[], pageCount: number) => {
@@ -49,7 +55,16 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
 
   const engine: ConversionEngine = {
     async inspect(pdf, inspectOptions) {
-      return inspectDocument(pdf, inspectOptions?.sourceName);
+      const sourceName = inspectOptions?.sourceName ?? 'document.pdf';
+      const doc = await openPdf(pdf);
+      try {
+        const facts = await documentFacts(doc, sourceName);
+        // the conversion that usually follows an inspect needs the same facts: read the PDF once
+        rememberFacts(createHash('sha256').update(pdf).digest('hex'), facts);
+        return { ...facts.meta, sourceName };
+      } finally {
+        await doc.loadingTask.destroy();
+      }
     },
 
     async convertPages(pdf, input) {
@@ -63,9 +78,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       }
       const doc = await openPdf(pdf);
       try {
-        const facts = await documentFacts(doc);
-        factsCache.set(key, facts);
-        if (factsCache.size > 8) factsCache.delete(factsCache.keys().next().value!);
+        const facts = await documentFacts(doc, input.sourceName);
+        rememberFacts(key, facts);
         const { meta, labels } = facts;
         checkPages(input.pages, meta.pageCount);
         const jobOptions = { docLang: meta.lang, tagged: meta.tagged };
