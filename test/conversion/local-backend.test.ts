@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeOcr, convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { closeOcr, convertLocalPage, inspectDocument, isGarbled, openPdf } from '../../server/conversion/backends/local/index.ts';
 import { detectLanguage } from '../../server/conversion/backends/local/language.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -144,6 +144,22 @@ describe('local backend: untagged PDFs from their layout', () => {
     const words = blocksOf([page!]).map((block) => (block.kind === 'paragraph' ? text(block.content) : '')).join(' ');
     expect(words).toMatch(/tip-toeing/);
     expect(words).toMatch(/widow/);
+  });
+});
+
+describe('garbled text layers', () => {
+  it('OCRs font-without-unicode-map.pdf, whose text layer is punctuation, and reads the word', { timeout: 60_000 }, async () => {
+    const [page] = await convert('font-without-unicode-map.pdf');
+    expect(page!.ocr).toBe(true);
+    expect(page!.warnings.join(' ')).toMatch(/cannot be read/);
+    expect(blocksOf([page!]).map((block) => (block.kind === 'paragraph' ? text(block.content) : '')).join(' ')).toMatch(/Phone/);
+  });
+
+  it('does not take dense mathematics or table-of-contents leaders for garbage', () => {
+    expect(isGarbled('"7+%-')).toBe(true);
+    expect(isGarbled('S n = x ∈ R n+1 ‖x‖ = 1 ist n-dimensionale Mannigfaltigkeit')).toBe(false);
+    expect(isGarbled('1.1 Topologische Räume . . . . . . . . . . 3 Heading.............................1')).toBe(false);
+    expect(isGarbled('12 / 345')).toBe(false);
   });
 });
 

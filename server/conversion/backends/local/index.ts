@@ -115,14 +115,16 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   let ocr = false;
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
   // the operator list is the costliest read of a page: only untagged pages and pages without text need it
-  const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
+  const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
   const images = tree?.children?.length ? [] : await findImages(page);
-  if (textLayerWords < MIN_TEXT_WORDS && options.ocr !== false && (images.length > 0 || (await hasInk(page)))) {
+  const garbled = isGarbled(layerText);
+  if ((textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
     const result = await ocrPage(page, pageNumber);
     blocks = result.blocks;
     ocr = true;
     reasons.push('ocr');
-    warnings.push(`page ${pageNumber} has no text layer; its text was recognised by OCR (confidence ${Math.round(result.confidence)}%) and should be checked`);
+    const why = garbled ? 'text layer cannot be read (a font without a Unicode map)' : 'has no text layer';
+    warnings.push(`page ${pageNumber} ${why}; its text was recognised by OCR (confidence ${Math.round(result.confidence)}%) and should be checked`);
   } else {
     if (tree?.children?.length) {
       const textById = textByMarkedContent(items);
@@ -202,4 +204,19 @@ async function hasInk(page: PDFPageProxy): Promise<boolean> {
   const list = await page.getOperatorList().catch(() => null);
   if (!list) return false;
   return list.fnArray.some((op) => op === OPS.fill || op === OPS.eoFill || op === OPS.stroke || op === OPS.fillStroke || op === OPS.constructPath);
+}
+
+/**
+ * A text layer that is not text: fonts without a Unicode map extract as
+ * punctuation soup ("\"7+%-") or private-use code points. Real text, even
+ * dense mathematics, is mostly letters and digits.
+ */
+export function isGarbled(text: string): boolean {
+  // leader dots of a table of contents are not garbage
+  const visible = text.replace(/\s/g, '').replace(/([.·…_\-])\1{2,}/g, '');
+  if (visible.length < 3) return false;
+  const letters = (visible.match(/\p{L}/gu) ?? []).length;
+  const alnum = (visible.match(/[\p{L}\p{N}]/gu) ?? []).length;
+  const privateUse = (visible.match(/[\u{E000}-\u{F8FF}\u{F0000}-\u{FFFFD}]/gu) ?? []).length;
+  return privateUse > visible.length * 0.3 || alnum < visible.length * 0.5 || (letters === 0 && visible.length >= 5 && !/^[\d\s.,:/()+-]+$/.test(visible));
 }
