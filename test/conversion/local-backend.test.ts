@@ -83,6 +83,29 @@ describe('local backend: tagged PDFs from their structure tree', () => {
   });
 });
 
+describe('local backend: tagged formulas', () => {
+  it('keeps the MathML of latex-tagged-two-column.pdf display formulas and reads inline ones inside their sentence', async () => {
+    const [page] = await convert('latex-tagged-two-column.pdf', [1]);
+    const formulas = page!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.length).toBeGreaterThan(0);
+    expect(formulas[0]!.mathml).toMatch(/^<math xmlns="http:\/\/www.w3.org\/1998\/Math\/MathML" display="block">/);
+    const sentence = page!.blocks.find((block) => block.kind === 'paragraph' && text(block.content).startsWith('Let'));
+    expect(sentence && sentence.kind === 'paragraph' ? text(sentence.content) : '').toMatch(/^Let 𝑝 be a prime/);
+  });
+
+  it('drops markup outside the MathML allow-list from a formula the document carries', async () => {
+    const { structTreeToBlocks } = await import('../../server/conversion/backends/local/tagged.ts');
+    const blocks = structTreeToBlocks(
+      { children: [{ role: 'Formula', alt: 'x', mathML: '<math display="block"><mi onclick="alert(1)">x</mi><script>alert(1)</script><annotation encoding="application/x-tex">x</annotation></math>', children: [] }] },
+      { page: 1, docLang: 'en', textById: new Map(), links: new Map() },
+    );
+    expect(blocks).toHaveLength(1);
+    const formula = blocks[0]!;
+    expect(formula.kind === 'formula' && formula.mathml).not.toMatch(/script|onclick/);
+    expect(formula).toMatchObject({ kind: 'formula', text: 'x', tex: 'x', display: true });
+  });
+});
+
 describe('local backend: untagged PDFs from their layout', () => {
   it('reads the left column of multicolumn-latex.pdf before the right one and drops the page number', async () => {
     const [page] = await convert('multicolumn-latex.pdf', [2]);

@@ -1,4 +1,5 @@
 import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.ts';
+import { parseHtml, serializeMathml } from '../vision/html-to-blocks.ts';
 import { cleanString } from './pdf.ts';
 import { inlineText, joinLines, runsToInlines, type Run } from './inline.ts';
 import type { TextItem } from './text-layer.ts';
@@ -203,8 +204,8 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
       case 'Formula': {
         const alt = cleanString(node.alt);
         const text = alt || inlineText(inlines(node)).trim();
-        const mathml = typeof node.mathML === 'string' && node.mathML.includes('<math') ? node.mathML : undefined;
-        if (text || mathml) blocks.push({ kind: 'formula', page, text, ...(mathml ? { mathml } : {}), display: true });
+        const math = formulaMath(node);
+        if (text || math) blocks.push({ kind: 'formula', page, text: text || math?.text || '', ...(math ? { mathml: math.mathml } : {}), ...(math?.tex ? { tex: math.tex } : {}), display: true });
         return;
       }
       case 'Code': {
@@ -233,7 +234,12 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
         pending = [];
       };
       for (const child of node.children ?? []) {
-        if (!child.type && child.role && BLOCK_ROLES.has(child.role) && child.role !== 'Lbl') {
+        if (child.role === 'Formula' && !formulaMath(child)?.display && (role === 'P' || role === 'Span' || role === 'LBody')) {
+          // an inline formula reads inside its sentence: its alt text, or the text it draws
+          const alt = cleanString(child.alt);
+          if (alt) pending.push({ text: alt });
+          else runs(child, {}, pending);
+        } else if (!child.type && child.role && BLOCK_ROLES.has(child.role) && child.role !== 'Lbl') {
           flush();
           visit(child);
         } else if (child.type === 'content' && (role === 'P' || role === 'Span' || role === 'Link')) {
@@ -264,3 +270,38 @@ export function referencedIds(node: StructNode, into = new Set<string>()): Set<s
 }
 
 export { joinLines };
+
+/**
+ * The MathML a tagged formula carries (PDF 2.0 associated file, exposed by
+ * pdf.js), re-serialised through the same allow-list as the vision backend's
+ * answers: it comes from the document, so it is untrusted markup.
+ */
+function formulaMath(node: StructNode): { mathml: string; display: boolean; tex?: string; text: string } | undefined {
+  if (typeof node.mathML !== 'string' || !node.mathML.includes('<math')) return undefined;
+  const root = parseHtml(node.mathML);
+  const find = (element: ParsedElement): ParsedElement | undefined => {
+    if (element.name === 'math') return element;
+    for (const child of element.children) {
+      if (child.type !== 'element') continue;
+      const found = find(child);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  const math = find(root as ParsedElement);
+  if (!math) return undefined;
+  const display = math.attrs.display === 'block';
+  const texts: string[] = [];
+  let tex: string | undefined;
+  const walk = (element: ParsedElement) => {
+    for (const child of element.children) {
+      if (child.type === 'text') texts.push(child.text);
+      else if (child.name === 'annotation' && /tex|latex/i.test(child.attrs.encoding ?? '')) tex = child.children.map((part) => (part.type === 'text' ? part.text : '')).join('').trim();
+      else if (child.name !== 'annotation' && child.name !== 'annotation-xml') walk(child);
+    }
+  };
+  walk(math);
+  return { mathml: serializeMathml(math as never, display), display, ...(tex ? { tex } : {}), text: texts.join('').replace(/\s+/g, ' ').trim() };
+}
+
+type ParsedElement = { type: 'element'; name: string; attrs: Record<string, string>; children: ({ type: 'text'; text: string } | ParsedElement)[] };
