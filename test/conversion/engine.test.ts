@@ -163,3 +163,30 @@ describe('engine.convertPages (chunked-vision)', () => {
     }
   });
 });
+
+describe('page pool', () => {
+  it('turns a worker that dies on a page into an empty page with the reason, and carries on with a fresh worker', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    // a stand-in worker speaking the pool protocol: page 2 kills it
+    const source = `
+      import { parentPort } from 'node:worker_threads';
+      parentPort.on('message', (message) => {
+        if (message.type !== 'page') return;
+        if (message.page === 2) process.exit(3);
+        parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+          page: message.page, label: String(message.page), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+          warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } });
+      });`;
+    const pool = createPagePool({ size: 2, workerUrl: new URL(`data:text/javascript,${encodeURIComponent(source)}`) });
+    try {
+      const seen: number[] = [];
+      const results = await pool.run({ pdf: new Uint8Array(8), key: 'stand-in', pages: [1, 2, 3, 4], options: { docLang: 'en', tagged: false }, onPage: (result) => void seen.push(result.page) });
+      expect(seen).toEqual([1, 2, 3, 4]);
+      expect(results[1]!.warnings.join(' ')).toMatch(/page worker stopped: page worker exited with code 3/);
+      expect(results[1]!.blocks).toEqual([]);
+      expect(results[3]!.warnings).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+  });
+});

@@ -142,7 +142,17 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
           const index = nextToStart++;
           const page = pages[index]!;
           openIn(slot, id, job);
-          const message = await ask(slot, id, page, job.labels?.get(page));
+          let message: FromWorker;
+          try {
+            message = await ask(slot, id, page, job.labels?.get(page));
+          } catch (error) {
+            // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
+            // empty with the reason, the lane ends, and the run carries on with a fresh worker
+            finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
+            emitting = emitting.then(emitReady);
+            await emitting;
+            return;
+          }
           let result: PageResult;
           if (message.type === 'page') result = message.result;
           else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
@@ -172,6 +182,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
           if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
           await emitting;
           if (stopError !== undefined || signal?.aborted || nextToStart >= pages.length) break;
+          if (closed) throw new Error('the conversion engine is closed');
           while (slots.length < want) spawn();
         }
         await emitting;
