@@ -197,8 +197,20 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
         return;
       case 'Figure': {
         const alt = cleanString(node.alt);
-        const caption = undefined;
-        blocks.push({ kind: 'figure', page, ...(alt ? { alt } : {}), ...(caption ? { caption } : {}), decorative: false, needsAlt: !alt });
+        const captionNode = node.children?.find((child) => child.role === 'Caption');
+        const caption = captionNode ? inlines(captionNode) : undefined;
+        blocks.push({ kind: 'figure', page, ...(alt ? { alt } : {}), ...(caption && caption.length > 0 ? { caption } : {}), decorative: false, needsAlt: !alt });
+        return;
+      }
+      case 'Caption': {
+        // a caption right after its figure belongs to it
+        const last = blocks.at(-1);
+        const content = inlines(node);
+        if (last?.kind === 'figure' && !last.caption && content.length > 0) {
+          last.caption = content;
+          return;
+        }
+        if (content.length > 0) blocks.push({ kind: 'paragraph', page, content });
         return;
       }
       case 'Formula': {
