@@ -21,6 +21,12 @@ export type TableCell = {
   rowSpan?: number;
   colSpan?: number;
   content: Inline[];
+  /**
+   * Block structure of a cell that holds more than running text (a list in an
+   * infobox cell). `content` still carries the cell's whole text inline, for
+   * consumers that read text only; renderers that can nest blocks prefer this.
+   */
+  blocks?: Block[];
 };
 
 export type ListItem = { content: Inline[]; children?: ListBlock };

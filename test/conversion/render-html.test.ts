@@ -143,6 +143,32 @@ describe('HTML renderer', () => {
     expect(out.warnings.map((w) => w.kind)).toEqual(['inferred-table-headers', 'table-without-headers']);
   });
 
+  it('renders the block content of a cell (a list of links, a figure) inside the cell', () => {
+    const out = renderHtml({
+      meta: { title: 'Infobox', lang: 'en', pageCount: 1, tagged: true, sourceName: 'i.pdf' },
+      pages: [page(1, [
+        {
+          kind: 'table',
+          page: 1,
+          rows: [[
+            { header: true, scope: 'row', content: [t('Repository')] },
+            {
+              header: false,
+              content: [t('github.com/mozilla/pdf.js')],
+              blocks: [
+                { kind: 'figure', page: 1, alt: 'Logo', decorative: false, needsAlt: false },
+                { kind: 'list', page: 1, ordered: false, items: [{ content: [{ kind: 'link', href: 'https://github.com/mozilla/pdf.js', children: [t('github.com/mozilla/pdf.js')] }] }] },
+              ],
+            },
+          ]],
+        },
+      ])],
+    });
+    const cell = dom(out.html).querySelector('table td')!;
+    expect(cell.querySelector('ul li a')?.getAttribute('href')).toBe('https://github.com/mozilla/pdf.js');
+    expect(cell.querySelector('figure [role="img"]')?.getAttribute('aria-label')).toBe('Logo');
+  });
+
   it('keeps only MathML from a backend, and repairs links with no text or no target', () => {
     const out = renderHtml({
       meta: { title: 'M', lang: 'en', pageCount: 1, tagged: false, sourceName: 'm.pdf' },

@@ -127,7 +127,7 @@ function renderTable(ctx: Ctx, block: Extract<Block, { kind: 'table' }>): string
     `<tr>${row
       .map((cell, colIndex) => {
         const span = `${(cell.rowSpan ?? 1) > 1 ? ` rowspan="${Math.trunc(cell.rowSpan!)}"` : ''}${(cell.colSpan ?? 1) > 1 ? ` colspan="${Math.trunc(cell.colSpan!)}"` : ''}`;
-        const content = renderInline(ctx, cell.content);
+        const content = cell.blocks?.length ? cell.blocks.map((inner) => renderBlock(ctx, inner)).filter(Boolean).join('\n') : renderInline(ctx, cell.content);
         return cell.header
           ? `<th scope="${cellScope(cell, rowIndex, colIndex, headerRows)}"${span}>${content}</th>`
           : `<td${span}>${content}</td>`;

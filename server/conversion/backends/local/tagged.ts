@@ -138,6 +138,43 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
     return { kind: 'list', page, ordered, ...(ordered && start !== undefined && start !== 1 ? { start } : {}), items };
   };
 
+  const figure = (node: StructNode): Block => {
+    const alt = cleanString(node.alt);
+    const captionNode = node.children?.find((child) => child.role === 'Caption');
+    const caption = captionNode ? inlines(captionNode) : undefined;
+    return { kind: 'figure', page, ...(alt ? { alt } : {}), ...(caption && caption.length > 0 ? { caption } : {}), decorative: false, needsAlt: !alt };
+  };
+
+  const CELL_BLOCK_ROLES = new Set(['L', 'Figure']);
+  const containsCellBlock = (node: StructNode): boolean =>
+    (node.children ?? []).some((child) => !child.type && (CELL_BLOCK_ROLES.has(child.role ?? '') || containsCellBlock(child)));
+
+  /** A cell holding a list or a figure (an infobox's logo, its list of links): its text as paragraphs around them. */
+  const cellBlocks = (cell: StructNode): Block[] => {
+    const out: Block[] = [];
+    let pending: Run[] = [];
+    const flush = () => {
+      const content = runsToInlines(pending);
+      pending = [];
+      if (inlineText(content).trim() !== '') out.push({ kind: 'paragraph', page, content });
+    };
+    const walk = (node: StructNode) => {
+      for (const child of node.children ?? []) {
+        if (!child.type && child.role === 'L') {
+          flush();
+          out.push(list(child));
+        } else if (!child.type && child.role === 'Figure') {
+          flush();
+          out.push(figure(child));
+        } else if (!child.type && containsCellBlock(child)) walk(child);
+        else runs(child, {}, pending);
+      }
+    };
+    walk(cell);
+    flush();
+    return out;
+  };
+
   const table = (node: StructNode) => {
     const rows: TableCell[][] = [];
     let caption: Inline[] | undefined;
@@ -150,6 +187,7 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
             const header = cell.role === 'TH';
             const scope = cell.scope === 'Column' ? 'col' : cell.scope === 'Row' ? 'row' : undefined;
             const entry: TableCell = { header, content: inlines(cell) };
+            if (containsCellBlock(cell)) entry.blocks = cellBlocks(cell);
             if (header) entry.scope = scope ?? (section === 'THead' ? 'col' : undefined);
             if (entry.scope === undefined) delete entry.scope;
             row.push(entry);
@@ -195,13 +233,9 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
       case 'Table':
         table(node);
         return;
-      case 'Figure': {
-        const alt = cleanString(node.alt);
-        const captionNode = node.children?.find((child) => child.role === 'Caption');
-        const caption = captionNode ? inlines(captionNode) : undefined;
-        blocks.push({ kind: 'figure', page, ...(alt ? { alt } : {}), ...(caption && caption.length > 0 ? { caption } : {}), decorative: false, needsAlt: !alt });
+      case 'Figure':
+        blocks.push(figure(node));
         return;
-      }
       case 'Caption': {
         // a caption right after its figure belongs to it
         const last = blocks.at(-1);
