@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.ts';
+import { sqlState } from '../db/sql-state.ts';
 
 /** SQLSTATEs raised by sql/020_conversion_jobs.sql. */
 const CONVERSION_ERRORS = {
@@ -6,16 +7,6 @@ const CONVERSION_ERRORS = {
   FD002: ['CONVERSION_FINISHING', 'The conversion is finishing and can no longer be cancelled'],
   FD003: ['NO_ACTIVE_CONVERSION', 'The conversion has already finished'],
 } as const;
-
-export function sqlState(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 export async function mapConversionErrors<T>(run: () => Promise<T>): Promise<T> {
   try {

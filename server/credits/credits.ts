@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { sqlState } from '../db/sql-state.ts';
 import { AnyRow, sql, type Database } from '../db/database.ts';
 import { DomainError } from '../errors.ts';
 
@@ -18,16 +19,6 @@ export const FREE_TIER_PAGES = 10;
 export type HoldOutcome = 'cancelled' | 'failed' | 'expired';
 // Anything that can run a query: the pool or an open transaction.
 type Queryable = Pick<Database, 'query' | 'one' | 'oneFirst' | 'maybeOne'>;
-
-function sqlState(error: unknown): string | undefined {
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
 
 /** Runs a credit SQL call, turning our SQLSTATEs into typed DomainErrors. */
 async function mapCreditErrors<T>(run: () => Promise<T>): Promise<T> {
