@@ -80,7 +80,12 @@ async function serviceRun(pdf: string, concurrency: number, mode: 'complete' | '
     if (mode === 'complete') {
       await until(status, (value) => value === 'completed' || value === 'failed', 30 * 60_000);
       if ((await status()) !== 'completed') throw new Error('the bench job failed');
-      return { seconds: (performance.now() - started) / 1000 };
+      const seconds = (performance.now() - started) / 1000;
+      // A figure counts only when every page was converted once.
+      const converted = await bench.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select coalesce(sum(c.pages_done), 0)::int as n from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id where j.file_id = ${uploaded.id}`);
+      if (converted !== PAGES) throw new Error(`the bench job converted ${converted} of ${PAGES} pages`);
+      return { seconds };
     }
     const running = () => bench.db.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id where j.file_id = ${uploaded.id} and c.status = 'processing'`);

@@ -11,6 +11,18 @@ export const STALE_HEARTBEATS = 6;
 /** A live job with no progress for this long is failed by the stuck-file sweep. */
 export const STUCK_FILE_MS = 2 * 60 * 60 * 1000;
 
+/**
+ * Makes this process's workers of the given queues fetch at once when their
+ * current job ends, instead of sleeping out `pollingIntervalSeconds`
+ * (pg-boss bursts only for batches larger than one). A fetch that finds
+ * nothing falls back to normal polling.
+ */
+function wakeWorkers(boss: Deps['boss'], queues: string[]): void {
+  for (const worker of boss.getWipData()) {
+    if (queues.includes(worker.name)) boss.notifyWorker(worker.id);
+  }
+}
+
 export type ConversionWorkerOptions = { store?: ObjectStore; engine?: EngineProvider; schedule?: boolean };
 
 /**
@@ -27,7 +39,10 @@ export async function registerConversionJobs(deps: Deps, options: ConversionWork
   await createConversionQueues(deps.boss);
 
   await deps.boss.work<ChunkJobData>(CHUNK_QUEUE, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 0.5 }, async ([job]) => {
-    if (job) await runner.runChunk(job.data);
+    if (!job) return;
+    const outcome = await runner.runChunk(job.data);
+    // A chunk takes less than a poll interval: without this every chunk would also wait out the poll.
+    if (outcome === 'completed') wakeWorkers(deps.boss, [CHUNK_QUEUE, ASSEMBLE_QUEUE]);
   });
   await deps.boss.work<{ jobId: string }>(ASSEMBLE_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
     if (job) await runner.assemble(job.data.jobId);

@@ -118,6 +118,10 @@ export function createChunkRunner(deps: RunnerDeps) {
         if (!lost) throw error;
       }
       await beats;
+      if (!lost && !controller.signal.aborted && pages.length !== numbers.length) {
+        // never complete (and so charge for) a chunk the engine came back short on; the queue retries it
+        throw new Error(`the engine returned ${pages.length} of ${numbers.length} pages`);
+      }
       if (lost || controller.signal.aborted) {
         await bookSpend(chunk.jobId, chunk.id, pagesCost(pages), { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'aborted' });
         log.info({ chunkId: chunk.id, pages: pages.length }, 'chunk stopped: cancelled or re-queued');

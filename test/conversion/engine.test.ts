@@ -102,6 +102,17 @@ describe('engine.convertPages (local, worker pool)', () => {
     await expect(run).rejects.toThrow('storage is down');
   });
 
+  it('gives every one of several concurrent runs all its pages (chunk workers share one engine)', async () => {
+    const pdf = corpus('multicolumn-latex.pdf');
+    const seen: number[][] = [[], [], []];
+    const runs = [[1, 2, 3], [3, 1], [2]].map((pages, run) =>
+      engine.convertPages(pdf, { pages, backend: 'local', onPage: (result) => void seen[run]!.push(result.page) }));
+    const results = await Promise.all(runs);
+    expect(results.map((pages) => pages.map((result) => result.page))).toEqual([[1, 2, 3], [3, 1], [2]]);
+    expect(seen).toEqual([[1, 2, 3], [3, 1], [2]]);
+    expect(results.every((pages) => pages.every((result) => result.blocks.length > 0))).toBe(true);
+  });
+
   it('rejects pages outside the document', async () => {
     await expect(engine.convertPages(corpus('multicolumn-latex.pdf'), { pages: [4], backend: 'local' })).rejects.toThrow(/not in the document/);
   });

@@ -101,9 +101,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     while (slot.open.length > OPEN_PER_WORKER) slot.worker.postMessage({ type: 'close', docId: slot.open.shift()! } satisfies ToWorker);
   };
 
-  return {
-    size,
-    async run(job) {
+  const runOne = async (job: PoolRun): Promise<PageResult[]> => {
       if (closed) throw new Error('the conversion engine is closed');
       let docId = docIds.get(job.key);
       if (docId === undefined) {
@@ -192,6 +190,18 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       } finally {
         signal?.removeEventListener('abort', onAbort);
       }
+  };
+
+  // Runs take the whole pool one after another: each run already keeps every
+  // worker busy, and lanes own their slots, so a second run at the same time
+  // would find no free slot and must wait its turn rather than return nothing.
+  let turn: Promise<unknown> = Promise.resolve();
+  return {
+    size,
+    run(job) {
+      const mine = turn.then(() => runOne(job));
+      turn = mine.catch(() => undefined);
+      return mine;
     },
     async close() {
       closed = true;
