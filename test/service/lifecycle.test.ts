@@ -168,9 +168,11 @@ describe('with workers', () => {
       await api(app, token, 'POST', `/api/convert/${fileId}`, {});
       const streams = Array.from({ length: 5 }, () => fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } }));
       await Promise.all(streams);
-      const listeners = await app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+      // the answer's headers can arrive before the LISTEN statement shows in pg_stat_activity
+      const countListeners = () => app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
         select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen folio_conversion%'`);
-      expect(listeners).toBe(1);
+      await until(countListeners, (n) => n > 0, 10_000, 'the LISTEN connection');
+      expect(await countListeners()).toBe(1);
       expect(app.deps.services.conversionEvents.listenerCount()).toBe(1);
       const cancel = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
       expect(cancel.status).toBe(200);
