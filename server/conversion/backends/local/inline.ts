@@ -12,6 +12,8 @@ export type Run = {
   lang?: string;
   /** raised and smaller than its line (a footnote marker, an exponent) */
   sup?: boolean;
+  /** lowered and smaller than its line (an index) */
+  sub?: boolean;
   /** this run is the marker of a footnote on the page: it becomes a footnoteRef */
   note?: { id: string; label: string };
 };

@@ -2,6 +2,7 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
+import { formulaToTex, isFormulaLine } from './tex.ts';
 
 /**
  * An untagged page's structure inferred from geometry: items grouped into
@@ -71,7 +72,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
         current.right = Math.max(current.right, item.x + item.width);
-        current.runs.push({ text, href: hrefAt(links, item), ...(isRaised(item, line) ? { sup: true } : {}) });
+        current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
         if (item.text.trim().length > longest) {
           longest = item.text.trim().length;
@@ -88,7 +89,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
         size: item.size,
         font: item.font,
         text: item.text,
-        runs: [{ text: item.text, href: hrefAt(links, item), ...(isRaised(item, line) ? { sup: true } : {}) }],
+        runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
       };
       segments.push(current);
     }
@@ -97,9 +98,12 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
   return segments.filter((segment) => segment.text !== '');
 }
 
-/** A superscript: clearly above its line's baseline and smaller than its text (a subscript or an accent is not). */
-function isRaised(item: TextItem, line: { y: number; size: number }): boolean {
-  return item.y - line.y > line.size * 0.2 && item.size < line.size * 0.9 && item.text.trim() !== '';
+/** A superscript: clearly above its line's baseline and smaller than its text; a subscript: below it and smaller. */
+function scriptOf(item: TextItem, line: { y: number; size: number }): { sup?: true; sub?: true } {
+  if (item.size >= line.size * 0.9 || item.text.trim() === '') return {};
+  if (item.y - line.y > line.size * 0.2) return { sup: true };
+  if (line.y - item.y > line.size * 0.1) return { sub: true };
+  return {};
 }
 
 function hrefAt(links: LinkArea[], item: TextItem): string | undefined {
@@ -271,6 +275,16 @@ export function layoutPage(
         }
         previous = segment;
         continue;
+      }
+      if (isDisplayFormula(segment, column, previous)) {
+        flushParagraph();
+        flushList();
+        const tex = formulaToTex(segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })));
+        if (tex) {
+          blocks.push({ kind: 'formula', page, text: segment.text, tex, display: true });
+          previous = segment;
+          continue;
+        }
       }
       const gap = previous ? previous.y - segment.y : 0;
       const size = Math.max(segment.size, previous?.size ?? 0);
@@ -540,4 +554,17 @@ function linkReferences(runs: Run[], idByLabel: Map<string, string>): Run[] {
     const id = idByLabel.get(noteLabel(run.text));
     return id ? { ...run, note: { id, label: noteLabel(run.text) } } : run;
   });
+}
+
+/**
+ * A display formula: a line of mathematics alone on its row, set off from
+ * the text (indented from the column's left edge, or after a line ending in
+ * a colon). A formula line flush with the text may be the end of a sentence.
+ */
+function isDisplayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): boolean {
+  // an enumerated line ("(i) d(A, B) = …") stays a list item
+  if (!isFormulaLine(segment.text) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text)) return false;
+  if (column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
+  const left = Math.min(...column.map((other) => other.x));
+  return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text));
 }
