@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
 import { convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
 import { formulaToTex, isFormulaLine, looksLikeMath } from '../../server/conversion/backends/local/tex.ts';
@@ -169,5 +170,98 @@ describe('TeX from the text of a formula', () => {
     // every formula block carries TeX, and no formula holds a word of running text
     expect(formulas.every((formula) => typeof formula.tex === 'string' && !/\p{L}{3,}/u.test(formula.text.replace(/\b(sin|cos|log|lim)\b/g, '')))).toBe(true);
     expect(page!.blocks.some((block) => block.kind === 'paragraph' && /französische|Metrik/.test(text(block.content)))).toBe(true);
+  });
+});
+
+/**
+ * A ruled 3×4 table drawn with pdfkit: "Item" spans two header rows (no rule
+ * under it), "Measurements" spans two columns (no rule between them), a
+ * heavier rule may close the header, one rule is a thin filled rectangle.
+ */
+async function ruledTablePdf(options: { boldHeader: boolean; heavyRule: boolean; irregular?: boolean }): Promise<Uint8Array> {
+  const doc = new PDFDocument({ size: 'A4', margin: 50 });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+  doc.font('Helvetica').fontSize(11).text('Table 1: Fastener sizes', 60, 80);
+  const xs = [60, 200, 320, 440];
+  const ys = [100, 125, 150, 175, 200];
+  const line = (x1: number, y1: number, x2: number, y2: number, width = 0.5) => doc.lineWidth(width).moveTo(x1, y1).lineTo(x2, y2).stroke();
+  line(xs[0]!, ys[0]!, xs[3]!, ys[0]!);
+  line(xs[1]!, ys[1]!, xs[3]!, ys[1]!);
+  line(xs[0]!, ys[2]!, xs[3]!, ys[2]!, options.heavyRule ? 1.5 : 0.5);
+  doc.rect(xs[0]!, ys[3]! - 0.25, xs[3]! - xs[0]!, 0.5).fill();
+  line(xs[0]!, ys[4]!, xs[3]!, ys[4]!);
+  for (const x of [xs[0]!, xs[3]!]) line(x, ys[0]!, x, ys[4]!);
+  if (options.irregular) {
+    // no rule between "Item" and "Width": the merged area is an L, which no table cell can be
+    line(xs[1]!, ys[0]!, xs[1]!, ys[1]!);
+    line(xs[1]!, ys[2]!, xs[1]!, ys[4]!);
+  } else line(xs[1]!, ys[0]!, xs[1]!, ys[4]!);
+  line(xs[2]!, ys[1]!, xs[2]!, ys[4]!);
+  const cell = (value: string, column: number, row: number, header = false) =>
+    doc.font(header && options.boldHeader ? 'Helvetica-Bold' : 'Helvetica').fontSize(10).text(value, xs[column]! + 6, ys[row]! + 8, { lineBreak: false });
+  cell('Item', 0, 0, true);
+  cell('Measurements', 1, 0, true);
+  cell('Width', 1, 1, true);
+  cell('Height', 2, 1, true);
+  for (const [row, values] of [[2, ['Bolt', '12 mm', '40 mm']], [3, ['Nut', '10 mm', '8 mm']]] as const) values.forEach((value, column) => cell(value, column, row));
+  doc.font('Helvetica').fontSize(11).text('The sizes above are nominal and measured at room temperature.', 60, 230);
+  doc.end();
+  await done;
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+describe('tables from ruling lines', () => {
+  const expectFastenerTable = (blocks: Block[]) => {
+    const tables = blocks.filter((block): block is Extract<Block, { kind: 'table' }> => block.kind === 'table');
+    expect(tables).toHaveLength(1);
+    const table = tables[0]!;
+    expect(table.uncertain).toBeUndefined();
+    expect(text(table.caption)).toBe('Table 1: Fastener sizes');
+    const shape = table.rows.map((row) => row.map((cell) => ({ text: text(cell.content), header: cell.header, scope: cell.scope, rowSpan: cell.rowSpan, colSpan: cell.colSpan })));
+    expect(shape).toEqual([
+      [
+        { text: 'Item', header: true, scope: 'col', rowSpan: 2, colSpan: undefined },
+        { text: 'Measurements', header: true, scope: 'colgroup', rowSpan: undefined, colSpan: 2 },
+      ],
+      [
+        { text: 'Width', header: true, scope: 'col', rowSpan: undefined, colSpan: undefined },
+        { text: 'Height', header: true, scope: 'col', rowSpan: undefined, colSpan: undefined },
+      ],
+      ['Bolt', '12 mm', '40 mm'].map((value) => ({ text: value, header: false, scope: undefined, rowSpan: undefined, colSpan: undefined })),
+      ['Nut', '10 mm', '8 mm'].map((value) => ({ text: value, header: false, scope: undefined, rowSpan: undefined, colSpan: undefined })),
+    ]);
+    // the table's text is not repeated as paragraphs, and the text after it follows it
+    const index = blocks.indexOf(table);
+    expect(blocks.slice(index + 1).map((block) => (block.kind === 'paragraph' ? text(block.content) : block.kind))).toEqual(['The sizes above are nominal and measured at room temperature.']);
+    expect(blocks.slice(0, index)).toEqual([]);
+  };
+
+  it('reads a ruled table with a bold header: a cell spanning two header rows, one spanning two columns', async () => {
+    const [page] = await convertBytes(await ruledTablePdf({ boldHeader: true, heavyRule: false }), 'ruled.pdf');
+    expectFastenerTable(page!.blocks);
+  });
+
+  it('finds the header rows from the heavier rule under them when the header is not bold', async () => {
+    const [page] = await convertBytes(await ruledTablePdf({ boldHeader: false, heavyRule: true }), 'ruled.pdf');
+    expectFastenerTable(page!.blocks);
+  });
+
+  it('marks the table uncertain when the grid is irregular (a merged area that is not a rectangle)', async () => {
+    const [page] = await convertBytes(await ruledTablePdf({ boldHeader: true, heavyRule: true, irregular: true }), 'ruled.pdf');
+    const table = page!.blocks.find((block) => block.kind === 'table');
+    expect(table).toMatchObject({ kind: 'table', uncertain: true });
+    expect(page!.warnings.some((warning) => /table\(s\) inferred from layout/.test(warning))).toBe(true);
+  });
+
+  it('claims no header row when nothing marks one (no bold, rules all alike), but keeps the spans', async () => {
+    const [page] = await convertBytes(await ruledTablePdf({ boldHeader: false, heavyRule: false }), 'ruled.pdf');
+    const table = page!.blocks.find((block) => block.kind === 'table');
+    expect(table?.kind === 'table' && table.rows.flat().some((cell) => cell.header)).toBe(false);
+    expect(table?.kind === 'table' && table.rows[0]!.map((cell) => [text(cell.content), cell.rowSpan, cell.colSpan])).toEqual([
+      ['Item', 2, undefined],
+      ['Measurements', undefined, 2],
+    ]);
   });
 });

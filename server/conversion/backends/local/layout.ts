@@ -2,6 +2,7 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
+import { findRuledTables, type Rule } from './ruled-tables.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
 
 /**
@@ -190,7 +191,16 @@ export function readingOrder(segments: Segment[], pageWidth: number): { ordered:
 
 export function layoutPage(
   segments: Segment[],
-  options: { page: number; pageWidth: number; pageHeight: number; neighbours?: EdgeLines[] },
+  options: {
+    page: number;
+    pageWidth: number;
+    pageHeight: number;
+    neighbours?: EdgeLines[];
+    /** ruling lines drawn on the page (page space), for ruled tables */
+    rules?: Rule[];
+    /** font ids of bold fonts, for ruled tables' header rows */
+    boldFonts?: Set<string>;
+  },
 ): Layout {
   const { page } = options;
   let artifacts = 0;
@@ -222,7 +232,20 @@ export function layoutPage(
     return true;
   });
   const body = bodySize(kept);
-  const { ordered, multiColumn } = readingOrder(kept, options.pageWidth);
+  // a ruled table's text leaves the flow; a placeholder spanning the table keeps its place in the reading order
+  const ruled = options.rules && options.rules.length > 0 ? findRuledTables(options.rules, kept, page, options.boldFonts ?? new Set()) : [];
+  const ruledAt = new Map<Segment, Block & { kind: 'table' }>();
+  let flow = kept;
+  if (ruled.length > 0) {
+    flow = kept.filter((segment) => !ruled.some((table) => table.segments.has(segment)));
+    for (const table of ruled) {
+      const anchor: Segment = { x: table.box.x, right: table.box.right, y: table.box.top, size: body, font: '', text: ' ', runs: [] };
+      ruledAt.set(anchor, table.block);
+      flow.push(anchor);
+    }
+    flow.sort((a, b) => b.y - a.y || a.x - b.x);
+  }
+  const { ordered, multiColumn } = readingOrder(flow, options.pageWidth);
   // a heading is words: a big display formula ("a + b = c") or a lone symbol is not one
   const looksLikeHeading = (segment: Segment) => {
     if (segment.size < body * 1.15 || segment.text.length >= 200) return false;
@@ -251,6 +274,19 @@ export function layoutPage(
     const pitch = linePitch(column);
     const tables = tablesByColumn[columnIndex]!;
     for (const segment of column) {
+      const ruledTable = ruledAt.get(segment);
+      if (ruledTable) {
+        flushParagraph();
+        flushList();
+        const last = blocks.at(-1);
+        if (last?.kind === 'paragraph' && /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+/i.test(textOf(last.content))) {
+          blocks.pop();
+          ruledTable.caption = last.content;
+        }
+        blocks.push(ruledTable);
+        previous = undefined;
+        continue;
+      }
       const note = notes.bySegment.get(segment);
       if (note) {
         flushParagraph();
