@@ -4,6 +4,7 @@ import { blocksText, classify, structuralReasons } from '../vision/page-content.
 import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
 import { buildSegments, layoutPage, type LinkArea } from './layout.ts';
+import { readGraphics } from './ruled-tables.ts';
 import { ocrPage } from './ocr.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
@@ -34,8 +35,6 @@ export type LocalPageOptions = {
 
 /** A page with fewer words than this in its text layer, but ink on it, is treated as a scan. */
 const MIN_TEXT_WORDS = 3;
-/** Images smaller than this (points, either side) are bullets, rules or specks, not figures. */
-const MIN_FIGURE_SIDE = 36;
 
 export async function inspectDocument(pdf: Uint8Array, sourceName = 'document.pdf'): Promise<DocumentMeta> {
   const doc = await openPdf(pdf);
@@ -116,7 +115,8 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
   // the operator list is the costliest read of a page: only untagged pages and pages without text need it
   const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
-  const images = tree?.children?.length ? [] : await findImages(page);
+  const graphics = tree?.children?.length ? { images: [], rules: [] } : await readGraphics(page);
+  const images = graphics.images;
   const garbled = isGarbled(layerText);
   if ((textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
     const result = await ocrPage(page, pageNumber);
@@ -145,6 +145,8 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
         pageWidth: x1 - x0,
         pageHeight: y1 - y0,
         neighbours,
+        rules: graphics.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+        boldFonts: boldFontIds(page, shifted),
       });
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');
@@ -175,28 +177,18 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   };
 }
 
-/** Images drawn on the page big enough to be figures, from the operator list (with the transform in force). */
-async function findImages(page: PDFPageProxy): Promise<{ width: number; height: number }[]> {
-  const list = await page.getOperatorList().catch(() => null);
-  if (!list) return [];
-  const found: { width: number; height: number }[] = [];
-  const stack: number[][] = [];
-  let ctm = [1, 0, 0, 1, 0, 0];
-  for (let index = 0; index < list.fnArray.length; index++) {
-    const op = list.fnArray[index];
-    if (op === OPS.save) stack.push(ctm);
-    else if (op === OPS.restore) ctm = stack.pop() ?? [1, 0, 0, 1, 0, 0];
-    else if (op === OPS.transform) {
-      const [a, b, c, d, e, f] = list.argsArray[index] as number[];
-      const [A, B, C, D, E, F] = ctm as [number, number, number, number, number, number];
-      ctm = [a! * A + b! * C, a! * B + b! * D, c! * A + d! * C, c! * B + d! * D, e! * A + f! * C + E, e! * B + f! * D + F];
-    } else if (op === OPS.paintImageXObject || op === OPS.paintInlineImageXObject || op === OPS.paintImageMaskXObject) {
-      const width = Math.hypot(ctm[0]!, ctm[1]!);
-      const height = Math.hypot(ctm[2]!, ctm[3]!);
-      if (width >= MIN_FIGURE_SIDE && height >= MIN_FIGURE_SIDE) found.push({ width, height });
-    }
+/**
+ * Which of the page's fonts are bold, from the names pdf.js loaded with the
+ * operator list ("ABCDEF+Helvetica-Bold"); fonts not loaded count as regular.
+ */
+function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  const bold = new Set<string>();
+  for (const id of new Set(items.map((item) => item.font))) {
+    if (!page.commonObjs.has(id)) continue;
+    const font = page.commonObjs.get(id) as { name?: string; bold?: boolean } | null;
+    if (font?.bold || /bold|black|heavy|semibold|demi/i.test(font?.name ?? '')) bold.add(id);
   }
-  return found;
+  return bold;
 }
 
 /** Whether the page draws anything (paths, glyphs as curves): a blank page needs no OCR. */

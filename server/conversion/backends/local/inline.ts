@@ -6,7 +6,17 @@ import type { Inline } from '../../model.ts';
  * lower-case continuation is repaired ("exam-" + "ple" → "example").
  */
 
-export type Run = { text: string; href?: string; lang?: string };
+export type Run = {
+  text: string;
+  href?: string;
+  lang?: string;
+  /** raised and smaller than its line (a footnote marker, an exponent) */
+  sup?: boolean;
+  /** lowered and smaller than its line (an index) */
+  sub?: boolean;
+  /** this run is the marker of a footnote on the page: it becomes a footnoteRef */
+  note?: { id: string; label: string };
+};
 
 export function joinLines(previous: string, next: string): string {
   if (previous === '') return next;
@@ -28,7 +38,7 @@ export function runsToInlines(runs: Run[]): Inline[] {
   };
   for (const run of runs) {
     const last = merged.at(-1);
-    if (last && last.href === run.href && last.lang === run.lang) append(last, run.text);
+    if (last && !last.note && !run.note && last.href === run.href && last.lang === run.lang) append(last, run.text);
     else {
       if (last && last.text.endsWith('\n')) {
         last.text = last.text.slice(0, -1);
@@ -39,6 +49,13 @@ export function runsToInlines(runs: Run[]): Inline[] {
   }
   const out: Inline[] = [];
   for (const [index, run] of merged.entries()) {
+    if (run.note) {
+      // the marker's own spacing stays around the reference; adjacent text nodes merge below
+      if (/^\s/.test(run.text) && index > 0) out.push({ kind: 'text', text: ' ' });
+      out.push({ kind: 'footnoteRef', id: run.note.id, label: run.note.label });
+      if (/\s$/.test(run.text) && index < merged.length - 1) out.push({ kind: 'text', text: ' ' });
+      continue;
+    }
     let text = run.text.replace(/(\p{L})-\n(?=\p{Ll})/gu, '$1').replace(/\s+/g, ' ');
     if (index === 0) text = text.trimStart();
     if (index === merged.length - 1) text = text.trimEnd();
@@ -48,7 +65,15 @@ export function runsToInlines(runs: Run[]): Inline[] {
     if (run.href) node = { kind: 'link', href: run.href, children: [node] };
     out.push(node);
   }
-  return out;
+  if (!merged.some((run) => run.note)) return out;
+  // spaces around a reference merge with the text beside them, so no double space appears
+  const joined: Inline[] = [];
+  for (const node of out) {
+    const last = joined.at(-1);
+    if (node.kind === 'text' && last?.kind === 'text') last.text = (last.text + node.text).replace(/\s+/g, ' ');
+    else joined.push(node.kind === 'text' ? { ...node } : node);
+  }
+  return joined;
 }
 
 export function inlineText(list: Inline[]): string {

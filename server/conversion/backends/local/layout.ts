@@ -2,6 +2,8 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
+import { findRuledTables, type Rule } from './ruled-tables.ts';
+import { formulaToTex, isFormulaLine } from './tex.ts';
 
 /**
  * An untagged page's structure inferred from geometry: items grouped into
@@ -36,6 +38,23 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
       lines.push({ y: item.y, size: item.size, items: [item] });
     }
   }
+  // a superscript at the end of a word in one column can fall within half a line of the other column's baseline
+  // above: it belongs to the line just below it, beside whose text it sits
+  for (let index = 0; index + 1 < lines.length; index++) {
+    const line = lines[index]!;
+    const next = lines[index + 1]!;
+    const moved = line.items.filter(
+      (item) =>
+        line.y - item.y > line.size * 0.3 &&
+        item.size < line.size * 0.9 &&
+        item.y - next.y > 0 &&
+        item.y - next.y <= next.size * 0.6 &&
+        next.items.some((other) => item.x >= other.x - next.size && item.x <= other.x + other.width + next.size),
+    );
+    if (moved.length === 0) continue;
+    line.items = line.items.filter((item) => !moved.includes(item));
+    next.items.push(...moved);
+  }
   // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
   const segments: Segment[] = [];
   for (const line of lines) {
@@ -54,7 +73,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
         current.right = Math.max(current.right, item.x + item.width);
-        current.runs.push({ text, href: hrefAt(links, item) });
+        current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
         if (item.text.trim().length > longest) {
           longest = item.text.trim().length;
@@ -64,12 +83,28 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
         continue;
       }
       longest = item.text.trim().length;
-      current = { x: item.x, right: item.x + item.width, y: line.y, size: item.size, font: item.font, text: item.text, runs: [{ text: item.text, href: hrefAt(links, item) }] };
+      current = {
+        x: item.x,
+        right: item.x + item.width,
+        y: line.y,
+        size: item.size,
+        font: item.font,
+        text: item.text,
+        runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
+      };
       segments.push(current);
     }
   }
   for (const segment of segments) segment.text = segment.text.trim();
   return segments.filter((segment) => segment.text !== '');
+}
+
+/** A superscript: clearly above its line's baseline and smaller than its text; a subscript: below it and smaller. */
+function scriptOf(item: TextItem, line: { y: number; size: number }): { sup?: true; sub?: true } {
+  if (item.size >= line.size * 0.9 || item.text.trim() === '') return {};
+  if (item.y - line.y > line.size * 0.2) return { sup: true };
+  if (line.y - item.y > line.size * 0.1) return { sub: true };
+  return {};
 }
 
 function hrefAt(links: LinkArea[], item: TextItem): string | undefined {
@@ -156,7 +191,16 @@ export function readingOrder(segments: Segment[], pageWidth: number): { ordered:
 
 export function layoutPage(
   segments: Segment[],
-  options: { page: number; pageWidth: number; pageHeight: number; neighbours?: EdgeLines[] },
+  options: {
+    page: number;
+    pageWidth: number;
+    pageHeight: number;
+    neighbours?: EdgeLines[];
+    /** ruling lines drawn on the page (page space), for ruled tables */
+    rules?: Rule[];
+    /** font ids of bold fonts, for ruled tables' header rows */
+    boldFonts?: Set<string>;
+  },
 ): Layout {
   const { page } = options;
   let artifacts = 0;
@@ -188,7 +232,20 @@ export function layoutPage(
     return true;
   });
   const body = bodySize(kept);
-  const { ordered, multiColumn } = readingOrder(kept, options.pageWidth);
+  // a ruled table's text leaves the flow; a placeholder spanning the table keeps its place in the reading order
+  const ruled = options.rules && options.rules.length > 0 ? findRuledTables(options.rules, kept, page, options.boldFonts ?? new Set()) : [];
+  const ruledAt = new Map<Segment, Block & { kind: 'table' }>();
+  let flow = kept;
+  if (ruled.length > 0) {
+    flow = kept.filter((segment) => !ruled.some((table) => table.segments.has(segment)));
+    for (const table of ruled) {
+      const anchor: Segment = { x: table.box.x, right: table.box.right, y: table.box.top, size: body, font: '', text: ' ', runs: [] };
+      ruledAt.set(anchor, table.block);
+      flow.push(anchor);
+    }
+    flow.sort((a, b) => b.y - a.y || a.x - b.x);
+  }
+  const { ordered, multiColumn } = readingOrder(flow, options.pageWidth);
   // a heading is words: a big display formula ("a + b = c") or a lone symbol is not one
   const looksLikeHeading = (segment: Segment) => {
     if (segment.size < body * 1.15 || segment.text.length >= 200) return false;
@@ -198,10 +255,13 @@ export function layoutPage(
   const headingSizes = [...new Set(kept.filter(looksLikeHeading).map((segment) => Math.round(segment.size)))].sort((a, b) => b - a);
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
+  const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
+  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight);
   const blocks: Block[] = [];
-  for (const column of ordered) {
+  for (const [columnIndex, column] of ordered.entries()) {
     let paragraph: { runs: Run[]; last: Segment; text: string } | undefined;
-    let list: { block: ListBlock; indent: number; last: Segment } | undefined;
+    // the last item's runs are kept so a continuation line keeps its links and footnote references
+    let list: { block: ListBlock; indent: number; last: Segment; runs: Run[] } | undefined;
     const flushParagraph = () => {
       if (paragraph) blocks.push({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) });
       paragraph = undefined;
@@ -212,8 +272,30 @@ export function layoutPage(
     };
     let previous: Segment | undefined;
     const pitch = linePitch(column);
-    const tables = findAlignedTables(column, page);
+    const tables = tablesByColumn[columnIndex]!;
     for (const segment of column) {
+      const ruledTable = ruledAt.get(segment);
+      if (ruledTable) {
+        flushParagraph();
+        flushList();
+        const last = blocks.at(-1);
+        if (last?.kind === 'paragraph' && /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+/i.test(textOf(last.content))) {
+          blocks.pop();
+          ruledTable.caption = last.content;
+        }
+        blocks.push(ruledTable);
+        previous = undefined;
+        continue;
+      }
+      const note = notes.bySegment.get(segment);
+      if (note) {
+        flushParagraph();
+        flushList();
+        if (note.block) blocks.push(note.block);
+        previous = segment;
+        continue;
+      }
+      segment.runs = linkReferences(segment.runs, notes.idByLabel);
       const table = tables.get(segment);
       if (table) {
         flushParagraph();
@@ -229,6 +311,16 @@ export function layoutPage(
         }
         previous = segment;
         continue;
+      }
+      if (isDisplayFormula(segment, column, previous)) {
+        flushParagraph();
+        flushList();
+        const tex = formulaToTex(segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })));
+        if (tex) {
+          blocks.push({ kind: 'formula', page, text: segment.text, tex, display: true });
+          previous = segment;
+          continue;
+        }
       }
       const gap = previous ? previous.y - segment.y : 0;
       const size = Math.max(segment.size, previous?.size ?? 0);
@@ -253,13 +345,15 @@ export function layoutPage(
       if (marker) {
         flushParagraph();
         const ordered = !BULLET.test(segment.text);
-        const content = runsToInlines(stripPrefix(segment.runs, marker[0].length));
+        const itemRuns = stripPrefix(segment.runs, marker[0].length);
+        const content = runsToInlines(itemRuns);
         if (!list || list.block.ordered !== ordered || gap > lineGap * 1.5) {
           flushList();
           const start = ordered ? Number.parseInt(marker[1]!.replace(/\D/g, ''), 10) : undefined;
-          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, last: segment };
+          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, last: segment, runs: [] };
         }
         list.block.items.push({ content });
+        list.runs = [...itemRuns];
         list.last = segment;
         previous = segment;
         continue;
@@ -267,7 +361,8 @@ export function layoutPage(
       if (list && gap < lineGap && segment.x > list.indent + 2) {
         // continuation of the last item (hanging indent)
         const item = list.block.items.at(-1)!;
-        item.content = runsToInlines([{ text: textOf(item.content) + '\n' }, { text: segment.text }]);
+        list.runs.push({ text: '\n' }, ...segment.runs);
+        item.content = runsToInlines(list.runs);
         previous = segment;
         continue;
       }
@@ -410,4 +505,102 @@ function findAlignedTables(column: Segment[], page: number): Map<Segment, { bloc
     }
   }
   return found;
+}
+
+/** A footnote marker at the start of a line: "1)", "*", "†", "¹", or a number before a word. */
+const NOTE_MARKER = /^\s*(\d{1,3}\)|[*†‡§¶]{1,3}|[¹²³⁴⁵⁶⁷⁸⁹⁰]{1,3}|\d{1,3}(?=\s+\p{L}))\s*/u;
+const SUPERSCRIPT_DIGITS = '⁰¹²³⁴⁵⁶⁷⁸⁹';
+
+/** The label a marker stands for: "1)" and "¹" both mean note 1. */
+function noteLabel(marker: string): string {
+  return marker
+    .trim()
+    .replace(/\)$/, '')
+    .replace(/[⁰¹²³⁴⁵⁶⁷⁸⁹]/g, (digit) => String(SUPERSCRIPT_DIGITS.indexOf(digit)));
+}
+
+type Footnotes = { bySegment: Map<Segment, { block?: Block }>; idByLabel: Map<string, string> };
+
+/**
+ * Footnotes of an untagged page: the run of smaller-than-body lines that ends
+ * a column in the lower part of the page, from its first line that starts
+ * with a marker (a raised number, "1)", "*", "†"). A line starting with a
+ * marker already used on the page continues the note above (a numbered list
+ * inside a note), any other line continues it too.
+ */
+function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], body: number, page: number, pageHeight: number): Footnotes {
+  const bySegment = new Map<Segment, { block?: Block }>();
+  const idByLabel = new Map<string, string>();
+  for (const [index, column] of columns.entries()) {
+    let start = column.length;
+    while (start > 0) {
+      const segment = column[start - 1]!;
+      if (tables[index]!.has(segment) || segment.size > body * 0.9 || segment.y > pageHeight * 0.45) break;
+      start--;
+    }
+    const markerOf = (segment: Segment): { label: string; runs: Run[] } | undefined => {
+      const first = segment.runs.find((run) => run.text.trim() !== '');
+      if (first?.sup && /^\s*([*†‡§¶]{1,3}|\d{1,3}\)?|[a-z])\s*$/u.test(first.text)) {
+        return { label: noteLabel(first.text), runs: segment.runs.slice(segment.runs.indexOf(first) + 1) };
+      }
+      const match = NOTE_MARKER.exec(segment.text);
+      if (!match || match[0].length >= segment.text.length) return undefined;
+      return { label: noteLabel(match[1]!), runs: stripPrefix(segment.runs, match[0].length) };
+    };
+    while (start < column.length && !markerOf(column[start]!)) start++;
+    let current: { block: Block & { kind: 'footnote' }; runs: Run[] } | undefined;
+    const flush = () => {
+      if (current) current.block.content = runsToInlines(current.runs);
+    };
+    let previous: Segment | undefined;
+    for (const segment of column.slice(start)) {
+      const marker = markerOf(segment);
+      // a line well below the note (a colophon, an imprint) is not part of it
+      const detached = previous !== undefined && previous.y - segment.y > Math.max(previous.size, segment.size) * 2.5;
+      previous = segment;
+      if (marker && !idByLabel.has(marker.label)) {
+        flush();
+        const id = `p${page}-${marker.label}`;
+        idByLabel.set(marker.label, id);
+        current = { block: { kind: 'footnote', page, id, label: marker.label, content: [] }, runs: [...marker.runs] };
+        bySegment.set(segment, { block: current.block });
+        continue;
+      }
+      if (!current || detached) {
+        flush();
+        current = undefined;
+        continue;
+      }
+      current.runs.push({ text: ' ' }, ...segment.runs);
+      bySegment.set(segment, {});
+    }
+    flush();
+  }
+  return { bySegment, idByLabel };
+}
+
+/** Raised markers in running text whose label is a footnote of the page become references to it. */
+function linkReferences(runs: Run[], idByLabel: Map<string, string>): Run[] {
+  if (idByLabel.size === 0 || !runs.some((run) => run.sup)) return runs;
+  return runs.map((run, index) => {
+    if (!run.sup || index === 0) return run;
+    // a marker follows a word or closing punctuation; after a lone Latin letter or a digit it is an exponent (R², x², 10²)
+    const before = runs.slice(0, index).map((other) => other.text).join('');
+    if (!/(\p{L}\p{L}|[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[)\]”"'’.,;:」』》〉）])$/u.test(before)) return run;
+    const id = idByLabel.get(noteLabel(run.text));
+    return id ? { ...run, note: { id, label: noteLabel(run.text) } } : run;
+  });
+}
+
+/**
+ * A display formula: a line of mathematics alone on its row, set off from
+ * the text (indented from the column's left edge, or after a line ending in
+ * a colon). A formula line flush with the text may be the end of a sentence.
+ */
+function isDisplayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): boolean {
+  // an enumerated line ("(i) d(A, B) = …") stays a list item
+  if (!isFormulaLine(segment.text) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text)) return false;
+  if (column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
+  const left = Math.min(...column.map((other) => other.x));
+  return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text));
 }

@@ -35,6 +35,9 @@ export async function openPdf(bytes: Uint8Array): Promise<PDFDocumentProxy> {
     disableFontFace: true,
     verbosity: 0,
     stopAtErrors: false,
+    // keeps each font's name and bold flag on the loaded font (ruled tables read bold header rows); costs the
+    // fonts' bytes staying in memory while the document is open
+    fontExtraProperties: true,
     cMapUrl: dataDir('cmaps'),
     cMapPacked: true,
     standardFontDataUrl: dataDir('standard_fonts'),

@@ -2,6 +2,7 @@ import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.
 import { parseHtml, serializeMathml } from '../vision/html-to-blocks.ts';
 import { cleanString } from './pdf.ts';
 import { inlineText, joinLines, runsToInlines, type Run } from './inline.ts';
+import { formulaToTex } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -57,8 +58,10 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
     return lang.toLowerCase().split('-')[0] === context.docLang.toLowerCase().split('-')[0] ? undefined : lang;
   };
 
+  const notes = collectNotes(root, page, context.textById);
+
   /** Inline runs of a subtree (everything below becomes text). */
-  const runs = (node: StructNode, inherited: { href?: string; lang?: string }, out: Run[]) => {
+  const runs = (node: StructNode, inherited: { href?: string; lang?: string; toc?: boolean }, out: Run[]) => {
     if (node.type === 'content' && node.id) {
       const text = context.textById.get(node.id);
       if (text) out.push({ text: text.replace(/\n+/g, '\n'), href: inherited.href, lang: inherited.lang });
@@ -73,6 +76,18 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
       const id = annotation?.id?.replace(/^pdfjs_internal_id_/, '');
       const href = id ? context.links.get(id) : undefined;
       if (href) next.href = href;
+    }
+    // an internal link, label or reference whose text is a note's label is the reference to that note
+    // a table of contents numbers its sections with Lbls too: those are not note references
+    if (node.role === 'TOC' || node.role === 'TOCI') next.toc = true;
+    if (!next.href && !next.toc && (node.role === 'Link' || node.role === 'Lbl' || node.role === 'Reference') && notes.size > 0) {
+      const label = plainText(node, context.textById).trim();
+      const note = notes.get(label);
+      if (note && !note.referenced) {
+        note.referenced = true;
+        out.push({ text: '', note: { id: note.id, label } });
+        return;
+      }
     }
     // a Span standing for a logo or symbol carries its reading as alt
     const alt = cleanString(node.alt);
@@ -211,6 +226,21 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
     if (rows.length > 0) blocks.push({ kind: 'table', page, ...(caption ? { caption } : {}), rows });
   };
 
+  /**
+   * A Note of running text is a footnote; a Note wrapping a figure, a table or
+   * a caption (LaTeX's floats) is a container and is read as one.
+   */
+  const footnote = (node: StructNode): Block | undefined => {
+    if (containsRole(node, NOTE_CONTAINER_ROLES)) return undefined;
+    const labelNode = (node.children ?? []).find((child) => child.role === 'Lbl');
+    const label = labelNode ? plainText(labelNode, context.textById).trim() : '';
+    const out: Run[] = [];
+    for (const child of node.children ?? []) if (child !== labelNode) runs(child, {}, out);
+    const content = runsToInlines(out);
+    if (inlineText(content).trim() === '') return undefined;
+    return { kind: 'footnote', page, id: notes.get(label)?.id ?? `p${page}-note-${blocks.length}`, label, content };
+  };
+
   const visit = (node: StructNode) => {
     if (node.type === 'content') {
       // loose content directly under a grouping element reads as a paragraph
@@ -251,7 +281,9 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
         const alt = cleanString(node.alt);
         const text = alt || inlineText(inlines(node)).trim();
         const math = formulaMath(node);
-        if (text || math) blocks.push({ kind: 'formula', page, text: text || math?.text || '', ...(math ? { mathml: math.mathml } : {}), ...(math?.tex ? { tex: math.tex } : {}), display: true });
+        // without MathML, TeX read from the formula's own text (never from an alt text that describes it in words)
+        const tex = math?.tex ?? (math ? undefined : formulaToTex(text));
+        if (text || math) blocks.push({ kind: 'formula', page, text: text || math?.text || '', ...(math ? { mathml: math.mathml } : {}), ...(tex ? { tex } : {}), display: true });
         return;
       }
       case 'Code': {
@@ -268,6 +300,15 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
       }
       case 'Artifact':
         return;
+      case 'Note':
+      case 'FENote': {
+        const note = footnote(node);
+        if (note) {
+          blocks.push(note);
+          return;
+        }
+        break;
+      }
       default:
         break;
     }
@@ -279,7 +320,14 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
         if (inlineText(content).trim() !== '') blocks.push({ kind: 'paragraph', page, content });
         pending = [];
       };
+      // a footnote tagged in the middle of its paragraph (LaTeX) follows the paragraph instead of cutting it in two
+      const deferred: Block[] = [];
       for (const child of node.children ?? []) {
+        const note = (child.role === 'Note' || child.role === 'FENote') && (role === 'P' || role === 'Span') ? footnote(child) : undefined;
+        if (note) {
+          deferred.push(note);
+          continue;
+        }
         if (child.role === 'Formula' && !formulaMath(child)?.display && (role === 'P' || role === 'Span' || role === 'LBody')) {
           // an inline formula reads inside its sentence: its alt text, or the text it draws
           const alt = cleanString(child.alt);
@@ -298,6 +346,7 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
         }
       }
       flush();
+      blocks.push(...deferred);
       return;
     }
     const content = inlines(node);
@@ -306,6 +355,38 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
 
   for (const child of root.children ?? []) visit(child);
   return blocks;
+}
+
+const NOTE_CONTAINER_ROLES = new Set(['Figure', 'Table', 'Caption', 'L', 'Formula']);
+
+function containsRole(node: StructNode, roles: Set<string>): boolean {
+  return (node.children ?? []).some((child) => !child.type && (roles.has(child.role ?? '') || containsRole(child, roles)));
+}
+
+/** The text a subtree draws, from the text layer (for labels: short, no alt texts). */
+function plainText(node: StructNode, textById: Map<string, string>): string {
+  if (node.type === 'content' && node.id) return textById.get(node.id) ?? '';
+  return (node.children ?? []).map((child) => plainText(child, textById)).join('');
+}
+
+/**
+ * The page's footnote Notes by label, so a Link, Lbl or Reference with the
+ * same text links to its note. Ids carry the page: labels restart on pages,
+ * and a footnote and its reference meet on the same page.
+ */
+function collectNotes(root: StructNode, page: number, textById: Map<string, string>): Map<string, { id: string; referenced: boolean }> {
+  const found = new Map<string, { id: string; referenced: boolean }>();
+  const walk = (node: StructNode) => {
+    if ((node.role === 'Note' || node.role === 'FENote') && !containsRole(node, NOTE_CONTAINER_ROLES)) {
+      const labelNode = (node.children ?? []).find((child) => child.role === 'Lbl');
+      const label = labelNode ? plainText(labelNode, textById).trim() : '';
+      if (label && !found.has(label)) found.set(label, { id: `p${page}-${label}`, referenced: false });
+      return;
+    }
+    for (const child of node.children ?? []) walk(child);
+  };
+  walk(root);
+  return found;
 }
 
 /** All marked-content ids the tree references, to find text the tags forgot. */

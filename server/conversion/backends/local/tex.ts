@@ -1,0 +1,238 @@
+/**
+ * TeX from the Unicode text of a formula: a small, conservative converter.
+ * It maps what the text says unambiguously (Greek letters, operators and
+ * relations, Unicode and layout superscripts and subscripts, √ of one term,
+ * a fraction of two plain terms) and gives up — returns undefined — on
+ * anything it cannot read for certain, so a formula gets no TeX rather than
+ * wrong TeX. Prose is never converted: `looksLikeMath` says whether a text
+ * is a formula at all.
+ */
+
+/** A piece of a formula's text; `script` from the layout's rise (raised or lowered and smaller). */
+export type MathRun = { text: string; script?: 'sup' | 'sub' };
+
+const SYMBOLS: Record<string, string> = {
+  α: '\\alpha', β: '\\beta', γ: '\\gamma', δ: '\\delta', ε: '\\varepsilon', ϵ: '\\epsilon', ζ: '\\zeta', η: '\\eta', θ: '\\theta', ϑ: '\\vartheta',
+  ι: '\\iota', κ: '\\kappa', λ: '\\lambda', μ: '\\mu', ν: '\\nu', ξ: '\\xi', π: '\\pi', ϖ: '\\varpi', ρ: '\\rho', ϱ: '\\varrho', σ: '\\sigma',
+  ς: '\\varsigma', τ: '\\tau', υ: '\\upsilon', φ: '\\varphi', ϕ: '\\phi', χ: '\\chi', ψ: '\\psi', ω: '\\omega',
+  Γ: '\\Gamma', Δ: '\\Delta', Θ: '\\Theta', Λ: '\\Lambda', Ξ: '\\Xi', Π: '\\Pi', Σ: '\\Sigma', Υ: '\\Upsilon', Φ: '\\Phi', Ψ: '\\Psi', Ω: '\\Omega',
+  '∑': '\\sum', '∏': '\\prod', '∫': '\\int', '∬': '\\iint', '∮': '\\oint', '∞': '\\infty', '∂': '\\partial', '∇': '\\nabla',
+  '≤': '\\leq', '≥': '\\geq', '≠': '\\neq', '≈': '\\approx', '≡': '\\equiv', '∼': '\\sim', '≅': '\\cong', '∝': '\\propto', '≪': '\\ll', '≫': '\\gg',
+  '∈': '\\in', '∉': '\\notin', '∋': '\\ni', '⊂': '\\subset', '⊆': '\\subseteq', '⊃': '\\supset', '⊇': '\\supseteq', '∪': '\\cup', '∩': '\\cap',
+  '∅': '\\emptyset', '∀': '\\forall', '∃': '\\exists', '¬': '\\neg', '∧': '\\wedge', '∨': '\\vee', '⊥': '\\perp', '∥': '\\|',
+  '→': '\\to', '⟶': '\\longrightarrow', '⟹': '\\Longrightarrow', '←': '\\leftarrow', '↔': '\\leftrightarrow', '⇒': '\\Rightarrow', '⇐': '\\Leftarrow', '⇔': '\\Leftrightarrow', '↦': '\\mapsto', '↪': '\\hookrightarrow',
+  '±': '\\pm', '∓': '\\mp', '×': '\\times', '·': '\\cdot', '⋅': '\\cdot', '÷': '\\div', '∘': '\\circ', '◦': '\\circ', '⊕': '\\oplus', '⊗': '\\otimes',
+  '−': '-', '–': '-', '…': '\\ldots', '⋯': '\\cdots', '′': "'", '″': "''", '⟨': '\\langle', '⟩': '\\rangle', '‖': '\\|', '°': '^{\\circ}',
+  ℝ: '\\mathbb{R}', ℕ: '\\mathbb{N}', ℤ: '\\mathbb{Z}', ℚ: '\\mathbb{Q}', ℂ: '\\mathbb{C}', ℓ: '\\ell', ℏ: '\\hbar',
+  '{': '\\{', '}': '\\}', '%': '\\%', '#': '\\#', '&': '\\&',
+};
+
+const SUPERSCRIPTS: Record<string, string> = { '⁰': '0', '¹': '1', '²': '2', '³': '3', '⁴': '4', '⁵': '5', '⁶': '6', '⁷': '7', '⁸': '8', '⁹': '9', '⁺': '+', '⁻': '-', '⁼': '=', '⁽': '(', '⁾': ')', ⁿ: 'n', ⁱ: 'i' };
+const SUBSCRIPTS: Record<string, string> = {
+  '₀': '0', '₁': '1', '₂': '2', '₃': '3', '₄': '4', '₅': '5', '₆': '6', '₇': '7', '₈': '8', '₉': '9', '₊': '+', '₋': '-', '₌': '=', '₍': '(', '₎': ')',
+  ₐ: 'a', ₑ: 'e', ₒ: 'o', ₓ: 'x', ₕ: 'h', ₖ: 'k', ₗ: 'l', ₘ: 'm', ₙ: 'n', ₚ: 'p', ₛ: 's', ₜ: 't', ᵢ: 'i', ⱼ: 'j', ᵣ: 'r', ᵤ: 'u', ᵥ: 'v',
+};
+
+/** Names TeX sets upright as operators. */
+const FUNCTIONS = new Set(['sin', 'cos', 'tan', 'cot', 'sec', 'csc', 'sinh', 'cosh', 'tanh', 'arcsin', 'arccos', 'arctan', 'log', 'ln', 'lg', 'exp', 'lim', 'sup', 'inf', 'max', 'min', 'det', 'dim', 'ker', 'deg', 'gcd', 'arg', 'mod']);
+
+/** Plain ASCII that means itself in TeX math. */
+const PLAIN = /^[A-Za-z0-9+\-=<>()[\],.;:!|'/*]$/;
+const RELATIONS_AND_OPERATORS = /[=<>+\-*/^∑∏∫∬∮√≤≥≠≈≡∼≅∝∈∉⊂⊆⊃⊇∪∩→⟶⇒⟹⇔↦±∓×·⋅÷∘−∂∇∞]/u;
+
+/** A simple term a fraction or a root may take: a number, one letter or Greek letter, or a parenthesised group. */
+type Token = { raw: string; tex: string; simple: boolean };
+
+function tokenize(text: string): Token[] | undefined {
+  const tokens: Token[] = [];
+  const pattern = /\p{L}+|\d+(?:\.\d+)?|\s+|[\s\S]/gu;
+  for (const [raw] of text.matchAll(pattern)) {
+    if (/^\s+$/.test(raw)) {
+      tokens.push({ raw, tex: ' ', simple: false });
+      continue;
+    }
+    if (/^\d/.test(raw)) {
+      tokens.push({ raw, tex: raw, simple: true });
+      continue;
+    }
+    if (/^\p{L}+$/u.test(raw)) {
+      if (/^[A-Za-z]+$/.test(raw)) {
+        if (FUNCTIONS.has(raw)) tokens.push({ raw, tex: `\\${raw} `, simple: false });
+        // a longer word inside a formula is a word ("for", "falls"), set as text
+        else if (raw.length >= 3) tokens.push({ raw, tex: `\\text{${raw}}`, simple: false });
+        else tokens.push({ raw, tex: raw, simple: raw.length === 1 });
+        continue;
+      }
+      // letters outside Latin: Greek and double-struck map one by one; any other script is not a formula we can read
+      const mapped = [...raw].map(
+        (char) =>
+          SYMBOLS[char] ??
+          (SUPERSCRIPTS[char] !== undefined ? `^{${SUPERSCRIPTS[char]}}` : SUBSCRIPTS[char] !== undefined ? `_{${SUBSCRIPTS[char]}}` : /^[A-Za-z]$/.test(char) ? char : undefined),
+      );
+      if (mapped.some((part) => part === undefined)) return undefined;
+      tokens.push({ raw, tex: mapped.map((part) => (/[a-z]$/i.test(part!) && part!.startsWith('\\') ? `${part} ` : part)).join('').trimEnd(), simple: [...raw].length === 1 });
+      continue;
+    }
+    if (SUPERSCRIPTS[raw] !== undefined || SUBSCRIPTS[raw] !== undefined) {
+      tokens.push({ raw, tex: raw, simple: false });
+      continue;
+    }
+    const symbol = SYMBOLS[raw];
+    if (symbol !== undefined) tokens.push({ raw, tex: /^\\[a-zA-Z]+$/.test(symbol) ? `${symbol} ` : symbol, simple: false });
+    else if (raw === '√') tokens.push({ raw, tex: raw, simple: false });
+    else if (PLAIN.test(raw)) tokens.push({ raw, tex: raw, simple: false });
+    else return undefined;
+  }
+  return tokens;
+}
+
+/** TeX of a plain stretch of formula text, or undefined when some of it cannot be read for certain. */
+function convertPlain(text: string): string | undefined {
+  const tokens = tokenize(text);
+  if (!tokens) return undefined;
+  const out: Token[] = [];
+  for (let index = 0; index < tokens.length; index++) {
+    const token = tokens[index]!;
+    // runs of Unicode superscript or subscript characters become one script
+    for (const [table, mark] of [[SUPERSCRIPTS, '^'], [SUBSCRIPTS, '_']] as const) {
+      if (table[token.raw] === undefined) continue;
+      let body = '';
+      while (index < tokens.length && table[tokens[index]!.raw] !== undefined) body += table[tokens[index++]!.raw];
+      index--;
+      out.push({ raw: body, tex: `${mark}{${body}}`, simple: false });
+    }
+    if (SUPERSCRIPTS[token.raw] !== undefined || SUBSCRIPTS[token.raw] !== undefined) continue;
+    if (token.raw === '√') {
+      let next = index + 1;
+      while (tokens[next]?.tex === ' ') next++;
+      const term = termAt(tokens, next);
+      if (!term) return undefined;
+      const inner = convertPlain(term.inner)?.trim();
+      if (inner === undefined) return undefined;
+      out.push({ raw: '', tex: `\\sqrt{${inner}}`, simple: true });
+      index = term.end - 1;
+      continue;
+    }
+    // a fraction only when it is clear: a plain term on each side of the slash, written without spaces
+    if (token.raw === '/' && out.at(-1)?.simple) {
+      const term = termAt(tokens, index + 1);
+      if (term && term.simple) {
+        const numerator = out.pop()!;
+        const denominator = convertPlain(term.inner)?.trim();
+        if (denominator === undefined) return undefined;
+        const top = numerator.tex.replace(/^\((.*)\)$/, '$1');
+        out.push({ raw: '', tex: `\\frac{${top}}{${denominator}}`, simple: false });
+        index = term.end - 1;
+        continue;
+      }
+    }
+    if (token.raw === '(') {
+      // a parenthesised group is one term, for a fraction's numerator
+      const term = termAt(tokens, index);
+      if (term) {
+        const inner = convertPlain(term.inner)?.trim();
+        if (inner === undefined) return undefined;
+        out.push({ raw: term.inner, tex: `(${inner})`, simple: true });
+        index = term.end - 1;
+        continue;
+      }
+    }
+    out.push(token);
+  }
+  return out
+    .map((token) => token.tex)
+    .join('')
+    .replace(/\s+/g, ' ')
+    .replace(/ ([_^])/g, '$1');
+}
+
+/** The term starting at a token: one simple token, or a parenthesised group (returned without its parentheses). */
+function termAt(tokens: Token[], start: number): { inner: string; end: number; simple: boolean } | undefined {
+  const first = tokens[start];
+  if (!first) return undefined;
+  if (first.raw === '(') {
+    let depth = 0;
+    for (let index = start; index < tokens.length; index++) {
+      if (tokens[index]!.raw === '(') depth++;
+      if (tokens[index]!.raw === ')' && --depth === 0) {
+        return { inner: tokens.slice(start + 1, index).map((token) => token.raw).join(''), end: index + 1, simple: true };
+      }
+    }
+    return undefined;
+  }
+  return first.simple ? { inner: first.raw, end: start + 1, simple: true } : undefined;
+}
+
+/**
+ * TeX for a formula given as runs (scripts marked by the layout) or as one
+ * string; undefined when any part cannot be converted for certain.
+ */
+export function formulaToTex(input: string | MathRun[]): string | undefined {
+  // pdfTeX draws ↦ as a bar glyph that extracts as "7" beside the arrow
+  // and draws long arrows from dashes and an arrow head; the pieces may come as separate runs, so plain runs merge first
+  const merged: MathRun[] = [];
+  for (const run of typeof input === 'string' ? [{ text: input }] : input) {
+    const last = merged.at(-1);
+    if (last && !last.script && !run.script) last.text += run.text;
+    else merged.push({ ...run });
+  }
+  const runs = merged.map((run) => ({
+    ...run,
+    text: run.text.replace(/(^|\s)7→/g, '$1↦').replace(/[−-]{2,}→/g, '⟶').replace(/={2,}⇒/g, '⟹'),
+  }));
+  // scripts read apart from their base ("e" + raised "iπ" is not the word "eiπ")
+  if (!looksLikeMath(runs.map((run) => (run.script ? ` ${run.text} ` : run.text)).join(''))) return undefined;
+  let tex = '';
+  for (const run of runs) {
+    const text = run.text.replace(/\s+/g, ' ');
+    if (text.trim() === '') {
+      tex += ' ';
+      continue;
+    }
+    // a script sits right against its base: after a space (or first) a smaller glyph is no script (a big operator's limits, a font change)
+    const script = run.script && !/^\s/.test(run.text) && /\S$/.test(tex) ? run.script : undefined;
+    const converted = convertPlain(script ? text.trim() : text);
+    if (converted === undefined) return undefined;
+    if (script && /^'+$/.test(converted.trim())) tex += converted.trim();
+    else tex += script === 'sup' ? `^{${converted.trim()}}` : script === 'sub' ? `_{${converted.trim()}}` : converted;
+  }
+  let result = tex.replace(/\s+/g, ' ').replace(/ ([_^])/g, '$1').trim();
+  // consecutive scripts of one kind (x²³, a layout run split in two) are one script: x^{23}, not the TeX error x^{2}^{3}
+  for (const mark of ['^', '_']) {
+    const twice = new RegExp(`\\${mark}\\{([^{}]*)\\}\\${mark}\\{([^{}]*)\\}`);
+    while (twice.test(result)) result = result.replace(twice, `${mark}{$1$2}`);
+  }
+  return result === '' ? undefined : result;
+}
+
+/**
+ * Whether a text is a formula rather than words about one ("Area of a
+ * Triangle" is an alt text, not mathematics): it must carry an operator, a
+ * relation or a Greek letter, and hardly any words.
+ */
+export function looksLikeMath(text: string): boolean {
+  const visible = text.replace(/\s/g, '');
+  if (visible.length === 0) return false;
+  if (!RELATIONS_AND_OPERATORS.test(text) && !/[\u0370-\u03ff]/u.test(text) && !/[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]/u.test(text)) return false;
+  const words = (text.match(/\p{L}{3,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
+  const wordChars = words.reduce((sum, word) => sum + word.length, 0);
+  return words.length <= 2 && wordChars <= visible.length * 0.4;
+}
+
+const RELATION = /[=<>≤≥≠≈≡≅∼∝∈∉⊂⊆⊃⊇→⟶⇒⟹⇔↦]/u;
+
+/**
+ * A line of an untagged page that is a formula and nothing else, confidently:
+ * a relation, no words but operator names, mostly symbols, letters standing
+ * alone and numbers, and TeX that converts. Lines that merely contain some
+ * mathematics stay text.
+ */
+export function isFormulaLine(text: string): boolean {
+  if (!RELATION.test(text) || !looksLikeMath(text)) return false;
+  // a variable beside a Greek letter ("Bε") is no word; two Latin letters together are, unless an operator name
+  const words = (text.match(/\p{Script=Latin}{2,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
+  if (words.length > 0) return false;
+  const visible = text.replace(/\s/g, '');
+  const mathy = (visible.match(/[^\p{L}]|(?<!\p{L})\p{L}(?!\p{L})/gu) ?? []).length;
+  return visible.length >= 3 && mathy >= visible.length * 0.6;
+}
