@@ -13,7 +13,9 @@ import type { TextItem } from './text-layer.ts';
 
 export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
-export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number };
+/** Where a block starts on the page (its first line, page space): lets figures be placed among the text. */
+export type BlockAnchor = { x: number; right: number; top: number };
+export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor> };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
@@ -175,7 +177,7 @@ export function layoutPage(
       artifacts += before - segments.length;
     }
   }
-  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts };
+  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts, anchors: new Map() };
   // bare page numbers at the top or bottom are artifacts
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
@@ -199,15 +201,20 @@ export function layoutPage(
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
   const blocks: Block[] = [];
+  const anchors = new Map<Block, BlockAnchor>();
+  const place = (block: Block, first: Segment) => {
+    blocks.push(block);
+    anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
+  };
   for (const column of ordered) {
-    let paragraph: { runs: Run[]; last: Segment; text: string } | undefined;
-    let list: { block: ListBlock; indent: number; last: Segment } | undefined;
+    let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
+    let list: { block: ListBlock; indent: number; first: Segment; last: Segment } | undefined;
     const flushParagraph = () => {
-      if (paragraph) blocks.push({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) });
+      if (paragraph) place({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) }, paragraph.first);
       paragraph = undefined;
     };
     const flushList = () => {
-      if (list) blocks.push(list.block);
+      if (list) place(list.block, list.first);
       list = undefined;
     };
     let previous: Segment | undefined;
@@ -225,7 +232,7 @@ export function layoutPage(
             blocks.pop();
             table.block.caption = last.content;
           }
-          blocks.push(table.block);
+          place(table.block, segment);
         }
         previous = segment;
         continue;
@@ -244,7 +251,7 @@ export function layoutPage(
         if (last?.kind === 'heading' && previous && Math.abs(previous.size - segment.size) < 0.5 && gap < lineGap) {
           last.content = runsToInlines([{ text: textOf(last.content) + '\n' }, { text: segment.text }]);
         } else {
-          blocks.push({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) });
+          place({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) }, segment);
         }
         previous = segment;
         continue;
@@ -257,7 +264,7 @@ export function layoutPage(
         if (!list || list.block.ordered !== ordered || gap > lineGap * 1.5) {
           flushList();
           const start = ordered ? Number.parseInt(marker[1]!.replace(/\D/g, ''), 10) : undefined;
-          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, last: segment };
+          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, first: segment, last: segment };
         }
         list.block.items.push({ content });
         list.last = segment;
@@ -281,7 +288,7 @@ export function layoutPage(
         (segment.x > paragraph.last.x + segment.size * 0.8 && /[.!?:”"]$/.test(paragraph.text));
       if (startsNew) {
         flushParagraph();
-        paragraph = { runs: [...segment.runs], last: segment, text: segment.text };
+        paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text };
       } else {
         const last = paragraph!.runs.at(-1);
         const first = segment.runs[0];
@@ -299,7 +306,7 @@ export function layoutPage(
     flushParagraph();
     flushList();
   }
-  return { blocks, multiColumn, artifacts };
+  return { blocks, multiColumn, artifacts, anchors };
 }
 
 function stripPrefix(runs: Run[], length: number): Run[] {
