@@ -283,7 +283,7 @@ export function overlapArea(a: { x0: number; y0: number; x1: number; y1: number 
 }
 
 /** Hands out the page's image budget in order; says whether anything was refused. */
-export function createImageBudget(): { take(image: FigureImage): boolean; readonly capped: boolean } {
+export function createImageBudget(): { take(image: FigureImage): boolean; readonly full: boolean; readonly capped: boolean } {
   let count = 0;
   let bytes = 0;
   let capped = false;
@@ -296,6 +296,11 @@ export function createImageBudget(): { take(image: FigureImage): boolean; readon
       count++;
       bytes += image.base64.length;
       return true;
+    },
+    /** no picture can be taken any more: skip the decoding */
+    get full() {
+      if (count >= MAX_IMAGES_PER_PAGE) capped = true;
+      return count >= MAX_IMAGES_PER_PAGE;
     },
     get capped() {
       return capped;

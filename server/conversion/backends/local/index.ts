@@ -160,7 +160,7 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
       const figures = images.filter((image) => !image.artifact && (image.x1 - image.x0) * (image.y1 - image.y0) < pageArea * SCAN_BACKGROUND_SHARE);
       const placed: { block: Block; box: PlacedImage }[] = [];
       for (const image of figures) {
-        const encoded = await encodeImage(page, image).catch(() => undefined);
+        const encoded = budget.full ? undefined : await encodeImage(page, image).catch(() => undefined);
         const side = Math.min(image.x1 - image.x0, image.y1 - image.y0);
         const decorative = Math.max(image.x1 - image.x0, image.y1 - image.y0) >= side * DECORATIVE_ASPECT || encoded?.uniform === true;
         const { uniform: _uniform, ...picture } = encoded ?? { uniform: false };
@@ -258,6 +258,7 @@ async function taggedFigureImages(page: PDFPageProxy, tree: StructNode, items: T
     }
   }
   for (const [figure, pieces] of chosen) {
+    if (budget.full) break;
     const picture = await figurePicture(page, pieces, drawn.get(figure) ?? []).catch(() => undefined);
     if (picture && budget.take(picture)) result.set(figure, picture);
   }
