@@ -60,6 +60,22 @@ describe('audit', () => {
     expect(report.totals.figuresMissingAlt).toBe(1);
   });
 
+  it('audits figure pictures without their bytes: same findings, one slice however big the pictures', async () => {
+    const big = 'A'.repeat(300_000);
+    const pages = [1, 2].map((n) =>
+      page(n, [
+        { kind: 'heading', page: n, level: n === 1 ? 1 : 2, content: [t(`Part ${n}`)] },
+        { kind: 'figure', page: n, image: { mime: 'image/png', base64: big, width: 2, height: 2 }, decorative: false, needsAlt: n === 2, ...(n === 1 ? { alt: 'A described picture' } : {}) },
+      ]),
+    );
+    const rendered = renderHtml({ meta: { title: 'Pictures', lang: 'en', pageCount: 2, tagged: false, sourceName: 'p.pdf' }, pages });
+    expect(rendered.html.length).toBeGreaterThan(600_000);
+    const result = await auditHtml(rendered, { sliceChars: 400_000 });
+    expect(result.slices).toBe(1);
+    expect(result.violations.map((v) => `${v.rule}:${v.count}`).sort()).toEqual(['folio-image-alt:1', 'image-alt:1']);
+    expect(result.violations.flatMap((v) => v.targets).join(' ')).not.toContain('AAAA');
+  });
+
   it('audits a long document slice by slice with the same findings as in one piece', async () => {
     const pages = Array.from({ length: 12 }, (_, i) =>
       page(i + 1, [

@@ -1,9 +1,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
+import type { AuditFinding } from '../../server/conversion/audit/index.ts';
 import type { ConversionEngine, ConversionOutputs } from '../../server/conversion/engine.ts';
 import { createConversionEngine } from '../../server/conversion/index.ts';
-import type { PageResult } from '../../server/conversion/model.ts';
+import type { Block, PageResult } from '../../server/conversion/model.ts';
 import { isDomainError } from '../../server/errors.ts';
 import { silentLog } from '../../server/log.ts';
 import { CORPUS_DIR, htmlElements, htmlHeadings, htmlText, normaliseHeading, pdfjsRawText, readCorpus, type CorpusEntry } from '../helpers/corpus.ts';
@@ -99,9 +100,16 @@ describe('shared corpus through the local engine', () => {
         expect(result.pages.some((page) => page.ocr), 'a page was OCRed').toBe(true);
         expect(wordsOf(result.text).length, 'OCR found words').toBeGreaterThanOrEqual(10);
       }
-      // every HTML of a text PDF passes the audit
+      // every HTML of a text PDF passes the audit, save for pictures nobody described: those fail it
+      // honestly (the renderer leaves them without alt), and nothing else may
       if ((entry.pdftotextChars ?? 0) > 0) {
-        expect(result.outputs.report.wcagStatus, JSON.stringify(result.outputs.report.audit ?? result.outputs.report).slice(0, 1500)).toBe('passed');
+        const report = result.outputs.report;
+        const undescribed = allBlocks(result.pages.flatMap((page) => page.blocks)).filter((block) => block.kind === 'figure' && block.needsAlt && block.image).length;
+        const violations = (report.audit as { violations?: AuditFinding[] } | undefined)?.violations ?? [];
+        const others = violations.filter((violation) => violation.rule !== 'image-alt' && violation.rule !== 'folio-image-alt');
+        const detail = JSON.stringify(report.audit ?? report).slice(0, 1500);
+        if (undescribed === 0) expect(report.wcagStatus, detail).toBe('passed');
+        else expect(others, detail).toEqual([]);
       }
     });
   }
@@ -129,6 +137,15 @@ function checkTags(entry: CorpusEntry, result: Converted) {
   if ((counts.Table ?? 0) > 0) expect(htmlElements(result.html, 'table'), 'a table').toBeGreaterThanOrEqual(counts.Table!);
   if ((counts.TH ?? 0) > 0) expect(htmlElements(result.html, 'th[scope]'), 'header cells with scope').toBeGreaterThan(0);
   if ((counts.Figure ?? 0) > 0) expect(htmlElements(result.html, 'img, figure, [role="img"]'), 'a figure').toBeGreaterThan(0);
+}
+
+/** Blocks with those nested in table cells and block quotes. */
+function allBlocks(blocks: Block[]): Block[] {
+  return blocks.flatMap((block) => [
+    block,
+    ...(block.kind === 'table' ? allBlocks(block.rows.flatMap((row) => row.flatMap((cell) => cell.blocks ?? []))) : []),
+    ...(block.kind === 'blockquote' ? allBlocks(block.children) : []),
+  ]);
 }
 
 function subsequence(expected: { level: number; text: string }[], produced: { level: number; text: string }[]): boolean {

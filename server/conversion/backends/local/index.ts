@@ -3,13 +3,14 @@ import type { Block, DocumentMeta, PageResult } from '../../model.ts';
 import { blocksText, classify, structuralReasons } from '../vision/page-content.ts';
 import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
-import { buildSegments, layoutPage, type LinkArea } from './layout.ts';
-import { readGraphics } from './ruled-tables.ts';
+import { createImageBudget, encodeImage, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, MIN_IMAGE_PIXELS, overlapArea, placeImages, renderRegion, type Box, type FigureImage, type PlacedImage } from './images.ts';
+import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
+import { readRules, type OperatorList } from './ruled-tables.ts';
 import { ocrPage } from './ocr.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
-import { countWords, readTextLayer } from './text-layer.ts';
+import { countWords, readTextLayer, type TextItem } from './text-layer.ts';
 
 /**
  * The local backend: one page of an open pdf.js document to a PageResult,
@@ -35,6 +36,12 @@ export type LocalPageOptions = {
 
 /** A page with fewer words than this in its text layer, but ink on it, is treated as a scan. */
 const MIN_TEXT_WORDS = 3;
+/** Images smaller than this (points, either side) are bullets, rules or specks, not figures. */
+const MIN_FIGURE_SIDE = 36;
+/** An image covering this share of a page that has text is the scan under an OCR text layer, not a figure. */
+const SCAN_BACKGROUND_SHARE = 0.8;
+/** An image this many times longer than wide (or the reverse) is a rule or a border strip: decorative. */
+const DECORATIVE_ASPECT = 10;
 
 export async function inspectDocument(pdf: Uint8Array, sourceName = 'document.pdf'): Promise<DocumentMeta> {
   const doc = await openPdf(pdf);
@@ -115,8 +122,11 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
   // the operator list is the costliest read of a page: only untagged pages and pages without text need it
   const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
-  const graphics = tree?.children?.length ? { images: [], rules: [] } : await readGraphics(page);
-  const images = graphics.images;
+  const list = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
+  const images = list ? findImages(list) : [];
+  const rules = list ? readRules(list) : [];
+  const pageArea = (x1 - x0) * (y1 - y0);
+  const budget = createImageBudget();
   const garbled = isGarbled(layerText);
   if ((textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
     const result = await ocrPage(page, pageNumber);
@@ -128,7 +138,8 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   } else {
     if (tree?.children?.length) {
       const textById = textByMarkedContent(items);
-      blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: linkById });
+      const figureImages = await taggedFigureImages(page, tree, items, budget);
+      blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: linkById, figureImages });
       // text the tags forgot (untagged content that is not an artifact) must not be lost
       const referenced = referencedIds(tree);
       const forgotten = items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
@@ -145,17 +156,32 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
         pageWidth: x1 - x0,
         pageHeight: y1 - y0,
         neighbours,
-        rules: graphics.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+        rules: rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
         boldFonts: boldFontIds(page, shifted),
       });
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');
-      for (const image of images) blocks.push({ kind: 'figure', page: pageNumber, decorative: false, needsAlt: true });
-      if (images.length > 0) warnings.push(`page ${pageNumber}: ${images.length} image(s) need alt text`);
+      // the scan under a searchable scan's invisible text is the page itself, not a figure on it
+      const figures = images.filter((image) => !image.artifact && (image.x1 - image.x0) * (image.y1 - image.y0) < pageArea * SCAN_BACKGROUND_SHARE);
+      const placed: { block: Block; box: PlacedImage }[] = [];
+      for (const image of figures) {
+        const encoded = budget.full ? undefined : await encodeImage(page, image).catch(() => undefined);
+        const side = Math.min(image.x1 - image.x0, image.y1 - image.y0);
+        const decorative = Math.max(image.x1 - image.x0, image.y1 - image.y0) >= side * DECORATIVE_ASPECT || encoded?.uniform === true;
+        const { uniform: _uniform, ...picture } = encoded ?? { uniform: false };
+        const kept = encoded && budget.take(picture as FigureImage) ? (picture as FigureImage) : undefined;
+        placed.push({ block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), decorative, needsAlt: !decorative }, box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 } });
+      }
+      blocks = placeFigures(blocks, layout.anchors, placed);
+      const needing = placed.filter((entry) => entry.block.kind === 'figure' && entry.block.needsAlt).length;
+      if (needing > 0) warnings.push(`page ${pageNumber}: ${needing} image(s) need alt text`);
     }
   }
   if (blocks.some((block) => block.kind === 'figure' && block.needsAlt) && !warnings.some((warning) => warning.includes('alt text'))) {
     warnings.push(`page ${pageNumber}: figure(s) without alt text`);
+  }
+  if (budget.capped) {
+    warnings.push(`page ${pageNumber}: more images than a page may carry (${MAX_IMAGES_PER_PAGE}, ${Math.round(MAX_IMAGE_BASE64_PER_PAGE / 1024 / 1024)} MB); the rest are kept as figures without their picture`);
   }
   const uncertain = blocks.filter((block) => block.kind === 'table' && block.uncertain).length;
   if (uncertain > 0) warnings.push(`page ${pageNumber}: ${uncertain} table(s) inferred from layout; check their structure`);
@@ -189,6 +215,135 @@ function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string>
     if (font?.bold || /bold|black|heavy|semibold|demi/i.test(font?.name ?? '')) bold.add(id);
   }
   return bold;
+}
+
+/** Images drawn on the page big enough to be figures (bullets and rules left out), from the operator list. */
+function findImages(list: OperatorList): PlacedImage[] {
+  return placeImages(list as Parameters<typeof placeImages>[0]).filter(
+    (image) =>
+      image.x1 - image.x0 >= MIN_FIGURE_SIDE &&
+      image.y1 - image.y0 >= MIN_FIGURE_SIDE &&
+      image.pixelWidth >= MIN_IMAGE_PIXELS &&
+      image.pixelHeight >= MIN_IMAGE_PIXELS,
+  );
+}
+
+/**
+ * Pixels for the Figure elements of a tagged page. The author tagged them, so
+ * size does not matter (a 16-pixel logo is still the figure): an image goes
+ * to the Figure whose marked content holds its paint, else to the Figure
+ * whose box (its /BBox, or its text's extent) it overlaps most.
+ */
+async function taggedFigureImages(page: PDFPageProxy, tree: StructNode, items: TextItem[], budget: ReturnType<typeof createImageBudget>): Promise<Map<StructNode, FigureImage>> {
+  const figures: StructNode[] = [];
+  const collect = (node: StructNode) => {
+    if (node.role === 'Figure') figures.push(node);
+    for (const child of node.children ?? []) if (!child.type) collect(child);
+  };
+  collect(tree);
+  const result = new Map<StructNode, FigureImage>();
+  // the operator list is costly: read it only when the page has a figure to fill
+  if (figures.length === 0) return result;
+  const list = await page.getOperatorList().catch(() => null);
+  if (!list) return result;
+  const all = placeImages(list);
+  const placed = all.filter((image) => !image.artifact);
+  const mcidOf = (id: string) => Number(/_mc(\d+)$/.exec(id)?.[1] ?? NaN);
+  const claimed = new Set<PlacedImage>();
+  const chosen = new Map<StructNode, PlacedImage[]>();
+  const drawn = new Map<StructNode, Box[]>();
+  for (const figure of figures) {
+    const mcids = new Set([...referencedIds(figure)].map(mcidOf).filter((mcid) => Number.isInteger(mcid)));
+    const inside = placed.filter((image) => !claimed.has(image) && image.mcids.some((mcid) => mcids.has(mcid)));
+    for (const image of inside) claimed.add(image);
+    if (inside.length > 0) chosen.set(figure, inside);
+    const paths = [...mcids].flatMap((mcid) => all.pathExtents.get(mcid) ?? []);
+    if (paths.length > 0) drawn.set(figure, paths);
+  }
+  for (const figure of figures) {
+    if (chosen.has(figure)) continue;
+    const box = figureBox(figure, items);
+    if (!box) continue;
+    const best = placed
+      .filter((image) => !claimed.has(image))
+      .map((image) => ({ image, overlap: overlapArea(image, box) }))
+      .filter((entry) => entry.overlap > 0)
+      .sort((a, b) => b.overlap - a.overlap)[0]?.image;
+    if (best) {
+      claimed.add(best);
+      chosen.set(figure, [best]);
+    }
+  }
+  for (const [figure, pieces] of chosen) {
+    if (budget.full) break;
+    const picture = await figurePicture(page, pieces, drawn.get(figure) ?? []).catch(() => undefined);
+    if (picture && budget.take(picture)) result.set(figure, picture);
+  }
+  return result;
+}
+
+/**
+ * One image for a figure: the image's own pixels when it is drawn from one
+ * image (an image and its soft-masked twin count as one), else the page
+ * rendered over the pieces' extent, since a figure assembled from several
+ * images and vector lines exists only as drawn.
+ */
+async function figurePicture(page: PDFPageProxy, pieces: PlacedImage[], paths: Box[]): Promise<FigureImage | undefined> {
+  const same = (a: PlacedImage, b: PlacedImage) => Math.abs(a.x0 - b.x0) < 1 && Math.abs(a.y0 - b.y0) < 1 && Math.abs(a.x1 - b.x1) < 1 && Math.abs(a.y1 - b.y1) < 1;
+  const distinct = pieces.filter((piece, index) => pieces.findIndex((other) => same(other, piece)) === index);
+  if (distinct.length > 1) {
+    const parts: Box[] = [...pieces, ...paths];
+    const box = {
+      x0: Math.min(...parts.map((part) => part.x0)),
+      y0: Math.min(...parts.map((part) => part.y0)),
+      x1: Math.max(...parts.map((part) => part.x1)),
+      y1: Math.max(...parts.map((part) => part.y1)),
+    };
+    const rendered = await renderRegion(page, box);
+    if (rendered) return rendered;
+  }
+  // of twins, the last drawn is the one on top
+  const encoded = await encodeImage(page, pieces.at(-1)!);
+  if (!encoded) return undefined;
+  const { uniform: _uniform, ...picture } = encoded;
+  return picture;
+}
+
+/** A Figure's box: its /BBox, else the extent of the text its marked content draws. */
+function figureBox(figure: StructNode, items: TextItem[]): { x0: number; y0: number; x1: number; y1: number } | undefined {
+  const [bx0, by0, bx1, by1] = figure.bbox ?? [];
+  if (bx0 !== undefined && by0 !== undefined && bx1 !== undefined && by1 !== undefined) {
+    return { x0: Math.min(bx0, bx1), y0: Math.min(by0, by1), x1: Math.max(bx0, bx1), y1: Math.max(by0, by1) };
+  }
+  const ids = referencedIds(figure);
+  const own = items.filter((item) => item.mcid && ids.has(item.mcid) && item.text.trim() !== '');
+  if (own.length === 0) return undefined;
+  return {
+    x0: Math.min(...own.map((item) => item.x)),
+    y0: Math.min(...own.map((item) => item.y)),
+    x1: Math.max(...own.map((item) => item.x + item.width)),
+    y1: Math.max(...own.map((item) => item.y + item.size)),
+  };
+}
+
+/**
+ * Untagged figures in reading order: each goes before the first block (in
+ * reading order) that starts below the image's top in the same column (the
+ * block's first line overlaps the image horizontally); with none, after
+ * everything.
+ */
+export function placeFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, figures: { block: Block; box: { x0: number; x1: number; y1: number } }[]): Block[] {
+  const before = new Map<Block, Block[]>();
+  const trailing: Block[] = [];
+  for (const figure of [...figures].sort((a, b) => b.box.y1 - a.box.y1 || a.box.x0 - b.box.x0)) {
+    const next = blocks.find((block) => {
+      const anchor = anchors.get(block);
+      return anchor !== undefined && anchor.top <= figure.box.y1 + 1 && anchor.right > figure.box.x0 && anchor.x < figure.box.x1;
+    });
+    if (next) before.set(next, [...(before.get(next) ?? []), figure.block]);
+    else trailing.push(figure.block);
+  }
+  return [...blocks.flatMap((block) => [...(before.get(block) ?? []), block]), ...trailing];
 }
 
 /** Whether the page draws anything (paths, glyphs as curves): a blank page needs no OCR. */

@@ -15,7 +15,9 @@ import { formulaToTex, isFormulaLine } from './tex.ts';
 
 export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
-export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number };
+/** Where a block starts on the page (its first line, page space): lets figures be placed among the text. */
+export type BlockAnchor = { x: number; right: number; top: number };
+export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor> };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
@@ -219,7 +221,7 @@ export function layoutPage(
       artifacts += before - segments.length;
     }
   }
-  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts };
+  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts, anchors: new Map() };
   // bare page numbers at the top or bottom are artifacts
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
@@ -258,16 +260,21 @@ export function layoutPage(
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
   const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight);
   const blocks: Block[] = [];
+  const anchors = new Map<Block, BlockAnchor>();
+  const place = (block: Block, first: Segment) => {
+    blocks.push(block);
+    anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
+  };
   for (const [columnIndex, column] of ordered.entries()) {
-    let paragraph: { runs: Run[]; last: Segment; text: string } | undefined;
+    let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
-    let list: { block: ListBlock; indent: number; last: Segment; runs: Run[] } | undefined;
+    let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
     const flushParagraph = () => {
-      if (paragraph) blocks.push({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) });
+      if (paragraph) place({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) }, paragraph.first);
       paragraph = undefined;
     };
     const flushList = () => {
-      if (list) blocks.push(list.block);
+      if (list) place(list.block, list.first);
       list = undefined;
     };
     let previous: Segment | undefined;
@@ -283,7 +290,7 @@ export function layoutPage(
           blocks.pop();
           ruledTable.caption = last.content;
         }
-        blocks.push(ruledTable);
+        place(ruledTable, segment);
         previous = undefined;
         continue;
       }
@@ -291,7 +298,7 @@ export function layoutPage(
       if (note) {
         flushParagraph();
         flushList();
-        if (note.block) blocks.push(note.block);
+        if (note.block) place(note.block, segment);
         previous = segment;
         continue;
       }
@@ -307,7 +314,7 @@ export function layoutPage(
             blocks.pop();
             table.block.caption = last.content;
           }
-          blocks.push(table.block);
+          place(table.block, segment);
         }
         previous = segment;
         continue;
@@ -317,7 +324,7 @@ export function layoutPage(
         flushList();
         const tex = formulaToTex(segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })));
         if (tex) {
-          blocks.push({ kind: 'formula', page, text: segment.text, tex, display: true });
+          place({ kind: 'formula', page, text: segment.text, tex, display: true }, segment);
           previous = segment;
           continue;
         }
@@ -336,7 +343,7 @@ export function layoutPage(
         if (last?.kind === 'heading' && previous && Math.abs(previous.size - segment.size) < 0.5 && gap < lineGap) {
           last.content = runsToInlines([{ text: textOf(last.content) + '\n' }, { text: segment.text }]);
         } else {
-          blocks.push({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) });
+          place({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) }, segment);
         }
         previous = segment;
         continue;
@@ -350,7 +357,7 @@ export function layoutPage(
         if (!list || list.block.ordered !== ordered || gap > lineGap * 1.5) {
           flushList();
           const start = ordered ? Number.parseInt(marker[1]!.replace(/\D/g, ''), 10) : undefined;
-          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, last: segment, runs: [] };
+          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, first: segment, last: segment, runs: [] };
         }
         list.block.items.push({ content });
         list.runs = [...itemRuns];
@@ -376,7 +383,7 @@ export function layoutPage(
         (segment.x > paragraph.last.x + segment.size * 0.8 && /[.!?:”"]$/.test(paragraph.text));
       if (startsNew) {
         flushParagraph();
-        paragraph = { runs: [...segment.runs], last: segment, text: segment.text };
+        paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text };
       } else {
         const last = paragraph!.runs.at(-1);
         const first = segment.runs[0];
@@ -394,7 +401,7 @@ export function layoutPage(
     flushParagraph();
     flushList();
   }
-  return { blocks, multiColumn, artifacts };
+  return { blocks, multiColumn, artifacts, anchors };
 }
 
 function stripPrefix(runs: Run[], length: number): Run[] {

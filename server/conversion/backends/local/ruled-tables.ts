@@ -1,4 +1,4 @@
-import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, TableCell } from '../../model.ts';
 import { runsToInlines, type Run } from './inline.ts';
 import type { Segment } from './layout.ts';
@@ -13,10 +13,8 @@ import type { Segment } from './layout.ts';
 
 /** A horizontal (y1 = y2) or vertical (x1 = x2) rule in page space, with its stroke width. */
 export type Rule = { x1: number; y1: number; x2: number; y2: number; width: number };
-export type PageGraphics = { images: { width: number; height: number }[]; rules: Rule[] };
-
-/** Images smaller than this (points, either side) are bullets, rules or specks, not figures. */
-const MIN_FIGURE_SIDE = 36;
+/** The part of pdf.js's operator list we read. */
+export type OperatorList = { fnArray: ArrayLike<number>; argsArray: ArrayLike<unknown> };
 /** A filled rectangle thinner than this is drawn as a rule (Word and LibreOffice draw cell borders so). */
 const MAX_RULE_THICKNESS = 3;
 /** Rules closer than this are the same line; ends closer than this touch. */
@@ -25,11 +23,8 @@ const TOLERANCE = 2;
 const STROKES = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
 const FILLS = new Set<number>([OPS.fill, OPS.eoFill]);
 
-/** Figures and ruling lines, from one walk of the operator list (with the transform in force). */
-export async function readGraphics(page: PDFPageProxy): Promise<PageGraphics> {
-  const list = await page.getOperatorList().catch(() => null);
-  if (!list) return { images: [], rules: [] };
-  const images: PageGraphics['images'] = [];
+/** Ruling lines, from one walk of the operator list (with the transform in force). */
+export function readRules(list: OperatorList): Rule[] {
   const rules: Rule[] = [];
   const stack: { ctm: number[]; lineWidth: number }[] = [];
   let ctm = [1, 0, 0, 1, 0, 0];
@@ -45,11 +40,7 @@ export async function readGraphics(page: PDFPageProxy): Promise<PageGraphics> {
       const [A, B, C, D, E, F] = ctm as [number, number, number, number, number, number];
       ctm = [a! * A + b! * C, a! * B + b! * D, c! * A + d! * C, c! * B + d! * D, e! * A + f! * C + E, e! * B + f! * D + F];
     } else if (op === OPS.setLineWidth) lineWidth = Number((args as number[])[0]) || 0;
-    else if (op === OPS.paintImageXObject || op === OPS.paintInlineImageXObject || op === OPS.paintImageMaskXObject) {
-      const width = Math.hypot(ctm[0]!, ctm[1]!);
-      const height = Math.hypot(ctm[2]!, ctm[3]!);
-      if (width >= MIN_FIGURE_SIDE && height >= MIN_FIGURE_SIDE) images.push({ width, height });
-    } else if (op === OPS.constructPath && args) {
+    else if (op === OPS.constructPath && args) {
       // pdf.js 5+: [paint op, [path data: moveTo 0 / lineTo 1 / curveTo 2 / quadraticCurveTo 3 / closePath 4], bbox]
       const paint = args[0] as number;
       const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];
@@ -67,7 +58,7 @@ export async function readGraphics(page: PDFPageProxy): Promise<PageGraphics> {
       }
     }
   }
-  return { images, rules };
+  return rules;
 }
 
 function subpaths(data: ArrayLike<number>): { points: [number, number][]; closed: boolean }[] {

@@ -1,4 +1,5 @@
 import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.ts';
+import type { FigureImage } from './images.ts';
 import { parseHtml, serializeMathml } from '../vision/html-to-blocks.ts';
 import { cleanString } from './pdf.ts';
 import { inlineText, joinLines, runsToInlines, type Run } from './inline.ts';
@@ -20,6 +21,8 @@ export type StructNode = {
   lang?: string;
   scope?: string;
   mathML?: string;
+  /** the element's /BBox attribute, when the producer wrote one (page space) */
+  bbox?: number[];
   children?: StructNode[];
 };
 
@@ -30,6 +33,8 @@ export type TaggedContext = {
   textById: Map<string, string>;
   /** link annotation id ("12R") → URL */
   links: Map<string, string>;
+  /** pixels of Figure elements, found in the page's paint operations */
+  figureImages?: Map<StructNode, FigureImage>;
 };
 
 const BLOCK_ROLES = new Set([
@@ -157,7 +162,8 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
     const alt = cleanString(node.alt);
     const captionNode = node.children?.find((child) => child.role === 'Caption');
     const caption = captionNode ? inlines(captionNode) : undefined;
-    return { kind: 'figure', page, ...(alt ? { alt } : {}), ...(caption && caption.length > 0 ? { caption } : {}), decorative: false, needsAlt: !alt };
+    const image = context.figureImages?.get(node);
+    return { kind: 'figure', page, ...(image ? { image } : {}), ...(alt ? { alt } : {}), ...(caption && caption.length > 0 ? { caption } : {}), decorative: false, needsAlt: !alt };
   };
 
   const CELL_BLOCK_ROLES = new Set(['L', 'Figure']);

@@ -1,0 +1,309 @@
+import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { Block } from '../../model.ts';
+
+/**
+ * The images a page paints, where it paints them, and their pixels encoded
+ * for the document model. pdf.js's operator list says which image is drawn
+ * under which transform and inside which marked content (MCID); on Node it
+ * hands the decoded pixels over as `{ width, height, kind, data }` (no
+ * ImageBitmap without OffscreenCanvas), which @napi-rs/canvas encodes.
+ */
+
+export type FigureImage = NonNullable<Extract<Block, { kind: 'figure' }>['image']>;
+
+/** One paint of an image: its box in page space (origin bottom-left, y up) and what it is inside. */
+export type PlacedImage = {
+  x0: number;
+  y0: number;
+  x1: number;
+  y1: number;
+  /** every marked-content id (MCID) the paint is nested in, innermost last */
+  mcids: number[];
+  /** inside an /Artifact: page furniture, never a figure */
+  artifact: boolean;
+  /** pixel size of the image as stored */
+  pixelWidth: number;
+  pixelHeight: number;
+  /** stencil mask (painted in the fill colour) rather than an image with colours */
+  mask: boolean;
+  source: { objId: string } | { inline: RawImage };
+};
+
+type RawImage = { width: number; height: number; kind?: number; data?: Uint8Array | Uint8ClampedArray | null };
+
+/** Longest side of an extracted image: enough for reading on screen, not a print master. */
+export const MAX_IMAGE_SIDE = 1600;
+/** Images fewer pixels than this on a side are bullets, rules and specks. */
+export const MIN_IMAGE_PIXELS = 24;
+/** Per page: a catalogue page of thumbnails must not blow up the chunk's stored result. */
+export const MAX_IMAGES_PER_PAGE = 16;
+export const MAX_IMAGE_BASE64_PER_PAGE = 4 * 1024 * 1024;
+/** Above this PNG size an opaque image (a photo) is tried as JPEG, which is far smaller for photographs. */
+const JPEG_TRY_BYTES = 200 * 1024;
+/** Decoding a huge image to RGBA at full size costs width×height×4 bytes: subsample first beyond this. */
+const MAX_DECODE_PIXELS = (MAX_IMAGE_SIDE * 2) ** 2;
+
+/** pdf.js ImageKind */
+const GRAYSCALE_1BPP = 1;
+const RGB_24BPP = 2;
+const RGBA_32BPP = 3;
+
+type OperatorList = { fnArray: number[]; argsArray: unknown[][] };
+
+export type Box = { x0: number; y0: number; x1: number; y1: number };
+
+/**
+ * Every image paint of an operator list, with its box under the transform in
+ * force and its marked-content nesting; and, per MCID, the extent of the
+ * vector paths drawn inside it (a figure's frame and leader lines).
+ */
+export function placeImages(list: OperatorList): PlacedImage[] & { pathExtents: Map<number, Box> } {
+  const found = [] as unknown as PlacedImage[] & { pathExtents: Map<number, Box> };
+  found.pathExtents = new Map();
+  const stack: number[][] = [];
+  let ctm = [1, 0, 0, 1, 0, 0];
+  const marked: { mcid?: number; artifact: boolean }[] = [];
+  for (let index = 0; index < list.fnArray.length; index++) {
+    const op = list.fnArray[index];
+    const args = list.argsArray[index] ?? [];
+    if (op === OPS.save) stack.push(ctm);
+    else if (op === OPS.restore) ctm = stack.pop() ?? [1, 0, 0, 1, 0, 0];
+    else if (op === OPS.transform) {
+      const [a, b, c, d, e, f] = args as number[];
+      const [A, B, C, D, E, F] = ctm as [number, number, number, number, number, number];
+      ctm = [a! * A + b! * C, a! * B + b! * D, c! * A + d! * C, c! * B + d! * D, e! * A + f! * C + E, e! * B + f! * D + F];
+    } else if (op === OPS.beginMarkedContentProps || op === OPS.beginMarkedContent) {
+      const tag = args[0];
+      const mcid = op === OPS.beginMarkedContentProps && typeof args[1] === 'number' ? args[1] : undefined;
+      marked.push({ mcid, artifact: tag === 'Artifact' || (marked.at(-1)?.artifact ?? false) });
+    } else if (op === OPS.endMarkedContent) marked.pop();
+    else if (op === OPS.constructPath && marked.length > 0 && args[0] !== OPS.endPath) {
+      // a path ended without painting is a clip, often the whole page: only painted paths count
+      const minMax = args[2] as ArrayLike<number> | null | undefined;
+      if (!minMax || minMax.length < 4 || !Number.isFinite(minMax[0]!) || minMax[0]! > minMax[2]!) continue;
+      const [a, b, c, d, e, f] = ctm as [number, number, number, number, number, number];
+      const corners = [
+        [minMax[0]!, minMax[1]!],
+        [minMax[2]!, minMax[1]!],
+        [minMax[0]!, minMax[3]!],
+        [minMax[2]!, minMax[3]!],
+      ].map(([x, y]) => [a * x! + c * y! + e, b * x! + d * y! + f] as const);
+      const box = { x0: Math.min(...corners.map((p) => p[0])), y0: Math.min(...corners.map((p) => p[1])), x1: Math.max(...corners.map((p) => p[0])), y1: Math.max(...corners.map((p) => p[1])) };
+      for (const entry of marked) {
+        if (entry.mcid === undefined) continue;
+        const known = found.pathExtents.get(entry.mcid);
+        found.pathExtents.set(entry.mcid, known ? { x0: Math.min(known.x0, box.x0), y0: Math.min(known.y0, box.y0), x1: Math.max(known.x1, box.x1), y1: Math.max(known.y1, box.y1) } : box);
+      }
+    }
+    else if (op === OPS.paintImageXObject || op === OPS.paintInlineImageXObject || op === OPS.paintImageMaskXObject) {
+      // the image is the unit square under the CTM
+      const [a, b, c, d, e, f] = ctm as [number, number, number, number, number, number];
+      const xs = [e, a + e, c + e, a + c + e];
+      const ys = [f, b + f, d + f, b + d + f];
+      const inline = op === OPS.paintImageXObject ? undefined : (args[0] as RawImage | undefined);
+      const pixelWidth = op === OPS.paintImageXObject ? Number(args[1]) : Number(inline?.width ?? 0);
+      const pixelHeight = op === OPS.paintImageXObject ? Number(args[2]) : Number(inline?.height ?? 0);
+      if (op === OPS.paintImageXObject ? typeof args[0] !== 'string' : !inline) continue;
+      found.push({
+        x0: Math.min(...xs),
+        y0: Math.min(...ys),
+        x1: Math.max(...xs),
+        y1: Math.max(...ys),
+        mcids: marked.flatMap((entry) => (entry.mcid === undefined ? [] : [entry.mcid])),
+        artifact: marked.at(-1)?.artifact ?? false,
+        pixelWidth,
+        pixelHeight,
+        mask: op === OPS.paintImageMaskXObject,
+        source: op === OPS.paintImageXObject ? { objId: args[0] as string } : { inline: inline! },
+      });
+    }
+  }
+  return found;
+}
+
+/** How long to wait for pdf.js to deliver an image's pixels (decoding runs on its side, after the operator list). */
+const IMAGE_WAIT_MS = 10_000;
+
+/** The pixels pdf.js decoded for a paint, or undefined when it has none for it (a failed decode). */
+async function rawImage(page: PDFPageProxy, image: PlacedImage): Promise<RawImage | undefined> {
+  if ('inline' in image.source) return image.source.inline;
+  const { objId } = image.source;
+  const store = (objId.startsWith('g_') ? page.commonObjs : page.objs) as unknown as { get(id: string, callback: (data: unknown) => void): void };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // the operator list can arrive before the image is decoded: the callback form waits for it
+    const data = (await Promise.race([
+      new Promise<unknown>((resolve) => store.get(objId, resolve)),
+      new Promise<undefined>((resolve) => {
+        timer = setTimeout(() => resolve(undefined), IMAGE_WAIT_MS);
+      }),
+    ])) as RawImage | null | undefined;
+    return data && typeof data.width === 'number' && data.data ? data : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * RGBA pixels of a decoded image, subsampled (nearest pixel) by an integer
+ * step when it is huge, so one 10,000-pixel scan cannot take a gigabyte.
+ */
+function toRgba(raw: RawImage, mask: boolean): { data: Uint8ClampedArray; width: number; height: number; opaque: boolean } | undefined {
+  const { width, height, data } = raw;
+  if (!data || width < 1 || height < 1) return undefined;
+  const step = Math.max(1, Math.ceil(Math.sqrt((width * height) / MAX_DECODE_PIXELS)));
+  const outWidth = Math.ceil(width / step);
+  const outHeight = Math.ceil(height / step);
+  const out = new Uint8ClampedArray(outWidth * outHeight * 4);
+  const kind = mask ? GRAYSCALE_1BPP : raw.kind;
+  const rowBytes = (width + 7) >> 3;
+  let opaque = true;
+  for (let y = 0, o = 0; y < outHeight; y++) {
+    const sy = y * step;
+    for (let x = 0; x < outWidth; x++, o += 4) {
+      const sx = x * step;
+      if (kind === GRAYSCALE_1BPP) {
+        const bit = (data[sy * rowBytes + (sx >> 3)]! >> (7 - (sx & 7))) & 1;
+        // pdf.js: in an image a set bit is white; in a stencil mask a clear bit is painted (drawn here in black)
+        const value = bit ? 255 : 0;
+        out[o] = out[o + 1] = out[o + 2] = value;
+        out[o + 3] = 255;
+      } else if (kind === RGB_24BPP) {
+        const i = (sy * width + sx) * 3;
+        out[o] = data[i]!;
+        out[o + 1] = data[i + 1]!;
+        out[o + 2] = data[i + 2]!;
+        out[o + 3] = 255;
+      } else if (kind === RGBA_32BPP) {
+        const i = (sy * width + sx) * 4;
+        out[o] = data[i]!;
+        out[o + 1] = data[i + 1]!;
+        out[o + 2] = data[i + 2]!;
+        out[o + 3] = data[i + 3]!;
+        if (data[i + 3]! < 255) opaque = false;
+      } else {
+        return undefined;
+      }
+    }
+  }
+  return { data: out, width: outWidth, height: outHeight, opaque };
+}
+
+/** Whether every pixel is (nearly) the same colour: a tint box or a rule, not a picture. */
+export function isUniform(rgba: Uint8ClampedArray): boolean {
+  if (rgba.length < 4) return true;
+  const [r, g, b] = [rgba[0]!, rgba[1]!, rgba[2]!];
+  for (let i = 4; i < rgba.length; i += 4 * 7) {
+    if (Math.abs(rgba[i]! - r) > 8 || Math.abs(rgba[i + 1]! - g) > 8 || Math.abs(rgba[i + 2]! - b) > 8) return false;
+  }
+  return true;
+}
+
+/**
+ * A painted image encoded for the model: PNG, or JPEG when that is much
+ * smaller for an opaque picture, at most MAX_IMAGE_SIDE on its long side.
+ * Undefined when pdf.js has no pixels for it.
+ */
+export async function encodeImage(page: PDFPageProxy, image: PlacedImage): Promise<(FigureImage & { uniform: boolean }) | undefined> {
+  const raw = await rawImage(page, image);
+  if (!raw) return undefined;
+  const rgba = toRgba(raw, image.mask);
+  if (!rgba) return undefined;
+  const { createCanvas } = await import('@napi-rs/canvas');
+  const source = createCanvas(rgba.width, rgba.height);
+  const sourceContext = source.getContext('2d');
+  const imageData = sourceContext.createImageData(rgba.width, rgba.height);
+  imageData.data.set(rgba.data);
+  sourceContext.putImageData(imageData, 0, 0);
+  const scale = Math.min(1, MAX_IMAGE_SIDE / Math.max(rgba.width, rgba.height));
+  let canvas = source;
+  if (scale < 1) {
+    canvas = createCanvas(Math.max(1, Math.round(rgba.width * scale)), Math.max(1, Math.round(rgba.height * scale)));
+    const context = canvas.getContext('2d');
+    context.imageSmoothingEnabled = true;
+    context.imageSmoothingQuality = 'high';
+    context.drawImage(source, 0, 0, canvas.width, canvas.height);
+  }
+  let bytes = await canvas.encode('png');
+  let mime: FigureImage['mime'] = 'image/png';
+  if (rgba.opaque && bytes.byteLength > JPEG_TRY_BYTES) {
+    const jpeg = await canvas.encode('jpeg', 85);
+    if (jpeg.byteLength < bytes.byteLength * 0.7) {
+      bytes = jpeg;
+      mime = 'image/jpeg';
+    }
+  }
+  return { mime, base64: bytes.toString('base64'), width: canvas.width, height: canvas.height, uniform: isUniform(rgba.data) };
+}
+
+/** Resolution of a figure drawn from several pieces: screen quality, a quarter of OCR's pixels. */
+export const FIGURE_RENDER_DPI = 150;
+
+/**
+ * A region of the page rendered to PNG (for a figure assembled from several
+ * image pieces and vector drawing, which no single image holds). Undefined
+ * for rotated pages, whose crop box arithmetic this does not do.
+ */
+export async function renderRegion(page: PDFPageProxy, box: { x0: number; y0: number; x1: number; y1: number }): Promise<FigureImage | undefined> {
+  if (page.rotate % 360 !== 0) return undefined;
+  const [vx0 = 0, vy0 = 0, vx1 = 612, vy1 = 792] = page.view;
+  const x0 = Math.max(box.x0, vx0);
+  const x1 = Math.min(box.x1, vx1);
+  const y0 = Math.max(box.y0, vy0);
+  const y1 = Math.min(box.y1, vy1);
+  if (x1 - x0 < 1 || y1 - y0 < 1) return undefined;
+  const scale = Math.min(FIGURE_RENDER_DPI / 72, MAX_IMAGE_SIDE / Math.max(x1 - x0, y1 - y0));
+  const { createCanvas } = await import('@napi-rs/canvas');
+  const canvas = createCanvas(Math.max(1, Math.round((x1 - x0) * scale)), Math.max(1, Math.round((y1 - y0) * scale)));
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  // the viewport maps page point (x, y) to (scale·(x − vx0) + offsetX, scale·(vy1 − y) + offsetY): shift the region's corner to 0,0
+  const viewport = page.getViewport({ scale, offsetX: -scale * (x0 - vx0), offsetY: -scale * (vy1 - y1) });
+  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+  let bytes = await canvas.encode('png');
+  let mime: FigureImage['mime'] = 'image/png';
+  if (bytes.byteLength > JPEG_TRY_BYTES) {
+    const jpeg = await canvas.encode('jpeg', 85);
+    if (jpeg.byteLength < bytes.byteLength * 0.7) {
+      bytes = jpeg;
+      mime = 'image/jpeg';
+    }
+  }
+  return { mime, base64: bytes.toString('base64'), width: canvas.width, height: canvas.height };
+}
+
+/** Area of the intersection of two boxes. */
+export function overlapArea(a: { x0: number; y0: number; x1: number; y1: number }, b: { x0: number; y0: number; x1: number; y1: number }): number {
+  const width = Math.min(a.x1, b.x1) - Math.max(a.x0, b.x0);
+  const height = Math.min(a.y1, b.y1) - Math.max(a.y0, b.y0);
+  return width > 0 && height > 0 ? width * height : 0;
+}
+
+/** Hands out the page's image budget in order; says whether anything was refused. */
+export function createImageBudget(): { take(image: FigureImage): boolean; readonly full: boolean; readonly capped: boolean } {
+  let count = 0;
+  let bytes = 0;
+  let capped = false;
+  return {
+    take(image) {
+      if (count >= MAX_IMAGES_PER_PAGE || bytes + image.base64.length > MAX_IMAGE_BASE64_PER_PAGE) {
+        capped = true;
+        return false;
+      }
+      count++;
+      bytes += image.base64.length;
+      return true;
+    },
+    /** no picture can be taken any more: skip the decoding */
+    get full() {
+      if (count >= MAX_IMAGES_PER_PAGE) capped = true;
+      return count >= MAX_IMAGES_PER_PAGE;
+    },
+    get capped() {
+      return capped;
+    },
+  };
+}
