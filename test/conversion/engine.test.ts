@@ -200,4 +200,45 @@ describe('page pool', () => {
       await pool.close();
     }
   });
+
+  // a stand-in worker that signs each page with its thread id and dies on the page given in the URL's hash
+  const signingWorker = (dieOn: number) => new URL(`data:text/javascript,${encodeURIComponent(`
+    import { parentPort, threadId } from 'node:worker_threads';
+    parentPort.on('message', (message) => {
+      if (message.type !== 'page') return;
+      if (message.page === ${dieOn}) process.exit(3);
+      parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } });
+    });`)}`);
+
+  it('gives each worker a run of consecutive pages, so running-head reads of neighbours are its own pages', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const pool = createPagePool({ size: 2, workerUrl: signingWorker(0) });
+    try {
+      const results = await pool.run({ pdf: new Uint8Array(8), key: 'runs', pages: [1, 2, 3, 4, 5, 6, 7, 8], options: { docLang: 'en', tagged: false } });
+      expect(results.map((result) => result.page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const byWorker = results.map((result) => result.label);
+      expect(new Set(byWorker).size).toBe(2);
+      expect(byWorker.slice(0, 4).every((worker) => worker === byWorker[0])).toBe(true);
+      expect(byWorker.slice(4).every((worker) => worker === byWorker[4])).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('still converts the rest of a run whose worker died in the middle of it', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const pool = createPagePool({ size: 2, workerUrl: signingWorker(2) });
+    try {
+      const seen: number[] = [];
+      const results = await pool.run({ pdf: new Uint8Array(8), key: 'died', pages: [1, 2, 3, 4, 5, 6, 7, 8], options: { docLang: 'en', tagged: false }, onPage: (result) => void seen.push(result.page) });
+      expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(results[1]!.warnings.join(' ')).toMatch(/page worker stopped/);
+      // pages 3 and 4 were claimed by the worker that died: another worker converts them
+      expect(results.filter((result) => result.warnings.length > 0).map((result) => result.page)).toEqual([2]);
+    } finally {
+      await pool.close();
+    }
+  });
 });

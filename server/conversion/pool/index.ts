@@ -11,6 +11,8 @@ import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
  */
 
 const WINDOW_PER_WORKER = 4;
+/** Most consecutive pages a lane claims at once; the window grows to fit, so finished results still stay few. */
+const MAX_CHUNK = 16;
 /** Documents a worker keeps parsed: the chunk being converted and one more (two jobs interleaving). */
 const OPEN_PER_WORKER = 2;
 /**
@@ -135,29 +137,51 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       };
 
       let emitting: Promise<void> = Promise.resolve();
+      // A lane takes a run of consecutive pages, not every other one: running-head detection reads the
+      // text of the pages two either side, and a worker converting those pages itself reuses that read.
+      const chunk = Math.max(1, Math.min(MAX_CHUNK, Math.ceil(pages.length / size)));
+      const runAhead = size * Math.max(WINDOW_PER_WORKER, chunk);
+      /** claimed pages a lane left unstarted (its worker died): the next lane takes them first */
+      const leftOver: number[] = [];
       const lane = async (slot: Slot) => {
-        while (stopError === undefined && !signal?.aborted && nextToStart < pages.length && nextToStart < nextToEmit + size * WINDOW_PER_WORKER) {
-          const index = nextToStart++;
-          const page = pages[index]!;
-          openIn(slot, id, job);
-          let message: FromWorker;
-          try {
-            message = await ask(slot, id, page, job.labels?.get(page));
-          } catch (error) {
-            // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
-            // empty with the reason, the lane ends, and the run carries on with a fresh worker
-            finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
+        // this lane's claimed run: pages[next..end) are still to do
+        let next = 0;
+        let end = 0;
+        try {
+          while (stopError === undefined && !signal?.aborted) {
+            let index: number;
+            if (next < end) index = next++;
+            else if (leftOver.length > 0) index = leftOver.shift()!;
+            else if (nextToStart < pages.length && nextToStart < nextToEmit + runAhead) {
+              index = nextToStart;
+              next = index + 1;
+              end = Math.min(pages.length, index + chunk);
+              nextToStart = end;
+            } else return;
+            const page = pages[index]!;
+            openIn(slot, id, job);
+            let message: FromWorker;
+            try {
+              message = await ask(slot, id, page, job.labels?.get(page));
+            } catch (error) {
+              // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
+              // empty with the reason, the lane ends, and the run carries on with a fresh worker
+              finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
+              emitting = emitting.then(emitReady);
+              await emitting;
+              return;
+            }
+            let result: PageResult;
+            if (message.type === 'page') result = message.result;
+            else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
+            else continue;
+            finished.set(index, result);
             emitting = emitting.then(emitReady);
             await emitting;
-            return;
           }
-          let result: PageResult;
-          if (message.type === 'page') result = message.result;
-          else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
-          else continue;
-          finished.set(index, result);
-          emitting = emitting.then(emitReady);
-          await emitting;
+        } finally {
+          // pages claimed but never asked for go back, or the run would wait for them forever
+          for (let index = next; index < end; index++) leftOver.push(index);
         }
       };
 
@@ -179,7 +203,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
           const failure = settled.find((entry) => entry.status === 'rejected');
           if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
           await emitting;
-          if (stopError !== undefined || signal?.aborted || nextToStart >= pages.length) break;
+          if (stopError !== undefined || signal?.aborted || (nextToStart >= pages.length && leftOver.length === 0)) break;
           if (closed) throw new Error('the conversion engine is closed');
           while (slots.length < want) spawn();
         }
