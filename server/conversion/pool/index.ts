@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { PageResult } from '../model.ts';
 import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
 
@@ -35,6 +36,11 @@ export type PoolRun = {
 
 export type PagePool = {
   run(job: PoolRun): Promise<PageResult[]>;
+  /**
+   * Audits HTML in a worker, after the runs already asked for: a document's audit then runs while
+   * the engine's thread draws its tagged PDF, instead of after it, on workers that sit idle by then.
+   */
+  audit(input: AuditInput): Promise<AuditResult>;
   close(): Promise<void>;
   readonly size: number;
 };
@@ -45,6 +51,7 @@ type Slot = {
   /** documents this worker has open, least recently used first */
   open: number[];
   task?: { docId: number; page: number; resolve: (message: FromWorker) => void; reject: (error: Error) => void };
+  audit?: { id: number; resolve: (result: AuditResult) => void; reject: (error: Error) => void };
   dead: boolean;
 };
 
@@ -61,6 +68,14 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     const slot: Slot = { worker, busy: false, open: [], dead: false };
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'closed') return;
+      if (message.type === 'audit') {
+        const audit = slot.audit;
+        if (!audit || audit.id !== message.id) return;
+        slot.audit = undefined;
+        if (message.result) audit.resolve(message.result);
+        else audit.reject(Object.assign(new Error(message.error?.message ?? 'audit failed'), { name: message.error?.name ?? 'Error' }));
+        return;
+      }
       const task = slot.task;
       if (!task || task.docId !== message.docId || task.page !== message.page) return;
       slot.task = undefined;
@@ -73,6 +88,9 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       const task = slot.task;
       slot.task = undefined;
       task?.reject(error);
+      const audit = slot.audit;
+      slot.audit = undefined;
+      audit?.reject(error);
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
@@ -220,10 +238,29 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   // worker busy, and lanes own their slots, so a second run at the same time
   // would find no free slot and must wait its turn rather than return nothing.
   let turn: Promise<unknown> = Promise.resolve();
+  let nextAuditId = 1;
+  const auditOne = (input: AuditInput): Promise<AuditResult> => {
+    if (closed) throw new Error('the conversion engine is closed');
+    const slot = slots.find((candidate) => !candidate.dead) ?? spawn();
+    const id = nextAuditId++;
+    return new Promise<AuditResult>((resolve, reject) => {
+      slot.audit = { id, resolve, reject };
+      slot.worker.ref();
+      slot.worker.postMessage({ type: 'audit', id, input } satisfies ToWorker);
+    }).finally(() => {
+      if (!slot.dead) slot.worker.unref();
+    });
+  };
   return {
     size,
     run(job) {
       const mine = turn.then(() => runOne(job));
+      turn = mine.catch(() => undefined);
+      return mine;
+    },
+    audit(input) {
+      // in turn like a run: a worker does one thing at a time, and a run owns every worker while it lasts
+      const mine = turn.then(() => auditOne(input));
       turn = mine.catch(() => undefined);
       return mine;
     },

@@ -62,6 +62,17 @@ async function handle(message: ToWorker): Promise<void> {
       if (entry) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
       return;
     }
+    case 'audit': {
+      try {
+        // loaded on first audit: a worker that only converts pages never holds jsdom and axe-core
+        const { auditHtml } = await import('../audit/index.ts');
+        send({ type: 'audit', id: message.id, result: await auditHtml(message.input) });
+      } catch (error) {
+        const err = error as { name?: string; message?: string };
+        send({ type: 'audit', id: message.id, error: { name: err.name ?? 'Error', message: err.message ?? String(error) } });
+      }
+      return;
+    }
     case 'shutdown': {
       for (const entry of documents.values()) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
       documents.clear();
