@@ -126,7 +126,19 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     async render(document) {
       // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
       const { renderDocument } = await import('./render/index.ts');
-      return renderDocument(document, { log });
+      // after close() there is no pool to start again: the audit then runs here
+      if (closed) return renderDocument(document, { log });
+      const workers = getPool();
+      return renderDocument(document, {
+        log,
+        audit: (input) =>
+          workers.audit(input).catch(async (error: Error) => {
+            // a worker that ran out of memory on a huge slice, or a closed pool: the audit still has to happen
+            log.warn({ err: error }, 'audit in a page worker failed; auditing in the engine thread');
+            const { auditHtml } = await import('./audit/index.ts');
+            return auditHtml(input);
+          }),
+      });
     },
 
     zip(outputs, baseName) {

@@ -140,6 +140,22 @@ describe('engine.render and engine.zip', () => {
     expect(zip.subarray(0, 2).toString('latin1')).toBe('PK');
     expect(zip.includes(Buffer.from('headings.accessible.pdf'))).toBe(true);
   });
+
+  it('audits in a page worker with the same findings as an audit in this thread', async () => {
+    const { renderDocument } = await import('../../server/conversion/render/index.ts');
+    const pdf = corpus('verapdf-ua1-7.5-table-scope.pdf');
+    const meta = await engine.inspect(pdf, { sourceName: 'table.pdf' });
+    const pages = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
+    const inWorker = await engine.render({ meta, pages });
+    const here = await renderDocument({ meta, pages });
+    const findings = (outputs: typeof here) => {
+      const { audit } = outputs.report as unknown as { audit: { violations: unknown[]; incomplete: unknown[]; passedRules: number; engine: string } };
+      return { violations: audit.violations, incomplete: audit.incomplete, passedRules: audit.passedRules, engine: audit.engine };
+    };
+    // axe ran and passed rules: an audit that came back empty would not match
+    expect(findings(inWorker).passedRules).toBeGreaterThan(10);
+    expect(findings(inWorker)).toEqual(findings(here));
+  });
 });
 
 describe('engine.convertPages (chunked-vision)', () => {
@@ -196,6 +212,60 @@ describe('page pool', () => {
       expect(results[1]!.warnings.join(' ')).toMatch(/page worker stopped: page worker exited with code 3/);
       expect(results[1]!.blocks).toEqual([]);
       expect(results[3]!.warnings).toEqual([]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  // a stand-in worker that signs each page with its thread id and dies on the page given in the URL's hash
+  const signingWorker = (dieOn: number) => new URL(`data:text/javascript,${encodeURIComponent(`
+    import { parentPort, threadId } from 'node:worker_threads';
+    parentPort.on('message', (message) => {
+      if (message.type !== 'page') return;
+      if (message.page === ${dieOn}) process.exit(3);
+      parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } });
+    });`)}`);
+
+  it('fails an audit whose worker dies, so the engine can audit in its own thread instead', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const source = `
+      import { parentPort } from 'node:worker_threads';
+      parentPort.on('message', (message) => { if (message.type === 'audit') process.exit(5); });`;
+    const pool = createPagePool({ size: 1, workerUrl: new URL(`data:text/javascript,${encodeURIComponent(source)}`) });
+    try {
+      await expect(pool.audit('<!DOCTYPE html><html lang="en"><head><title>x</title></head><body><main><h1>x</h1></main></body></html>')).rejects.toThrow(/exited with code 5/);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('gives each worker a run of consecutive pages, so running-head reads of neighbours are its own pages', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const pool = createPagePool({ size: 2, workerUrl: signingWorker(0) });
+    try {
+      const results = await pool.run({ pdf: new Uint8Array(8), key: 'runs', pages: [1, 2, 3, 4, 5, 6, 7, 8], options: { docLang: 'en', tagged: false } });
+      expect(results.map((result) => result.page)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const byWorker = results.map((result) => result.label);
+      expect(new Set(byWorker).size).toBe(2);
+      expect(byWorker.slice(0, 4).every((worker) => worker === byWorker[0])).toBe(true);
+      expect(byWorker.slice(4).every((worker) => worker === byWorker[4])).toBe(true);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('still converts the rest of a run whose worker died in the middle of it', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const pool = createPagePool({ size: 2, workerUrl: signingWorker(2) });
+    try {
+      const seen: number[] = [];
+      const results = await pool.run({ pdf: new Uint8Array(8), key: 'died', pages: [1, 2, 3, 4, 5, 6, 7, 8], options: { docLang: 'en', tagged: false }, onPage: (result) => void seen.push(result.page) });
+      expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(results[1]!.warnings.join(' ')).toMatch(/page worker stopped/);
+      // pages 3 and 4 were claimed by the worker that died: another worker converts them
+      expect(results.filter((result) => result.warnings.length > 0).map((result) => result.page)).toEqual([2]);
     } finally {
       await pool.close();
     }

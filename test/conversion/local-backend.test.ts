@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeOcr, convertLocalPage, inspectDocument, isGarbled, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { closeOcr, convertLocalPage, createEdgeCache, inspectDocument, isGarbled, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
 import { detectLanguage } from '../../server/conversion/backends/local/language.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -156,6 +157,35 @@ describe('local backend: untagged PDFs from their layout', () => {
       expect(page!.blocks.some((block) => (block.kind === 'paragraph' || block.kind === 'heading') && /Beispiel 20/.test(text(block.content)))).toBe(true);
     } finally {
       await engine.close();
+    }
+  });
+
+  it('reads a neighbour\'s text layer once: the page converted from the read-ahead equals one read afresh', async () => {
+    const bytes = corpus('geotopo-117-pages.pdf');
+    const meta = await inspectDocument(bytes, 'geotopo-117-pages.pdf');
+    const doc = await openPdf(bytes);
+    try {
+      const edges = createEdgeCache(doc);
+      const options = { docLang: meta.lang, tagged: meta.tagged, neighbours: edges.neighbours, rememberEdges: edges.remember };
+      // page 29's running-head check reads pages 27, 28, 30 and 31 ahead
+      await convertLocalPage(doc, 29, { ...options, takeTextLayer: edges.takeTextLayer });
+      const page30 = await doc.getPage(30);
+      const fresh = await readTextLayer(page30);
+      page30.cleanup();
+      expect(edges.takeTextLayer(30)).toEqual(fresh);
+      // handed over once: a second conversion of the page reads it again
+      expect(edges.takeTextLayer(30)).toBeUndefined();
+      // edge lines stay cached, so asking for the same neighbours again reads no text layer
+      expect(edges.takeTextLayer(31)).toBeDefined();
+      await edges.neighbours(29);
+      expect(edges.takeTextLayer(31)).toBeUndefined();
+
+      const reused = await convertLocalPage(doc, 28, { ...options, takeTextLayer: edges.takeTextLayer });
+      const again = await convertLocalPage(doc, 28, options);
+      expect(reused.blocks).toEqual(again.blocks);
+      expect(reused.blocks.length).toBeGreaterThan(0);
+    } finally {
+      await doc.loadingTask.destroy();
     }
   });
 

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { PageResult } from '../model.ts';
 import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
 
@@ -11,6 +12,8 @@ import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
  */
 
 const WINDOW_PER_WORKER = 4;
+/** Most consecutive pages a lane claims at once; the window grows to fit, so finished results still stay few. */
+const MAX_CHUNK = 16;
 /** Documents a worker keeps parsed: the chunk being converted and one more (two jobs interleaving). */
 const OPEN_PER_WORKER = 2;
 /**
@@ -33,6 +36,11 @@ export type PoolRun = {
 
 export type PagePool = {
   run(job: PoolRun): Promise<PageResult[]>;
+  /**
+   * Audits HTML in a worker, after the runs already asked for: a document's audit then runs while
+   * the engine's thread draws its tagged PDF, instead of after it, on workers that sit idle by then.
+   */
+  audit(input: AuditInput): Promise<AuditResult>;
   close(): Promise<void>;
   readonly size: number;
 };
@@ -43,6 +51,7 @@ type Slot = {
   /** documents this worker has open, least recently used first */
   open: number[];
   task?: { docId: number; page: number; resolve: (message: FromWorker) => void; reject: (error: Error) => void };
+  audit?: { id: number; resolve: (result: AuditResult) => void; reject: (error: Error) => void };
   dead: boolean;
 };
 
@@ -59,6 +68,14 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     const slot: Slot = { worker, busy: false, open: [], dead: false };
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'closed') return;
+      if (message.type === 'audit') {
+        const audit = slot.audit;
+        if (!audit || audit.id !== message.id) return;
+        slot.audit = undefined;
+        if (message.result) audit.resolve(message.result);
+        else audit.reject(Object.assign(new Error(message.error?.message ?? 'audit failed'), { name: message.error?.name ?? 'Error' }));
+        return;
+      }
       const task = slot.task;
       if (!task || task.docId !== message.docId || task.page !== message.page) return;
       slot.task = undefined;
@@ -71,6 +88,9 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       const task = slot.task;
       slot.task = undefined;
       task?.reject(error);
+      const audit = slot.audit;
+      slot.audit = undefined;
+      audit?.reject(error);
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
@@ -135,29 +155,51 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       };
 
       let emitting: Promise<void> = Promise.resolve();
+      // A lane takes a run of consecutive pages, not every other one: running-head detection reads the
+      // text of the pages two either side, and a worker converting those pages itself reuses that read.
+      const chunk = Math.max(1, Math.min(MAX_CHUNK, Math.ceil(pages.length / size)));
+      const runAhead = size * Math.max(WINDOW_PER_WORKER, chunk);
+      /** claimed pages a lane left unstarted (its worker died): the next lane takes them first */
+      const leftOver: number[] = [];
       const lane = async (slot: Slot) => {
-        while (stopError === undefined && !signal?.aborted && nextToStart < pages.length && nextToStart < nextToEmit + size * WINDOW_PER_WORKER) {
-          const index = nextToStart++;
-          const page = pages[index]!;
-          openIn(slot, id, job);
-          let message: FromWorker;
-          try {
-            message = await ask(slot, id, page, job.labels?.get(page));
-          } catch (error) {
-            // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
-            // empty with the reason, the lane ends, and the run carries on with a fresh worker
-            finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
+        // this lane's claimed run: pages[next..end) are still to do
+        let next = 0;
+        let end = 0;
+        try {
+          while (stopError === undefined && !signal?.aborted) {
+            let index: number;
+            if (next < end) index = next++;
+            else if (leftOver.length > 0) index = leftOver.shift()!;
+            else if (nextToStart < pages.length && nextToStart < nextToEmit + runAhead) {
+              index = nextToStart;
+              next = index + 1;
+              end = Math.min(pages.length, index + chunk);
+              nextToStart = end;
+            } else return;
+            const page = pages[index]!;
+            openIn(slot, id, job);
+            let message: FromWorker;
+            try {
+              message = await ask(slot, id, page, job.labels?.get(page));
+            } catch (error) {
+              // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
+              // empty with the reason, the lane ends, and the run carries on with a fresh worker
+              finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
+              emitting = emitting.then(emitReady);
+              await emitting;
+              return;
+            }
+            let result: PageResult;
+            if (message.type === 'page') result = message.result;
+            else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
+            else continue;
+            finished.set(index, result);
             emitting = emitting.then(emitReady);
             await emitting;
-            return;
           }
-          let result: PageResult;
-          if (message.type === 'page') result = message.result;
-          else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
-          else continue;
-          finished.set(index, result);
-          emitting = emitting.then(emitReady);
-          await emitting;
+        } finally {
+          // pages claimed but never asked for go back, or the run would wait for them forever
+          for (let index = next; index < end; index++) leftOver.push(index);
         }
       };
 
@@ -179,7 +221,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
           const failure = settled.find((entry) => entry.status === 'rejected');
           if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
           await emitting;
-          if (stopError !== undefined || signal?.aborted || nextToStart >= pages.length) break;
+          if (stopError !== undefined || signal?.aborted || (nextToStart >= pages.length && leftOver.length === 0)) break;
           if (closed) throw new Error('the conversion engine is closed');
           while (slots.length < want) spawn();
         }
@@ -196,10 +238,29 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   // worker busy, and lanes own their slots, so a second run at the same time
   // would find no free slot and must wait its turn rather than return nothing.
   let turn: Promise<unknown> = Promise.resolve();
+  let nextAuditId = 1;
+  const auditOne = (input: AuditInput): Promise<AuditResult> => {
+    if (closed) throw new Error('the conversion engine is closed');
+    const slot = slots.find((candidate) => !candidate.dead) ?? spawn();
+    const id = nextAuditId++;
+    return new Promise<AuditResult>((resolve, reject) => {
+      slot.audit = { id, resolve, reject };
+      slot.worker.ref();
+      slot.worker.postMessage({ type: 'audit', id, input } satisfies ToWorker);
+    }).finally(() => {
+      if (!slot.dead) slot.worker.unref();
+    });
+  };
   return {
     size,
     run(job) {
       const mine = turn.then(() => runOne(job));
+      turn = mine.catch(() => undefined);
+      return mine;
+    },
+    audit(input) {
+      // in turn like a run: a worker does one thing at a time, and a run owns every worker while it lasts
+      const mine = turn.then(() => auditOne(input));
       turn = mine.catch(() => undefined);
       return mine;
     },

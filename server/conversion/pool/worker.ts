@@ -43,7 +43,7 @@ async function handle(message: ToWorker): Promise<void> {
         if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
         entry.edges ??= createEdgeCache(doc);
-        const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label, neighbours: entry.edges.neighbours, rememberEdges: entry.edges.remember });
+        const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label, neighbours: entry.edges.neighbours, rememberEdges: entry.edges.remember, takeTextLayer: entry.edges.takeTextLayer });
         // pdf.js keeps every page proxy and font it has loaded until told otherwise
         if (++entry.pagesSinceCleanup >= CLEANUP_EVERY) {
           entry.pagesSinceCleanup = 0;
@@ -60,6 +60,17 @@ async function handle(message: ToWorker): Promise<void> {
       const entry = documents.get(message.docId);
       documents.delete(message.docId);
       if (entry) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
+      return;
+    }
+    case 'audit': {
+      try {
+        // loaded on first audit: a worker that only converts pages never holds jsdom and axe-core
+        const { auditHtml } = await import('../audit/index.ts');
+        send({ type: 'audit', id: message.id, result: await auditHtml(message.input) });
+      } catch (error) {
+        const err = error as { name?: string; message?: string };
+        send({ type: 'audit', id: message.id, error: { name: err.name ?? 'Error', message: err.message ?? String(error) } });
+      }
       return;
     }
     case 'shutdown': {

@@ -30,6 +30,8 @@ export type LocalPageOptions = {
   neighbours?: (page: number) => Promise<EdgeLines[]>;
   /** records this page's own edge lines for its neighbours */
   rememberEdges?: (page: number, items: { text: string; y: number }[]) => void;
+  /** the page's text layer when already read (a neighbour's running-head check read it), so it is not read twice */
+  takeTextLayer?: (page: number) => TextItem[] | undefined;
   /** OCR pages without a text layer (default true) */
   ocr?: boolean;
 };
@@ -104,7 +106,7 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
 async function convertPage(page: PDFPageProxy, pageNumber: number, options: LocalPageOptions & { label?: string }, started: number): Promise<PageResult> {
   const warnings: string[] = [];
   const reasons: string[] = [];
-  const items = await readTextLayer(page);
+  const items = options.takeTextLayer?.(pageNumber) ?? (await readTextLayer(page));
   options.rememberEdges?.(pageNumber, items);
   const annotations = (await page.getAnnotations().catch(() => [])) as { subtype?: string; id?: string; url?: string; rect?: number[] }[];
   const linkById = new Map<string, string>();

@@ -1,4 +1,5 @@
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { readTextLayer, type TextItem } from './text-layer.ts';
 
 /**
  * Running heads and feet are artifacts (PDF/UA): a line at the top or bottom
@@ -17,14 +18,24 @@ export function edgeKey(text: string): string {
 
 const EDGE_LINES = 2;
 const CACHE_LIMIT = 64;
+/**
+ * Text layers read ahead for a neighbour's sake, kept until their own page is
+ * converted: a page ahead is usually this worker's next one, and reading a
+ * text layer is the costliest part of an untagged page after the operator list.
+ */
+const AHEAD_LIMIT = 8;
 
 export function createEdgeCache(doc: PDFDocumentProxy) {
   const cache = new Map<number, Promise<EdgeLines>>();
+  const ahead = new Map<number, TextItem[]>();
   const read = async (pageNumber: number): Promise<EdgeLines> => {
     const page = await doc.getPage(pageNumber);
     try {
-      const content = await page.getTextContent();
-      return edgesOf(content.items.flatMap((item) => ('str' in item ? [{ text: item.str, y: item.transform[5] ?? 0 }] : [])));
+      // the same read as the page's own conversion, so the page can take it instead of reading again
+      const items = await readTextLayer(page);
+      ahead.set(pageNumber, items);
+      if (ahead.size > AHEAD_LIMIT) ahead.delete(ahead.keys().next().value!);
+      return edgesOf(items);
     } finally {
       page.cleanup();
     }
@@ -34,6 +45,12 @@ export function createEdgeCache(doc: PDFDocumentProxy) {
     if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
   };
   return {
+    /** The page's text layer if a neighbour read it already; handed over once, then forgotten. */
+    takeTextLayer(pageNumber: number): TextItem[] | undefined {
+      const items = ahead.get(pageNumber);
+      ahead.delete(pageNumber);
+      return items;
+    },
     /** Records a page's own edge lines, read anyway while converting it, so neighbours need not read it again. */
     remember(pageNumber: number, items: { text: string; y: number }[]) {
       if (!cache.has(pageNumber)) remember(pageNumber, Promise.resolve(edgesOf(items)));
