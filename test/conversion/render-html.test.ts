@@ -143,6 +143,17 @@ describe('HTML renderer', () => {
     expect(out.warnings.map((w) => w.kind)).toEqual(['inferred-table-headers', 'table-without-headers']);
   });
 
+  it('carries the TeX of a formula without MathML as a TeX annotation on its text', () => {
+    const out = renderHtml({
+      meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
+      pages: [page(1, [{ kind: 'formula', page: 1, text: 'a² + b² = c²', tex: 'a^{2} + b^{2} = c^{2}', display: true }])],
+    });
+    const math = dom(out.html).querySelector('.formula math')!;
+    expect(math.querySelector('mtext')?.textContent).toBe('a² + b² = c²');
+    expect(math.querySelector('annotation[encoding="application/x-tex"]')?.textContent).toBe('a^{2} + b^{2} = c^{2}');
+    expect(math.getAttribute('display')).toBe('block');
+  });
+
   it('renders the block content of a cell (a list of links, a figure) inside the cell', () => {
     const out = renderHtml({
       meta: { title: 'Infobox', lang: 'en', pageCount: 1, tagged: true, sourceName: 'i.pdf' },

@@ -73,7 +73,8 @@ export function htmlText(html: string): string {
   const dom = new JSDOM(html.replace(BLOCK_TAG, ' <$1$2'));
   try {
     const body = dom.window.document.body;
-    for (const element of body.querySelectorAll('style, script, template')) element.remove();
+    // a MathML annotation (the formula's TeX) is markup for tools, not text a reader hears or sees
+    for (const element of body.querySelectorAll('style, script, template, annotation, annotation-xml')) element.remove();
     return body.textContent ?? '';
   } finally {
     dom.window.close();

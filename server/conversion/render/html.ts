@@ -207,7 +207,9 @@ function renderMathml(mathml: string, tex: string | undefined, display: boolean,
 
 function renderFormula(block: Extract<Block, { kind: 'formula' }>): string {
   const text = block.text.trim() || block.tex?.trim() || '';
-  const math = block.mathml ? renderMathml(block.mathml, block.tex, block.display, text) : undefined;
+  // TeX without MathML still travels as a TeX annotation, on the formula's text as MathML text
+  const mathml = block.mathml ?? (block.tex?.trim() && text ? `<math><mtext>${escapeHtml(text)}</mtext></math>` : undefined);
+  const math = mathml ? renderMathml(mathml, block.tex, block.display, text) : undefined;
   const body = math ?? `<span class="math" role="math" aria-label="${escapeHtml(text || 'formula')}">${escapeHtml(text || block.tex || '')}</span>`;
   return block.display ? `<div class="formula">${body}</div>` : `<p class="formula">${body}</p>`;
 }
