@@ -123,10 +123,10 @@ describe('argument parsing', () => {
   });
 
   it('maps backends and resolves paths against the working folder', () => {
-    expect(parseCliArgs(['convert', 'a.pdf', '-o', 'out', '--backend', 'vision'], '/work')).toEqual({
-      command: 'convert', inputs: ['/work/a.pdf'], outDir: '/work/out', backend: 'chunked-vision', pages: undefined,
+    expect(parseCliArgs(['convert', 'a.pdf', '-o', 'out', '--backend', 'vision'], '/home/reader')).toEqual({
+      command: 'convert', inputs: ['/home/reader/a.pdf'], outDir: '/home/reader/out', backend: 'chunked-vision', pages: undefined,
     });
-    expect(parseCliArgs(['convert', 'a.pdf'], '/work')).toMatchObject({ outDir: '/work', backend: 'local' });
+    expect(parseCliArgs(['convert', 'a.pdf'], '/home/reader')).toMatchObject({ outDir: '/home/reader', backend: 'local' });
     expect(() => parseCliArgs(['export', 'a.pdf'])).toThrow(UsageError);
   });
 });
