@@ -1,20 +1,10 @@
-import { createRequire } from 'node:module';
-import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
 import { documentTitle, prepareDocument } from './html.ts';
+import { FONTS, hasRtl, needsScriptLayout } from './pdf-fonts.ts';
+import { ScriptText, type StyledRun } from './pdf-layout.ts';
 import { cleanText, inlineText, validLang } from './text.ts';
-
-const require = createRequire(import.meta.url);
-const FONT_DIR = path.join(path.dirname(require.resolve('dejavu-fonts-ttf/package.json')), 'ttf');
-const FONTS = {
-  regular: path.join(FONT_DIR, 'DejaVuSans.ttf'),
-  bold: path.join(FONT_DIR, 'DejaVuSans-Bold.ttf'),
-  italic: path.join(FONT_DIR, 'DejaVuSans-Oblique.ttf'),
-  boldItalic: path.join(FONT_DIR, 'DejaVuSans-BoldOblique.ttf'),
-  mono: path.join(FONT_DIR, 'DejaVuSansMono.ttf'),
-} as const;
 
 type Doc = PDFKit.PDFDocument;
 type TextLayout = { indent?: number; width?: number; align?: 'left' | 'right' | 'center' };
@@ -29,7 +19,7 @@ function pdfText(text: string): string {
   return cleanText(text).replace(/\t/g, '    ').replace(/\r\n?/g, '\n');
 }
 
-type Run = { text: string; font: keyof typeof FONTS; link?: string; lang?: string };
+type Run = StyledRun;
 
 function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular', link?: string, lang?: string): Run[] {
   if (!content) return [];
@@ -72,11 +62,13 @@ class PdfWriter {
   width: number;
   figureCount = 0;
   outline: { level: number; item: PDFKit.PDFOutline }[] = [];
+  lang: string | undefined;
 
-  constructor(doc: Doc, root: Struct) {
+  constructor(doc: Doc, root: Struct, lang?: string) {
     this.doc = doc;
     this.root = root;
     this.width = doc.page.width - MARGIN * 2;
+    this.lang = lang;
   }
 
   ensureSpace(height: number): void {
@@ -96,6 +88,10 @@ class PdfWriter {
     const width = options.width ?? this.width - (options.indent ?? 0);
     const clean = list.map((r) => ({ ...r, text: pdfText(r.text) })).filter((r) => r.text !== '');
     let index = 0;
+    if (clean.some((r) => needsScriptLayout(r.text, r.font))) {
+      const text = new ScriptText(doc, clean, size, { width, lineGap: 2, align: options.align, lang: this.lang });
+      return { runs: clean, write: () => text.draw(x, index++) };
+    }
     const write = (run: Run) => {
       const i = index++;
       doc.fontSize(size).font(FONTS[run.font]);
@@ -119,21 +115,22 @@ class PdfWriter {
   textChildren(list: Run[], size: number, options: TextLayout = {}): PDFKit.PDFStructureElementChild[] {
     const doc = this.doc;
     const writer = this.runWriter(list, size, options);
-    if (!writer.runs.some((r) => r.link || r.lang)) return [() => writer.runs.forEach(writer.write)];
     const groups: Run[][] = [];
     for (const run of writer.runs) {
       const last = groups.at(-1);
       if (last && last[0]!.link === run.link && last[0]!.lang === run.lang) last.push(run);
       else groups.push([run]);
     }
-    const children = groups.map((group) => {
+    return groups.map((group) => {
       const { link, lang } = group[0]!;
       const write = () => group.forEach(writer.write);
-      if (link) return doc.struct('Link', { alt: pdfText(group.map((r) => r.text).join('')).trim() || link, ...(lang ? { lang } : {}) }, write);
-      if (lang) return doc.struct('Span', { lang }, write);
+      const text = group.map((r) => r.text).join('');
+      // Right-to-left text is drawn in visual order; readers that follow content order get the logical order from /ActualText.
+      const actual = hasRtl(text) ? { actual: text } : {};
+      if (link) return doc.struct('Link', { alt: text.trim() || link, ...(lang ? { lang } : {}), ...actual }, write);
+      if (lang || hasRtl(text)) return doc.struct('Span', { ...(lang ? { lang } : {}), ...actual }, write);
       return write;
     });
-    return children;
   }
 
   /** Headings to level 3 become the PDF's bookmarks (outline), nested like the headings. */
@@ -277,26 +274,29 @@ class PdfWriter {
     let headerRows = 0;
     while (headerRows < rows.length && rows[headerRows]!.every((cell) => cell.header)) headerRows++;
     for (const [rowIndex, row] of placed.entries()) {
-      doc.fontSize(size);
-      const heights = row.map(({ cell, col }) => {
+      const texts = row.map(({ cell, col }) => {
         const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
-        doc.font(cell.header ? FONTS.bold : FONTS.regular);
-        return doc.heightOfString(pdfText(inlineText(cell.content)) || ' ', { width: Math.max(8, colWidth * cs - 6) });
+        const text = pdfText(inlineText(cell.content));
+        const font = cell.header ? 'bold' : 'regular';
+        const width = Math.max(8, colWidth * cs - 6);
+        return { text, width, script: needsScriptLayout(text, font) ? new ScriptText(doc, [{ text, font }], size, { width, lineGap: 0, lang: this.lang }) : undefined };
       });
+      const heights = texts.map(({ text, width, script }, i) => script?.height ?? doc.font(row[i]!.cell.header ? FONTS.bold : FONTS.regular).fontSize(size).heightOfString(text || ' ', { width }));
       const rowHeight = Math.min(Math.max(...heights, size) + 6, doc.page.height - MARGIN * 2 - 20);
       this.ensureSpace(rowHeight);
       const top = doc.y;
       const tr = doc.struct('TR');
       table.add(tr);
-      for (const { cell, col } of row) {
+      for (const [i, { cell, col }] of row.entries()) {
         if (col >= columns) continue;
         const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
         const x = MARGIN + col * colWidth;
-        const text = pdfText(inlineText(cell.content));
+        const { text, width, script } = texts[i]!;
         const type = cell.header ? 'TH' : 'TD';
-        const element = doc.struct(type, {}, () => {
+        const element = doc.struct(type, hasRtl(text) ? { actual: text } : {}, () => {
           doc.font(cell.header ? FONTS.bold : FONTS.regular).fontSize(size);
-          if (text !== '') doc.text(text, x + 3, top + 3, { width: Math.max(8, colWidth * cs - 6), height: rowHeight - 4, ellipsis: true });
+          if (script) script.drawIn(x + 3, top + 3, rowHeight - 4);
+          else if (text !== '') doc.text(text, x + 3, top + 3, { width, height: rowHeight - 4, ellipsis: true });
         });
         // Table attributes (PDF 1.7 §14.8.5.7): header scope, spans. pdfkit has no API for them; plain
         // strings become PDF names when the dictionary is written.
@@ -399,7 +399,11 @@ function drawArtifacts(doc: Doc, title: string, pageNumber: number): void {
   doc.page.margins.bottom = 0;
   doc.markContent('Artifact', { type: 'Pagination' });
   doc.font(FONTS.regular).fontSize(8).fillColor('#555555');
-  doc.text(title.length > 90 ? `${title.slice(0, 87)}…` : title, MARGIN, MARGIN / 2, { width: doc.page.width - MARGIN * 2, lineBreak: false, height: 10, ellipsis: true });
+  const shown = title.length > 90 ? `${title.slice(0, 87)}…` : title;
+  const width = doc.page.width - MARGIN * 2;
+  // Tall enough for one line in any face at 8 pt, too short for two.
+  if (needsScriptLayout(shown, 'regular')) new ScriptText(doc, [{ text: shown, font: 'regular' }], 8, { width, lineGap: 0 }).drawIn(MARGIN, MARGIN / 2, 14);
+  else doc.text(shown, MARGIN, MARGIN / 2, { width, lineBreak: false, height: 10, ellipsis: true });
   doc.text(String(pageNumber), MARGIN, doc.page.height - MARGIN / 2 - 8, { width: doc.page.width - MARGIN * 2, align: 'center', lineBreak: false });
   doc.endMarkedContent();
   doc.page.margins.bottom = bottom;
@@ -449,7 +453,7 @@ function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
   doc.font(FONTS.regular).fontSize(BODY_SIZE);
   const root = doc.struct('Document');
   doc.addStructure(root);
-  const writer = new PdfWriter(doc, root);
+  const writer = new PdfWriter(doc, root, lang);
   if (titleIsH1) writer.block(root, { kind: 'heading', page: 1, level: 1, content: [{ kind: 'text', text: title }] });
   const pages = [...document.pages].sort((a, b) => a.page - b.page);
   for (const page of pages) {

@@ -1,0 +1,160 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { openSync, type Font } from 'fontkit';
+
+const require = createRequire(import.meta.url);
+
+function packageDir(name: string): string {
+  return path.dirname(require.resolve(`${name}/package.json`));
+}
+
+const DEJAVU = path.join(packageDir('dejavu-fonts-ttf'), 'ttf');
+
+/** The tagged PDF's own faces: DejaVu covers Latin, Greek, Cyrillic, Hebrew and most Arabic. */
+export const FONTS = {
+  regular: path.join(DEJAVU, 'DejaVuSans.ttf'),
+  bold: path.join(DEJAVU, 'DejaVuSans-Bold.ttf'),
+  italic: path.join(DEJAVU, 'DejaVuSans-Oblique.ttf'),
+  boldItalic: path.join(DEJAVU, 'DejaVuSans-BoldOblique.ttf'),
+  mono: path.join(DEJAVU, 'DejaVuSansMono.ttf'),
+} as const;
+
+export type FontStyle = keyof typeof FONTS;
+
+type Family = { regular: string; bold: string };
+
+function noto(pkg: string, family: string): Family {
+  const dir = packageDir(`@expo-google-fonts/${pkg}`);
+  return { regular: path.join(dir, '400Regular', `${family}_400Regular.ttf`), bold: path.join(dir, '700Bold', `${family}_700Bold.ttf`) };
+}
+
+// Han characters are shared by the three languages but drawn differently in each, so the
+// text's language picks which face is asked first.
+const CJK = { ko: noto('noto-sans-kr', 'NotoSansKR'), ja: noto('noto-sans-jp', 'NotoSansJP'), zh: noto('noto-sans-sc', 'NotoSansSC') };
+// Noto Sans Arabic is for the letters DejaVu lacks (Urdu's ے and ہ among them).
+const OTHERS = [noto('noto-sans-arabic', 'NotoSansArabic'), noto('noto-sans-thai', 'NotoSansThai'), noto('noto-sans-devanagari', 'NotoSansDevanagari')];
+
+function cjkFamilies(lang: string | undefined): Family[] {
+  switch (lang?.split('-')[0]?.toLowerCase()) {
+    case 'ko':
+      return [CJK.ko, CJK.ja, CJK.zh];
+    case 'ja':
+      return [CJK.ja, CJK.zh, CJK.ko];
+    default:
+      // Simplified Chinese covers the most Han characters, and Traditional ones too (no separate TC face).
+      return [CJK.zh, CJK.ja, CJK.ko];
+  }
+}
+
+/** What a face can draw and how tall it is, in thousandths of the font size (as pdfkit measures). */
+export type FaceInfo = { chars: Set<number>; ascender: number; descender: number; lineGap: number };
+
+const faces = new Map<string, FaceInfo>();
+
+/** Opened once per process and only when asked for, so a document that never needs a CJK face never reads one. */
+export function faceInfo(file: string): FaceInfo {
+  let info = faces.get(file);
+  if (!info) {
+    const font = openSync(file) as Font;
+    const scale = 1000 / font.unitsPerEm;
+    info = { chars: new Set(font.characterSet), ascender: font.ascent * scale, descender: font.descent * scale, lineGap: font.lineGap * scale };
+    faces.set(file, info);
+  }
+  return info;
+}
+
+function covers(file: string, text: string): boolean {
+  const { chars } = faceInfo(file);
+  for (const ch of text) if (!chars.has(ch.codePointAt(0)!)) return false;
+  return true;
+}
+
+const CLASSES: [RegExp, string][] = [
+  [/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u, 'cjk'],
+  [/\p{Script=Arabic}/u, 'arabic'],
+  [/\p{Script=Hebrew}/u, 'hebrew'],
+  [/\p{Script=Thai}/u, 'thai'],
+  [/\p{Script=Devanagari}/u, 'devanagari'],
+];
+const INHERITED = /\p{Script=Inherited}/u;
+const COMMON = /\p{Script=Common}/u;
+
+/** The script a character belongs to, as far as choosing a face goes; undefined for spaces, digits and punctuation. */
+function scriptClass(ch: string): string | undefined {
+  if (COMMON.test(ch)) return undefined;
+  for (const [pattern, name] of CLASSES) if (pattern.test(ch)) return name;
+  return 'other';
+}
+
+/** Faces to try, best first: the style's own, then DejaVu's upright face, then Noto by script. */
+function candidates(style: FontStyle, cls: string | undefined, lang: string | undefined): string[] {
+  const bold = style === 'bold' || style === 'boldItalic';
+  const cjk = cjkFamilies(lang);
+  const families = cls === 'cjk' ? [...cjk, ...OTHERS] : [...OTHERS, ...cjk];
+  return [...new Set([FONTS[style], bold ? FONTS.bold : FONTS.regular, ...families.map((f) => (bold ? f.bold : f.regular))])];
+}
+
+function firstCovering(list: string[], text: string): string | undefined {
+  return list.find((file) => covers(file, text));
+}
+
+export type FontRun = { text: string; font: string };
+
+/**
+ * Splits text into runs each drawn by one face. A word of one script keeps one face when
+ * any face has all of it (Arabic letters only join within a face); spaces and punctuation
+ * stay with a neighbour's face when it has them, so runs do not split at every space.
+ */
+export function fontRuns(text: string, style: FontStyle, lang?: string): FontRun[] {
+  type Segment = { text: string; cls: string | undefined; font?: string };
+  const segments: Segment[] = [];
+  for (const ch of text) {
+    const last = segments.at(-1);
+    // Combining marks (Inherited) belong to the character before them.
+    const cls = last && INHERITED.test(ch) ? last.cls : scriptClass(ch);
+    if (last && last.cls === cls) last.text += ch;
+    else segments.push({ text: ch, cls });
+  }
+  const out: FontRun[] = [];
+  const push = (part: string, font: string) => {
+    const last = out.at(-1);
+    if (last && last.font === font) last.text += part;
+    else out.push({ text: part, font });
+  };
+  for (const segment of segments) {
+    if (segment.cls === undefined) continue;
+    segment.font = firstCovering(candidates(style, segment.cls, lang), segment.text);
+  }
+  segments.forEach((segment, i) => {
+    const list = candidates(style, segment.cls, lang);
+    if (segment.font) return push(segment.text, segment.font);
+    if (segment.cls !== undefined) {
+      // No face has the whole word: each character takes the first face that has it.
+      for (const ch of segment.text) push(ch, firstCovering(list, ch) ?? FONTS[style]);
+      return;
+    }
+    const near = [out.at(-1)?.font, segments[i + 1]?.font].filter((f): f is string => f !== undefined);
+    for (const ch of segment.text) push(ch, firstCovering([...near, ...list], ch) ?? FONTS[style]);
+  });
+  return out;
+}
+
+// fontkit reverses a shaped run when the first character with a script of its own is in one
+// of these; layout must know to undo or rely on that.
+const RTL_SCRIPT = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}\p{Script=Samaritan}\p{Script=Mandaic}]/u;
+const RTL_MARKS = /[\u200f\u202b\u202e\u2067]/;
+
+export function fontkitReverses(text: string): boolean {
+  for (const ch of text) if (!COMMON.test(ch) && !INHERITED.test(ch)) return RTL_SCRIPT.test(ch);
+  return false;
+}
+
+export function hasRtl(text: string): boolean {
+  return RTL_SCRIPT.test(text) || RTL_MARKS.test(text);
+}
+
+/** Whether pdfkit's own left-to-right layout in the style's DejaVu face would draw this text wrongly or with missing glyphs. */
+export function needsScriptLayout(text: string, style: FontStyle): boolean {
+  if (/^[\x00-\x7e]*$/.test(text)) return false;
+  return hasRtl(text) || !covers(FONTS[style], text.replace(/\n/g, ''));
+}
