@@ -4,7 +4,7 @@ import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../
 import { documentTitle, prepareDocument } from './html.ts';
 import { FONTS, hasRtl, needsScriptLayout } from './pdf-fonts.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
-import { cleanText, inlineText, validLang } from './text.ts';
+import { cleanText, inlineText, isRtl, validLang } from './text.ts';
 
 type Doc = PDFKit.PDFDocument;
 type TextLayout = { indent?: number; width?: number; align?: 'left' | 'right' | 'center' };
@@ -262,6 +262,8 @@ class PdfWriter {
     });
     columns = Math.min(columns, 40);
     const colWidth = this.width / columns;
+    // Right-to-left documents lay columns out from the right, as their HTML does under dir="rtl".
+    const colX = (col: number, span: number) => (isRtl(this.lang) ? MARGIN + this.width - (col + span) * colWidth : MARGIN + col * colWidth);
     const size = columns > 8 ? BODY_SIZE - 3 : BODY_SIZE - 1;
     const table = doc.struct('Table');
     parent.add(table);
@@ -290,7 +292,7 @@ class PdfWriter {
       for (const [i, { cell, col }] of row.entries()) {
         if (col >= columns) continue;
         const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
-        const x = MARGIN + col * colWidth;
+        const x = colX(col, cs);
         const { text, width, script } = texts[i]!;
         const type = cell.header ? 'TH' : 'TD';
         const element = doc.struct(type, hasRtl(text) ? { actual: text } : {}, () => {
@@ -314,7 +316,7 @@ class PdfWriter {
       for (const { cell, col } of row) {
         if (col >= columns) continue;
         const cs = Math.max(1, Math.min(cell.colSpan ?? 1, columns - col));
-        doc.rect(MARGIN + col * colWidth, top, colWidth * cs, rowHeight).stroke();
+        doc.rect(colX(col, cs), top, colWidth * cs, rowHeight).stroke();
       }
       doc.endMarkedContent();
       doc.x = MARGIN;
