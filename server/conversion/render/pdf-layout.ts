@@ -20,7 +20,7 @@ export type LineLayout = {
 
 /** One stretch of a line drawn with one face at one bidi level; x is from the line's left edge. */
 type Piece = { run: number; text: string; font: string; x: number; features?: [] };
-type Line = { pieces: Piece[]; ascent: number; height: number };
+type Line = { pieces: Piece[]; ascent: number; height: number; mixed: boolean };
 
 // Formatting characters steer the bidi algorithm but have no glyph to draw.
 const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
@@ -83,7 +83,7 @@ export class ScriptText {
       let stop = end;
       while (stop > start && SPACE.test(text[stop - 1]!)) stop--;
       const paragraphLevel = levels.paragraphs.find((p: { start: number; end: number }) => start >= p.start && start <= p.end)?.level ?? 0;
-      const pieces = this.#pieces(text, levels, runOf, fontOf, start, stop);
+      const { pieces, levels: pieceLevels } = this.#pieces(text, levels, runOf, fontOf, start, stop);
       const lineWidth = pieces.reduce((sum, p) => sum + p.x, 0);
       const align = layout.align ?? (paragraphLevel % 2 === 1 ? 'right' : 'left');
       let x = align === 'right' ? layout.width - lineWidth : align === 'center' ? (layout.width - lineWidth) / 2 : 0;
@@ -96,7 +96,7 @@ export class ScriptText {
       const metrics = fonts.map(faceInfo);
       const ascent = Math.max(...metrics.map((m) => m.ascender)) * size / 1000;
       const height = Math.max(...metrics.map((m) => m.ascender - m.descender + m.lineGap)) * size / 1000 + layout.lineGap;
-      return { pieces, ascent, height };
+      return { pieces, ascent, height, mixed: paragraphLevel % 2 === 0 && pieceLevels.some((level) => level % 2 === 1) };
     });
     this.height = this.#lines.reduce((sum, line) => sum + line.height, 0);
   }
@@ -107,7 +107,7 @@ export class ScriptText {
   }
 
   /** A line's pieces in visual order; each piece's x holds its width until the line is aligned. */
-  #pieces(text: string, levels: ReturnType<typeof bidi.getEmbeddingLevels>, runOf: number[], fontOf: string[], start: number, stop: number): Piece[] {
+  #pieces(text: string, levels: ReturnType<typeof bidi.getEmbeddingLevels>, runOf: number[], fontOf: string[], start: number, stop: number): { pieces: Piece[]; levels: number[] } {
     const order: number[] = [];
     for (let i = start; i < stop; i++) order.push(i);
     if (stop > start) {
@@ -128,6 +128,7 @@ export class ScriptText {
       }
     }
     const pieces: Piece[] = [];
+    const pieceLevels: number[] = [];
     for (const { a, b, level } of spans) {
       const rtl = level % 2 === 1;
       let logical = text.slice(a, b);
@@ -140,19 +141,43 @@ export class ScriptText {
       const draw = rtl !== reverses ? Array.from(logical).reverse().join('') : logical;
       const font = fontOf[a]!;
       pieces.push({ run: runOf[a]!, text: draw, font, x: this.#width(draw, font), ...(reverses ? { features: [] as [] } : {}) });
+      pieceLevels.push(level);
     }
-    return pieces;
+    return { pieces, levels: pieceLevels };
   }
 
   /**
-   * Draws the pieces of one run (every run when absent) at left edge x, lines flowing down from
-   * the current position onto new pages as needed. Runs must be drawn in order: a paragraph's
-   * runs are drawn one structure element at a time.
+   * Closures that draw one run's pieces at left edge x, lines flowing down from the current
+   * position onto new pages as needed; each becomes one marked-content item. Runs must be drawn
+   * in order (a paragraph's runs are drawn one structure element at a time); the last run's
+   * last closure leaves the position below the text.
    */
-  draw(x: number, run?: number): void {
-    this.#x = x;
-    this.#each(run);
-    if (run === undefined || run === this.#runs.length - 1) this.#finish();
+  parts(x: number, run: number): (() => void)[] {
+    const groups: { line: number; piece: Piece }[][] = [];
+    this.#lines.forEach((line, l) => {
+      for (const piece of line.pieces) {
+        if (piece.run !== run) continue;
+        const last = groups.at(-1);
+        // pdf.js joins touching pieces into one string and guesses its direction from the share of
+        // right-to-left letters, which scrambles a right-to-left phrase in a left-to-right line;
+        // there each piece gets its own marked content, which pdf.js keeps apart.
+        if (last && !line.mixed && !this.#lines[last[0]!.line]!.mixed) last.push({ line: l, piece });
+        else groups.push([{ line: l, piece }]);
+      }
+    });
+    const parts = groups.map((group) => () => {
+      this.#x = x;
+      for (const { line, piece } of group) this.#drawPiece(line, piece);
+    });
+    if (run === this.#runs.length - 1) {
+      const last = parts.pop();
+      parts.push(() => {
+        this.#x = x;
+        last?.();
+        this.#finish();
+      });
+    }
+    return parts;
   }
 
   /** Draws everything in a fixed box without breaking pages, leaving out lines that do not fit (table cells, running headers). */
@@ -160,23 +185,19 @@ export class ScriptText {
     this.#x = x;
     this.#cursor = y;
     this.#clipBottom = y + maxHeight;
-    this.#each(undefined);
+    this.#lines.forEach((line, l) => line.pieces.forEach((piece) => this.#drawPiece(l, piece)));
     this.#finish();
   }
 
-  #each(run: number | undefined): void {
+  #drawPiece(l: number, piece: Piece): void {
     const doc = this.#doc;
-    this.#lines.forEach((line, l) => {
-      for (const piece of line.pieces) {
-        if (run !== undefined && piece.run !== run) continue;
-        const top = this.#place(l);
-        if (top === undefined) return;
-        const link = this.#runs[piece.run]!.link;
-        doc.font(piece.font).fontSize(this.#size);
-        // A numeric baseline puts every face's baseline at the line's, whatever its ascent.
-        doc.text(piece.text, this.#x + piece.x, top, { lineBreak: false, baseline: -line.ascent, ...(piece.features ? { features: piece.features } : {}), ...(link ? { link } : {}) });
-      }
-    });
+    const line = this.#lines[l]!;
+    const top = this.#place(l);
+    if (top === undefined) return;
+    const link = this.#runs[piece.run]!.link;
+    doc.font(piece.font).fontSize(this.#size);
+    // A numeric baseline puts every face's baseline at the line's, whatever its ascent.
+    doc.text(piece.text, this.#x + piece.x, top, { lineBreak: false, baseline: -line.ascent, ...(piece.features ? { features: piece.features } : {}), ...(link ? { link } : {}) });
   }
 
   /** The top of line l, placing the lines before it first; undefined when it falls outside the clip box. */

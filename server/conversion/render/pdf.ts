@@ -78,11 +78,14 @@ class PdfWriter {
   /** Writes runs of text as one paragraph at the current position, continuing across pages. */
   writeRuns(list: Run[], size: number, options: TextLayout = {}): void {
     const writer = this.runWriter(list, size, options);
-    writer.runs.forEach(writer.write);
+    for (const draw of writer.drawing(writer.runs)) draw();
   }
 
-  /** One run at a time, so a paragraph's runs can be split between structure elements (P and its Links). */
-  runWriter(list: Run[], size: number, options: TextLayout): { runs: Run[]; write: (run: Run) => void } {
+  /**
+   * Drawing for consecutive runs at a time, so a paragraph's runs can be split between structure
+   * elements (P and its Links); each closure becomes one marked-content item.
+   */
+  runWriter(list: Run[], size: number, options: TextLayout): { runs: Run[]; drawing: (group: Run[]) => (() => void)[] } {
     const doc = this.doc;
     const x = MARGIN + (options.indent ?? 0);
     const width = options.width ?? this.width - (options.indent ?? 0);
@@ -90,7 +93,7 @@ class PdfWriter {
     let index = 0;
     if (clean.some((r) => needsScriptLayout(r.text, r.font))) {
       const text = new ScriptText(doc, clean, size, { width, lineGap: 2, align: options.align, lang: this.lang });
-      return { runs: clean, write: () => text.draw(x, index++) };
+      return { runs: clean, drawing: (group) => group.flatMap((run) => text.parts(x, clean.indexOf(run))) };
     }
     const write = (run: Run) => {
       const i = index++;
@@ -101,7 +104,7 @@ class PdfWriter {
       else doc.text(run.text, opts);
       if (i === clean.length - 1) doc.font(FONTS.regular);
     };
-    return { runs: clean, write };
+    return { runs: clean, drawing: (group) => [() => group.forEach(write)] };
   }
 
   /**
@@ -121,15 +124,15 @@ class PdfWriter {
       if (last && last[0]!.link === run.link && last[0]!.lang === run.lang) last.push(run);
       else groups.push([run]);
     }
-    return groups.map((group) => {
+    return groups.flatMap((group): PDFKit.PDFStructureElementChild[] => {
       const { link, lang } = group[0]!;
-      const write = () => group.forEach(writer.write);
+      const draw = writer.drawing(group);
       const text = group.map((r) => r.text).join('');
       // Right-to-left text is drawn in visual order; readers that follow content order get the logical order from /ActualText.
       const actual = hasRtl(text) ? { actual: text } : {};
-      if (link) return doc.struct('Link', { alt: text.trim() || link, ...(lang ? { lang } : {}), ...actual }, write);
-      if (lang || hasRtl(text)) return doc.struct('Span', { ...(lang ? { lang } : {}), ...actual }, write);
-      return write;
+      if (link) return [doc.struct('Link', { alt: text.trim() || link, ...(lang ? { lang } : {}), ...actual }, draw)];
+      if (lang || hasRtl(text)) return [doc.struct('Span', { ...(lang ? { lang } : {}), ...actual }, draw)];
+      return draw;
     });
   }
 
