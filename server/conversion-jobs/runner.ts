@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { AnyRow, sql } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import { releaseHold, settleHold } from '../credits/credits.ts';
-import type { ConvertedDocument, DocumentMeta, PageResult } from '../conversion/model.ts';
+import type { DocumentRender } from '../conversion/engine.ts';
+import type { DocumentMeta, PageResult } from '../conversion/model.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll, type ObjectStore } from '../storage/storage.ts';
 import { bossDb } from './boss-db.ts';
@@ -204,20 +208,31 @@ export function createChunkRunner(deps: RunnerDeps) {
     try {
       const chunks = await db.any(sql.type(z.object({ resultKey: z.string() }))`
         select result_key as "resultKey" from chunk_jobs where job_id = ${jobId} and status = 'completed' order by chunk_index`);
-      const pages: PageResult[] = [];
-      for (const chunk of chunks) {
-        const stored = JSON.parse((await readAll(await deps.store.get(chunk.resultKey))).toString('utf8')) as { pages: PageResult[] };
-        pages.push(...stored.pages);
-      }
-      pages.sort((a, b) => a.page - b.page);
       const engine = await deps.engine();
       const source = await readAll(await deps.store.get(job.sourceKey));
       const meta: DocumentMeta = await engine.inspect(new Uint8Array(source.buffer, source.byteOffset, source.byteLength), { sourceName: job.originalName });
-      const document: ConvertedDocument = { meta, pages };
-      const outputs = await engine.render(document);
       const baseName = job.originalName.replace(/\.[^.]+$/, '') || 'document';
+      // Chunks are in page order and each holds its pages in order: they stream into the renderer one
+      // chunk at a time, and the outputs go through a scratch folder, so no step holds the whole document.
+      const scratch = await mkdtemp(path.join(os.tmpdir(), 'folio-assemble-'));
+      let outputs: Awaited<ReturnType<DocumentRender['finish']>>;
       const zipKey = jobKey(job.fileId, jobId, 'result.zip');
-      await deps.store.put(zipKey, engine.zip(outputs, baseName), { contentType: 'application/zip' });
+      try {
+        const render = engine.openRender(meta, { dir: scratch, baseName: 'document' });
+        try {
+          for (const chunk of chunks) {
+            const stored = JSON.parse((await readAll(await deps.store.get(chunk.resultKey))).toString('utf8')) as { pages: PageResult[] };
+            for (const page of stored.pages.sort((a, b) => a.page - b.page)) await render.add(page);
+          }
+          outputs = await render.finish();
+        } catch (error) {
+          await render.abort();
+          throw error;
+        }
+        await deps.store.put(zipKey, engine.zipFiles(outputs, baseName), { contentType: 'application/zip' });
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
       const credits = job.totalPages * Math.max(1, deps.config.conversion.highFidelityCreditMultiplier);
       const finished = await db.transaction(async (tx) => {
         const moved = await tx.query(sql.type(AnyRow)`

@@ -34,6 +34,21 @@ export type ConversionOutputs = {
   reportHtml: string;
 };
 
+/** Paths of a document's four rendered files. */
+export type OutputFiles = { html: string; taggedPdf: string; reportJson: string; reportHtml: string };
+
+/**
+ * A document rendered as its pages arrive: add() takes each page in ascending
+ * page order (spooled to disk, not kept in memory); finish() renders, audits
+ * and writes <dir>/<baseName>.html, .accessible.pdf, .report.json and
+ * .report.html; abort() removes what was written.
+ */
+export type DocumentRender = {
+  add(page: PageResult): Promise<void>;
+  finish(): Promise<OutputFiles & { report: ConversionReport }>;
+  abort(): Promise<void>;
+};
+
 export type ConversionReport = {
   wcagStatus: 'passed' | 'failed';
   pages: number;
@@ -55,6 +70,13 @@ export interface ConversionEngine {
   render(document: ConvertedDocument): Promise<ConversionOutputs>;
   /** A zip stream of the outputs: <base>.html, <base>.accessible.pdf, <base>.report.json (and .report.html). */
   zip(outputs: ConversionOutputs, baseName: string): Readable;
+  /**
+   * render() for documents of any length: the pages stream in, the outputs go to files, and
+   * memory holds a page at a time. The audit runs as in render().
+   */
+  openRender(meta: DocumentMeta, target: { dir: string; baseName: string }): DocumentRender;
+  /** zip() of rendered files, read from disk as the zip streams. */
+  zipFiles(files: OutputFiles, baseName: string): Readable;
   /** Stops worker threads. */
   close(): Promise<void>;
 }

@@ -1,22 +1,25 @@
 import { createHash } from 'node:crypto';
-import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { createParserBackend, type ParserBackend } from './backends/parser/index.ts';
-import { createVisionBackend, type VisionBackend } from './backends/vision/index.ts';
-import { convertLocalPage, openPdf, pageLabels, readMeta } from './backends/local/index.ts';
+import type { ParserBackend } from './backends/parser/index.ts';
+import type { VisionBackend } from './backends/vision/index.ts';
 import type { ConversionEngine, CreateConversionEngine } from './engine.ts';
 import type { PageResult } from './model.ts';
 import { createPagePool, type PagePool } from './pool/index.ts';
-import { zipOutputs } from './render/zip.ts';
+import type { DocumentFacts } from './pool/protocol.ts';
+import type { AuditInput } from './audit/index.ts';
+import { zipFiles, zipOutputs } from './render/zip.ts';
 
 /**
  * The conversion engine (contract in engine.ts): inspect a PDF, convert its
  * pages with one of three backends, render and zip the outputs. The local
- * backend runs on a pool of worker threads created on first use; vision and
+ * backend runs on a pool of worker threads created on first use, and PDFs are
+ * opened and inspected there too: the engine's thread loads pdf.js only for a
+ * vision conversion, and the AWS SDK only when a backend calls out. Vision and
  * parser call out, the vision backend falling back to the local one per page.
  */
 
 export type { ConversionEngine, ConversionOutputs, EngineOptions, ConvertPagesInput, ConversionReport } from './engine.ts';
 
+type Facts = { meta: DocumentFacts['meta']; labels: Map<number, string> };
 
 export const createConversionEngine: CreateConversionEngine = (options) => {
   const { log } = options;
@@ -26,25 +29,21 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
   let parser: ParserBackend | undefined;
   let closed = false;
 
-  const getPool = () => (pool ??= createPagePool({ size: poolSize }));
-  /** Document facts by content hash: the chunks of one document share them instead of re-reading the PDF. */
-  const factsCache = new Map<string, Awaited<ReturnType<typeof documentFacts>>>();
-
-  /** Document-level facts every page needs: language, tagging, page labels. */
-  const documentFacts = async (doc: PDFDocumentProxy, sourceName = 'document.pdf') => {
-    const meta = await readMeta(doc, sourceName);
-    const labels = await pageLabels(doc);
-    const labelMap = new Map<number, string>();
-    labels?.forEach((label, index) => {
-      if (label) labelMap.set(index + 1, label);
-    });
-    return { meta, labels: labelMap };
+  const getPool = () => {
+    if (closed) throw new Error('the conversion engine is closed');
+    return (pool ??= createPagePool({ size: poolSize }));
   };
+  /** Document facts by content hash: the chunks of one document share them instead of re-reading the PDF. */
+  const factsCache = new Map<string, Facts>();
 
-  const rememberFacts = (key: string, facts: Awaited<ReturnType<typeof documentFacts>>) => {
+  /** Document-level facts every page needs (language, tagging, page labels), read in a page worker. */
+  const documentFacts = async (pdf: Uint8Array, key: string, sourceName = 'document.pdf'): Promise<Facts> => {
+    const { meta, labels } = await getPool().inspect({ pdf, key, sourceName });
+    const facts = { meta, labels: new Map(labels) };
     factsCache.delete(key);
     factsCache.set(key, facts);
     if (factsCache.size > 8) factsCache.delete(factsCache.keys().next().value!);
+    return facts;
   };
 
   const checkPages = (pages: number[], pageCount: number) => {
@@ -53,53 +52,60 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     }
   };
 
+  /** The audit runs in a page worker, while this thread draws the tagged PDF; after close(), here. */
+  const renderOptions = () => ({
+    log,
+    audit: async (input: AuditInput) => {
+      // jsdom and axe-core load into this thread only when a worker cannot audit
+      const auditHere = async () => (await import('./audit/index.ts')).auditHtml(input);
+      if (closed) return auditHere();
+      return getPool()
+        .audit(input)
+        .catch((error: Error) => {
+          // a worker that ran out of memory on a huge slice, or a pool closed meanwhile: the audit still has to happen
+          log.warn({ err: error }, 'audit in a page worker failed; auditing in the engine thread');
+          return auditHere();
+        });
+    },
+  });
+
+  const hashOf = (pdf: Uint8Array) => createHash('sha256').update(pdf).digest('hex');
+
   const engine: ConversionEngine = {
     async inspect(pdf, inspectOptions) {
       const sourceName = inspectOptions?.sourceName ?? 'document.pdf';
-      const doc = await openPdf(pdf);
-      try {
-        const facts = await documentFacts(doc, sourceName);
-        // the conversion that usually follows an inspect needs the same facts: read the PDF once
-        rememberFacts(createHash('sha256').update(pdf).digest('hex'), facts);
-        return { ...facts.meta, sourceName };
-      } finally {
-        await doc.loadingTask.destroy();
-      }
+      // the conversion that usually follows an inspect needs the same facts: read the PDF once
+      const { meta } = await documentFacts(pdf, hashOf(pdf), sourceName);
+      return { ...meta, sourceName };
     },
 
     async convertPages(pdf, input) {
       if (closed) throw new Error('the conversion engine is closed');
       input.signal?.throwIfAborted();
-      const key = createHash('sha256').update(pdf).digest('hex');
-      if (input.backend === 'local' && factsCache.has(key)) {
-        const { meta, labels } = factsCache.get(key)!;
-        checkPages(input.pages, meta.pageCount);
-        return getPool().run({ pdf, key, pages: input.pages, options: { docLang: meta.lang, tagged: meta.tagged }, labels, signal: input.signal, onPage: input.onPage });
+      const key = hashOf(pdf);
+      const { meta, labels } = factsCache.get(key) ?? (await documentFacts(pdf, key, input.sourceName));
+      checkPages(input.pages, meta.pageCount);
+      const jobOptions = { docLang: meta.lang, tagged: meta.tagged };
+
+      if (input.backend === 'local') {
+        return getPool().run({ pdf, key, pages: input.pages, options: jobOptions, labels, signal: input.signal, onPage: input.onPage });
       }
+
+      if (input.backend === 'parser') {
+        const { createParserBackend } = await import('./backends/parser/index.ts');
+        parser ??= createParserBackend({ parser: options.conversion.parser, log });
+        const results = await parser.convertPages(pdf, input.pages, { signal: input.signal });
+        for (const result of results) {
+          if (labels.has(result.page)) result.label = labels.get(result.page)!;
+          await input.onPage?.(result);
+        }
+        return results;
+      }
+
+      const [{ createVisionBackend }, { convertLocalPage, openPdf }] = await Promise.all([import('./backends/vision/index.ts'), import('./backends/local/index.ts')]);
+      vision ??= createVisionBackend({ bedrock: options.conversion.bedrock, log });
       const doc = await openPdf(pdf);
       try {
-        const facts = await documentFacts(doc, input.sourceName);
-        rememberFacts(key, facts);
-        const { meta, labels } = facts;
-        checkPages(input.pages, meta.pageCount);
-        const jobOptions = { docLang: meta.lang, tagged: meta.tagged };
-
-        if (input.backend === 'local') {
-          await doc.loadingTask.destroy();
-          return await getPool().run({ pdf, key, pages: input.pages, options: jobOptions, labels, signal: input.signal, onPage: input.onPage });
-        }
-
-        if (input.backend === 'parser') {
-          parser ??= createParserBackend({ parser: options.conversion.parser, log });
-          const results = await parser.convertPages(pdf, input.pages, { signal: input.signal });
-          for (const result of results) {
-            if (labels.has(result.page)) result.label = labels.get(result.page)!;
-            await input.onPage?.(result);
-          }
-          return results;
-        }
-
-        vision ??= createVisionBackend({ bedrock: options.conversion.bedrock, log });
         const results: PageResult[] = [];
         for (const page of input.pages) {
           input.signal?.throwIfAborted();
@@ -119,30 +125,32 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
         }
         return results;
       } finally {
-        if (input.backend !== 'local') await doc.loadingTask.destroy();
+        await doc.loadingTask.destroy();
       }
     },
 
     async render(document) {
-      // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
       const { renderDocument } = await import('./render/index.ts');
-      // after close() there is no pool to start again: the audit then runs here
-      if (closed) return renderDocument(document, { log });
-      const workers = getPool();
-      return renderDocument(document, {
-        log,
-        audit: (input) =>
-          workers.audit(input).catch(async (error: Error) => {
-            // a worker that ran out of memory on a huge slice, or a closed pool: the audit still has to happen
-            log.warn({ err: error }, 'audit in a page worker failed; auditing in the engine thread');
-            const { auditHtml } = await import('./audit/index.ts');
-            return auditHtml(input);
-          }),
-      });
+      return renderDocument(document, renderOptions());
+    },
+
+    openRender(meta, target) {
+      // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
+      const opened = import('./render/index.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions()));
+      opened.catch(() => undefined);
+      return {
+        add: async (page) => (await opened).add(page),
+        finish: async () => (await opened).finish(),
+        abort: async () => (await opened).abort(),
+      };
     },
 
     zip(outputs, baseName) {
       return zipOutputs(outputs, baseName);
+    },
+
+    zipFiles(files, baseName) {
+      return zipFiles(files, baseName);
     },
 
     async close() {

@@ -65,7 +65,20 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
         if (renderGate) await renderGate.promise;
         return engine.render(document);
       },
+      openRender(meta, target) {
+        stats.renderCalls++;
+        const render = engine.openRender(meta, target);
+        return {
+          add: (page) => render.add(page),
+          async finish() {
+            if (renderGate) await renderGate.promise;
+            return render.finish();
+          },
+          abort: () => render.abort(),
+        };
+      },
       zip: (outputs, baseName) => engine.zip(outputs, baseName),
+      zipFiles: (files, baseName) => engine.zipFiles(files, baseName),
       close: () => engine.close(),
     };
     return wrapped;

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { JSDOM, VirtualConsole } from 'jsdom';
+import { AUDIT_SLICE_CHARS } from './slices.ts';
 
 const require = createRequire(import.meta.url);
 let axeSource: string | undefined;
@@ -153,6 +155,49 @@ async function auditSlice(html: string, state: SliceState, slice: { first: boole
   }
 }
 
+const countHeadings = (html: string) => (html.match(/<h[1-6][\s>]/gi) ?? []).length;
+
+/** The documents the audit runs in: each is the shell around one slice of <main>, read when its turn comes. */
+function auditSlices(input: AuditInput, limit: number): { length: number; read: (index: number) => Promise<string> } {
+  if (typeof input === 'string') return { length: 1, read: async () => input };
+  const { before, after } = input.shell;
+  if ('file' in input) {
+    const ranges = input.slices.length > 0 ? input.slices : [[0, 0] as [number, number]];
+    return {
+      length: ranges.length,
+      read: async (index) => {
+        const [start, end] = ranges[index]!;
+        if (end <= start) return before + after;
+        const handle = await open(input.file, 'r');
+        try {
+          const buffer = Buffer.alloc(end - start);
+          await handle.read(buffer, 0, buffer.length, start);
+          return before + buffer.toString('utf8') + after;
+        } finally {
+          await handle.close();
+        }
+      },
+    };
+  }
+  if (input.html.length <= limit) return { length: 1, read: async () => input.html };
+  // image bytes are stripped before auditing, so they do not count towards a slice's size
+  const groups: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const part of input.mainParts) {
+    const length = withoutImageBytes(part).length;
+    if (size + length > limit && current.length > 0) {
+      groups.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(part);
+    size += length + 1;
+  }
+  groups.push(current);
+  return { length: groups.length, read: async (index) => before + groups[index]!.join('\n') + after };
+}
+
 let gc: (() => void) | undefined;
 /**
  * V8 lets dead jsdom windows pile up until heap pressure: auditing 1,000 pages
@@ -174,16 +219,21 @@ function collectGarbage(): void {
  * one 117-page book several times slower and cut it into needless slices.
  */
 const DATA_IMAGE = /(src="data:image\/[a-z+.-]+;base64,)[A-Za-z0-9+/=]+"/g;
-export function withoutImageBytes(input: AuditInput): AuditInput {
-  const strip = (html: string) => html.replace(DATA_IMAGE, '$1"');
-  if (typeof input === 'string') return strip(input);
-  return { html: strip(input.html), shell: { before: strip(input.shell.before), after: strip(input.shell.after) }, mainParts: input.mainParts.map(strip) };
+function withoutImageBytes(html: string): string {
+  return html.replace(DATA_IMAGE, '$1"');
 }
 
-/** Slices above this many characters of HTML are audited in pieces, so a 1,000-page document never sits in one jsdom. */
-export const AUDIT_SLICE_CHARS = 400_000;
+export { AUDIT_SLICE_CHARS };
 
-export type AuditInput = string | { html: string; shell: { before: string; after: string }; mainParts: string[] };
+/**
+ * A whole page as a string; a rendered document in memory with its shell and the top-level parts of
+ * <main>; or a rendered HTML file with its shell and the byte ranges of <main>'s slices in it, which
+ * the audit reads one at a time (the streaming renderer's output, never held whole in memory).
+ */
+export type AuditInput =
+  | string
+  | { html: string; shell: { before: string; after: string }; mainParts: string[] }
+  | { file: string; shell: { before: string; after: string }; slices: [start: number, end: number][] };
 
 /**
  * Runs axe-core (WCAG 2.0/2.1 A and AA rules) in jsdom over the HTML, plus
@@ -196,37 +246,18 @@ export type AuditInput = string | { html: string; shell: { before: string; after
  */
 export async function auditHtml(input: AuditInput, options: { sliceChars?: number } = {}): Promise<AuditResult> {
   const started = performance.now();
-  input = withoutImageBytes(input);
-  const limit = options.sliceChars ?? AUDIT_SLICE_CHARS;
-  const slices: string[] = [];
-  let shellHeadings = 0;
-  if (typeof input === 'string' || input.html.length <= limit) {
-    slices.push(typeof input === 'string' ? input : input.html);
-  } else {
-    const { before, after } = input.shell;
-    shellHeadings = (before.match(/<h[1-6][\s>]/gi) ?? []).length + (after.match(/<h[1-6][\s>]/gi) ?? []).length;
-    let current: string[] = [];
-    let size = 0;
-    for (const part of input.mainParts) {
-      if (size + part.length > limit && current.length > 0) {
-        slices.push(before + current.join('\n') + after);
-        current = [];
-        size = 0;
-      }
-      current.push(part);
-      size += part.length + 1;
-    }
-    slices.push(before + current.join('\n') + after);
-  }
+  const slices = auditSlices(input, options.sliceChars ?? AUDIT_SLICE_CHARS);
+  const shellHeadings = typeof input === 'string' ? 0 : countHeadings(input.shell.before) + countHeadings(input.shell.after);
+  const sliceCount = slices.length;
   const state: SliceState = { prevHeading: 0, sawH1: false };
   const byRule = new Map<string, AuditFinding>();
   const incomplete = new Map<string, number>();
   let passedRules = 0;
   let version = '';
-  for (let i = 0; i < slices.length; i++) {
-    const result = await auditSlice(slices[i]!, state, { first: i === 0, last: i === slices.length - 1, shellHeadings });
-    slices[i] = '';
-    if (slices.length > 1) collectGarbage();
+  for (let i = 0; i < sliceCount; i++) {
+    const html = withoutImageBytes(await slices.read(i));
+    const result = await auditSlice(html, state, { first: i === 0, last: i === sliceCount - 1, shellHeadings: sliceCount > 1 ? shellHeadings : 0 });
+    if (sliceCount > 1) collectGarbage();
     version = result.version;
     passedRules = Math.max(passedRules, result.passes);
     for (const [rule, count] of result.incomplete) incomplete.set(rule, (incomplete.get(rule) ?? 0) + count);
@@ -248,7 +279,7 @@ export async function auditHtml(input: AuditInput, options: { sliceChars?: numbe
     violationCount: violations.reduce((sum, v) => sum + v.count, 0),
     incomplete: [...incomplete].map(([rule, count]) => ({ rule, count })),
     passedRules,
-    slices: slices.length,
+    slices: sliceCount,
     wcagStatus: violations.length === 0 ? 'passed' : 'failed',
     ms: Math.round(performance.now() - started),
   };

@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile, mkdir } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DomainError, isDomainError } from '../../errors.ts';
@@ -165,34 +165,35 @@ export async function convertFile(
       throw new DomainError('BAD_REQUEST', `--pages selects no page of this ${meta.pageCount}-page document`);
     }
     progress.start?.(name, pages.length);
-    const results: PageResult[] = [];
-    let done = 0;
-    for (let offset = 0; offset < pages.length; offset += PAGES_PER_CALL) {
-      const batch = pages.slice(offset, offset + PAGES_PER_CALL);
-      const converted = await deps.engine.convertPages(new Uint8Array(bytes), {
-        pages: batch,
-        backend: input.backend,
-        sourceName: name,
-        onPage: () => progress.page?.(name, ++done, pages.length),
-      });
-      results.push(...converted);
+    // pages go to the renderer as they finish: it spools them to disk, so a long document never sits in memory
+    const render = deps.engine.openRender(meta, { dir: input.outDir, baseName: name.replace(/\.pdf$/i, '') });
+    const counts = { pages: 0, standardPages: 0, complexPages: 0 };
+    let outputs;
+    try {
+      for (let offset = 0; offset < pages.length; offset += PAGES_PER_CALL) {
+        await deps.engine.convertPages(new Uint8Array(bytes), {
+          pages: pages.slice(offset, offset + PAGES_PER_CALL),
+          backend: input.backend,
+          sourceName: name,
+          onPage: async (page: PageResult) => {
+            await render.add(page);
+            counts.pages++;
+            counts[page.classification === 'standard' ? 'standardPages' : 'complexPages']++;
+            progress.page?.(name, counts.pages, pages.length);
+          },
+        });
+      }
+      progress.rendering?.(name);
+      outputs = await render.finish();
+    } catch (error) {
+      await render.abort();
+      throw error;
     }
-    progress.rendering?.(name);
-    const outputs = await deps.engine.render({ meta, pages: results });
-    await mkdir(input.outDir, { recursive: true });
-    const base = path.join(input.outDir, name.replace(/\.pdf$/i, ''));
-    const written = [`${base}.html`, `${base}.accessible.pdf`, `${base}.report.json`, `${base}.report.html`];
-    await writeFile(written[0]!, outputs.html);
-    await writeFile(written[1]!, outputs.taggedPdf);
-    await writeFile(written[2]!, `${JSON.stringify(outputs.report, null, 2)}\n`);
-    await writeFile(written[3]!, outputs.reportHtml);
     Object.assign(summary, {
       ok: true,
-      pages: results.length,
-      standardPages: results.filter((page) => page.classification === 'standard').length,
-      complexPages: results.filter((page) => page.classification === 'complex').length,
+      ...counts,
       wcagStatus: outputs.report.wcagStatus,
-      outputs: written,
+      outputs: [outputs.html, outputs.taggedPdf, outputs.reportJson, outputs.reportHtml],
     });
   } catch (error) {
     summary.error = describeError(error);

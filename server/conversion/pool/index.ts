@@ -1,7 +1,8 @@
 import { Worker } from 'node:worker_threads';
+import { DomainError, type ErrorCode } from '../../errors.ts';
 import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { PageResult } from '../model.ts';
-import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
+import type { DocumentFacts, FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 
 /**
  * A pool of worker threads converting pages with the local backend. Pages
@@ -41,6 +42,12 @@ export type PagePool = {
    * the engine's thread draws its tagged PDF, instead of after it, on workers that sit idle by then.
    */
   audit(input: AuditInput): Promise<AuditResult>;
+  /**
+   * Opens the document in a worker and reads its metadata and page labels there, so the
+   * engine's own thread never loads pdf.js; the worker keeps it open for the pages that follow.
+   * Throws the DomainError the worker threw (NOT_A_PDF, PDF_ENCRYPTED, ...).
+   */
+  inspect(input: { pdf: Uint8Array; key: string; sourceName: string }): Promise<DocumentFacts>;
   close(): Promise<void>;
   readonly size: number;
 };
@@ -51,7 +58,8 @@ type Slot = {
   /** documents this worker has open, least recently used first */
   open: number[];
   task?: { docId: number; page: number; resolve: (message: FromWorker) => void; reject: (error: Error) => void };
-  audit?: { id: number; resolve: (result: AuditResult) => void; reject: (error: Error) => void };
+  /** audits and inspections in flight, by request id */
+  requests: Map<number, { resolve: (result: never) => void; reject: (error: Error) => void }>;
   dead: boolean;
 };
 
@@ -65,15 +73,15 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
 
   const spawn = (): Slot => {
     const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
-    const slot: Slot = { worker, busy: false, open: [], dead: false };
+    const slot: Slot = { worker, busy: false, open: [], requests: new Map(), dead: false };
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'closed') return;
-      if (message.type === 'audit') {
-        const audit = slot.audit;
-        if (!audit || audit.id !== message.id) return;
-        slot.audit = undefined;
-        if (message.result) audit.resolve(message.result);
-        else audit.reject(Object.assign(new Error(message.error?.message ?? 'audit failed'), { name: message.error?.name ?? 'Error' }));
+      if (message.type === 'audit' || message.type === 'inspect') {
+        const request = slot.requests.get(message.id);
+        if (!request) return;
+        slot.requests.delete(message.id);
+        if (message.result) request.resolve(message.result as never);
+        else request.reject(workerError(message.error, `${message.type} failed`));
         return;
       }
       const task = slot.task;
@@ -88,9 +96,8 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       const task = slot.task;
       slot.task = undefined;
       task?.reject(error);
-      const audit = slot.audit;
-      slot.audit = undefined;
-      audit?.reject(error);
+      for (const request of slot.requests.values()) request.reject(error);
+      slot.requests.clear();
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
@@ -99,17 +106,49 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     return slot;
   };
 
+  const retire = async (slot: Slot): Promise<void> => {
+    slot.dead = true;
+    const index = slots.indexOf(slot);
+    if (index >= 0) slots.splice(index, 1);
+    slot.worker.removeAllListeners('exit');
+    await slot.worker.terminate();
+  };
+
+  const docIdFor = (key: string): number => {
+    let docId = docIds.get(key);
+    if (docId === undefined) {
+      docId = nextDocId++;
+      docIds.set(key, docId);
+      // forget old keys; a worker reopens a document it has closed
+      if (docIds.size > 64) docIds.delete(docIds.keys().next().value!);
+    }
+    return docId;
+  };
+
+  let nextRequestId = 1;
+  /** A request answered by id (audit, inspect); the worker is kept referenced until the answer comes. */
+  const request = <T>(slot: Slot, message: (id: number) => ToWorker): Promise<T> => {
+    const id = nextRequestId++;
+    return new Promise<T>((resolve, reject) => {
+      slot.requests.set(id, { resolve: resolve as (result: never) => void, reject });
+      slot.worker.ref();
+      slot.worker.postMessage(message(id));
+    }).finally(() => {
+      if (!slot.dead && slot.requests.size === 0 && !slot.task) slot.worker.unref();
+    });
+  };
+
   const ask = (slot: Slot, docId: number, page: number, label: string | undefined): Promise<FromWorker> =>
     new Promise((resolve, reject) => {
       slot.task = { docId, page, resolve, reject };
       slot.worker.ref();
       slot.worker.postMessage({ type: 'page', docId, page, label } satisfies ToWorker);
     }).finally(() => {
-      if (!slot.dead) slot.worker.unref();
+      if (!slot.dead && slot.requests.size === 0) slot.worker.unref();
     }) as Promise<FromWorker>;
 
   /** Sends the document to a worker once; a worker keeps at most OPEN_PER_WORKER documents open. */
-  const openIn = (slot: Slot, docId: number, job: PoolRun) => {
+  const openIn = (slot: Slot, docId: number, job: { pdf: Uint8Array; options?: LocalJobOptions }) => {
     const at = slot.open.indexOf(docId);
     if (at >= 0) {
       slot.open.splice(at, 1);
@@ -123,14 +162,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
 
   const runOne = async (job: PoolRun): Promise<PageResult[]> => {
       if (closed) throw new Error('the conversion engine is closed');
-      let docId = docIds.get(job.key);
-      if (docId === undefined) {
-        docId = nextDocId++;
-        docIds.set(job.key, docId);
-        // forget old keys; a worker reopens a document it has closed
-        if (docIds.size > 64) docIds.delete(docIds.keys().next().value!);
-      }
-      const id = docId;
+      const id = docIdFor(job.key);
       const { pages, signal, onPage } = job;
       const results: PageResult[] = [];
       const finished = new Map<number, PageResult>();
@@ -238,18 +270,17 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   // worker busy, and lanes own their slots, so a second run at the same time
   // would find no free slot and must wait its turn rather than return nothing.
   let turn: Promise<unknown> = Promise.resolve();
-  let nextAuditId = 1;
+  const anySlot = () => slots.find((candidate) => !candidate.dead) ?? spawn();
   const auditOne = (input: AuditInput): Promise<AuditResult> => {
     if (closed) throw new Error('the conversion engine is closed');
-    const slot = slots.find((candidate) => !candidate.dead) ?? spawn();
-    const id = nextAuditId++;
-    return new Promise<AuditResult>((resolve, reject) => {
-      slot.audit = { id, resolve, reject };
-      slot.worker.ref();
-      slot.worker.postMessage({ type: 'audit', id, input } satisfies ToWorker);
-    }).finally(() => {
-      if (!slot.dead) slot.worker.unref();
-    });
+    const slot = anySlot();
+    // A long document's audit loads jsdom beside pdf.js while this thread draws the PDF: the other
+    // page workers, idle until the next run (audits wait their turn), are stopped so memory stays
+    // bounded, and the next run starts them again (a fraction of a second, against a long document).
+    if (typeof input !== 'string' && 'slices' in input && input.slices.length > 1) {
+      for (const other of slots.filter((candidate) => candidate !== slot && !candidate.task && candidate.requests.size === 0)) void retire(other).catch(() => undefined);
+    }
+    return request<AuditResult>(slot, (id) => ({ type: 'audit', id, input }));
   };
   return {
     size,
@@ -257,6 +288,24 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       const mine = turn.then(() => runOne(job));
       turn = mine.catch(() => undefined);
       return mine;
+    },
+    async inspect({ pdf, key, sourceName }) {
+      if (closed) throw new Error('the conversion engine is closed');
+      const docId = docIdFor(key);
+      // not in turn: a worker answers between two pages of whatever run it is in, and the run goes on
+      const slot = slots.find((candidate) => !candidate.dead && candidate.open.includes(docId)) ?? anySlot();
+      openIn(slot, docId, { pdf });
+      try {
+        return await request<DocumentFacts>(slot, (id) => ({ type: 'inspect', id, docId, sourceName }));
+      } catch (error) {
+        // a document that cannot be opened is not kept open
+        const at = slot.open.indexOf(docId);
+        if (at >= 0 && !slot.dead) {
+          slot.open.splice(at, 1);
+          slot.worker.postMessage({ type: 'close', docId } satisfies ToWorker);
+        }
+        throw error;
+      }
     },
     audit(input) {
       // in turn like a run: a worker does one thing at a time, and a run owns every worker while it lasts
@@ -266,15 +315,15 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     },
     async close() {
       closed = true;
-      await Promise.all(
-        slots.splice(0).map(async (slot) => {
-          slot.dead = true;
-          slot.worker.removeAllListeners('exit');
-          await slot.worker.terminate();
-        }),
-      );
+      await Promise.all(slots.slice().map(retire));
     },
   };
+}
+
+/** A worker's error as thrown there: a DomainError keeps its code across the thread boundary. */
+function workerError(error: WorkerError | undefined, fallback: string): Error {
+  if (error?.code && error.name === 'DomainError') return new DomainError(error.code as ErrorCode, error.message);
+  return Object.assign(new Error(error?.message ?? fallback), { name: error?.name ?? 'Error' });
 }
 
 /** A page the worker could not convert still comes out, empty, with the reason, so one bad page does not sink a document. */

@@ -1,5 +1,5 @@
 import type { AuditInput, AuditResult } from '../audit/index.ts';
-import type { PageResult } from '../model.ts';
+import type { DocumentMeta, PageResult } from '../model.ts';
 
 /**
  * Messages between the engine and its page workers. A document's bytes go
@@ -9,8 +9,15 @@ import type { PageResult } from '../model.ts';
 
 export type LocalJobOptions = { docLang: string; tagged: boolean; labels?: (string | undefined)[] };
 
+export type WorkerError = { name: string; message: string; code?: string };
+
+/** What every page of a document needs to know of the whole: its metadata and printed page labels. */
+export type DocumentFacts = { meta: DocumentMeta; labels: [page: number, label: string][] };
+
 export type ToWorker =
-  | { type: 'open'; docId: number; pdf: Uint8Array; options: LocalJobOptions }
+  /** options are left out when the document is opened to be inspected: the worker then takes them from what it reads */
+  | { type: 'open'; docId: number; pdf: Uint8Array; options?: LocalJobOptions }
+  | { type: 'inspect'; id: number; docId: number; sourceName: string }
   | { type: 'page'; docId: number; page: number; label?: string }
   | { type: 'close'; docId: number }
   | { type: 'audit'; id: number; input: AuditInput }
@@ -18,6 +25,7 @@ export type ToWorker =
 
 export type FromWorker =
   | { type: 'page'; docId: number; page: number; result: PageResult }
-  | { type: 'error'; docId: number; page: number; error: { name: string; message: string; code?: string } }
-  | { type: 'audit'; id: number; result?: AuditResult; error?: { name: string; message: string } }
+  | { type: 'error'; docId: number; page: number; error: WorkerError }
+  | { type: 'audit'; id: number; result?: AuditResult; error?: WorkerError }
+  | { type: 'inspect'; id: number; result?: DocumentFacts; error?: WorkerError }
   | { type: 'closed' };

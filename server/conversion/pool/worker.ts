@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { closeOcr, convertLocalPage, createEdgeCache, openPdf } from '../backends/local/index.ts';
-import type { FromWorker, LocalJobOptions, ToWorker } from './protocol.ts';
+import { closeOcr, convertLocalPage, createEdgeCache, openPdf, pageLabels, readMeta } from '../backends/local/index.ts';
+import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 
 /**
  * A page worker: keeps the documents it was sent open (parsed once) and
@@ -14,7 +14,7 @@ if (!port) throw new Error('the page worker must run in a worker thread');
 
 const documents = new Map<
   number,
-  { doc: Promise<PDFDocumentProxy>; options: LocalJobOptions; pagesSinceCleanup: number; edges?: ReturnType<typeof createEdgeCache> }
+  { doc: Promise<PDFDocumentProxy>; options?: LocalJobOptions; pagesSinceCleanup: number; edges?: ReturnType<typeof createEdgeCache> }
 >();
 /** Pages between pdf.js cache purges: often enough to keep memory flat, rarely enough that shared fonts are not reparsed per page. */
 const CLEANUP_EVERY = 16;
@@ -22,6 +22,11 @@ let queue: Promise<void> = Promise.resolve();
 
 function send(message: FromWorker) {
   port!.postMessage(message);
+}
+
+function describe(error: unknown): WorkerError {
+  const err = error as { name?: string; message?: string; code?: string };
+  return { name: err.name ?? 'Error', message: err.message ?? String(error), ...(typeof err.code === 'string' ? { code: err.code } : {}) };
 }
 
 port.on('message', (message: ToWorker) => {
@@ -40,7 +45,7 @@ async function handle(message: ToWorker): Promise<void> {
     case 'page': {
       const entry = documents.get(message.docId);
       try {
-        if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
+        if (!entry?.options) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
         entry.edges ??= createEdgeCache(doc);
         const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label, neighbours: entry.edges.neighbours, rememberEdges: entry.edges.remember, takeTextLayer: entry.edges.takeTextLayer });
@@ -51,8 +56,25 @@ async function handle(message: ToWorker): Promise<void> {
         }
         send({ type: 'page', docId: message.docId, page: message.page, result });
       } catch (error) {
-        const err = error as { name?: string; message?: string; code?: string };
-        send({ type: 'error', docId: message.docId, page: message.page, error: { name: err.name ?? 'Error', message: err.message ?? String(error), ...(err.code ? { code: err.code } : {}) } });
+        send({ type: 'error', docId: message.docId, page: message.page, error: describe(error) });
+      }
+      return;
+    }
+    case 'inspect': {
+      try {
+        const entry = documents.get(message.docId);
+        if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
+        const doc = await entry.doc;
+        const meta = await readMeta(doc, message.sourceName);
+        const labels: [number, string][] = [];
+        (await pageLabels(doc))?.forEach((label, index) => {
+          if (label) labels.push([index + 1, label]);
+        });
+        // the pages that follow an inspect come with the options this read decides
+        entry.options ??= { docLang: meta.lang, tagged: meta.tagged };
+        send({ type: 'inspect', id: message.id, result: { meta, labels } });
+      } catch (error) {
+        send({ type: 'inspect', id: message.id, error: describe(error) });
       }
       return;
     }
@@ -68,8 +90,7 @@ async function handle(message: ToWorker): Promise<void> {
         const { auditHtml } = await import('../audit/index.ts');
         send({ type: 'audit', id: message.id, result: await auditHtml(message.input) });
       } catch (error) {
-        const err = error as { name?: string; message?: string };
-        send({ type: 'audit', id: message.id, error: { name: err.name ?? 'Error', message: err.message ?? String(error) } });
+        send({ type: 'audit', id: message.id, error: describe(error) });
       }
       return;
     }

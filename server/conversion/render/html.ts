@@ -1,4 +1,4 @@
-import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
+import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
 
 export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table' | 'inferred-table-headers'; message: string };
@@ -14,7 +14,6 @@ export type HtmlRender = {
 };
 
 type Ctx = {
-  doc: ConvertedDocument;
   warnings: HtmlWarning[];
   headings: { level: number; text: string; id: string }[];
   usedIds: Set<string>;
@@ -279,10 +278,10 @@ function renderToc(headings: HtmlRender['headings']): string {
   return `<nav class="toc" aria-label="Table of contents">\n<p class="toc-title">Contents</p>\n${out}\n</nav>`;
 }
 
-export function documentTitle(doc: ConvertedDocument): string {
-  const title = doc.meta.title?.trim();
+export function documentTitle(meta: DocumentMeta): string {
+  const title = meta.title?.trim();
   if (title) return title;
-  const source = doc.meta.sourceName?.trim().replace(/\.pdf$/i, '');
+  const source = meta.sourceName?.trim().replace(/\.pdf$/i, '');
   return source || 'Untitled document';
 }
 
@@ -302,19 +301,26 @@ function inferHeaderRow(block: Extract<Block, { kind: 'table' }>): Extract<Block
   return { ...block, rows: [rows[0]!.map((c) => ({ ...c, header: true, scope: (c.colSpan ?? 1) > 1 ? 'colgroup' : 'col' })), ...rows.slice(1)] };
 }
 
-export type PreparedDocument = { document: ConvertedDocument; titleIsH1: boolean; repairs: HtmlWarning[] };
+/**
+ * When the document does not open with a level-1 heading, the title becomes
+ * the h1 and the body's headings start at h2. `firstLevel` is the level of the
+ * document's first heading, undefined when it has none.
+ */
+export function titleIsH1For(firstLevel: number | undefined): boolean {
+  return firstLevel === undefined || Math.trunc(firstLevel) !== 1;
+}
+
+export function firstHeadingLevel(pages: PageResult[]): number | undefined {
+  for (const page of pages) for (const block of page.blocks) if (block.kind === 'heading') return block.level;
+  return undefined;
+}
 
 /**
- * What both renderers render: heading levels never more than one deeper than
- * the previous heading, with an h1 first (when the document does not open
- * with a level-1 heading the title becomes the h1 and the body's headings
- * start at h2), and header rows inferred for tables that have none. Returns a
- * copy; the input is not changed.
+ * What both renderers render, page after page in order: heading levels never
+ * more than one deeper than the previous heading, with an h1 first, and header
+ * rows inferred for tables that have none. Returns copies; inputs are not changed.
  */
-export function prepareDocument(doc: ConvertedDocument): PreparedDocument {
-  const pages = [...doc.pages].sort((a, b) => a.page - b.page);
-  const firstHeading = pages.flatMap((p) => p.blocks).find((b) => b.kind === 'heading');
-  const titleIsH1 = !firstHeading || firstHeading.level !== 1;
+export function createPreparer(titleIsH1: boolean) {
   const repairs: HtmlWarning[] = [];
   let prev = titleIsH1 ? 1 : 0;
   const fix = (blocks: Block[]): Block[] =>
@@ -335,14 +341,26 @@ export function prepareDocument(doc: ConvertedDocument): PreparedDocument {
       if (block.kind === 'blockquote') return { ...block, children: fix(block.children) };
       return block;
     });
-  return { document: { ...doc, pages: pages.map((p) => ({ ...p, blocks: fix(p.blocks) })) }, titleIsH1, repairs };
+  return { repairs, page: (page: PageResult): PageResult => ({ ...page, blocks: fix(page.blocks) }) };
 }
 
-export function renderHtml(input: ConvertedDocument): HtmlRender {
-  const { document: doc, titleIsH1, repairs } = prepareDocument(input);
+/** The HTML document written in pieces: the body page by page, then the shell around it once every heading is known. */
+export type HtmlWriter = {
+  /** the rendered top-level blocks of <main> for one prepared page */
+  page(page: PageResult): string[];
+  finish(pageCount: number): {
+    before: string;
+    after: string;
+    warnings: HtmlWarning[];
+    headings: HtmlRender['headings'];
+    /** footnote reference tokens whose footnote never came: unlinkDanglingRefs drops their links */
+    dangling: string[];
+  };
+};
+
+export function createHtmlWriter(meta: DocumentMeta, titleIsH1: boolean, repairs: HtmlWarning[]): HtmlWriter {
   const ctx: Ctx = {
-    doc,
-    warnings: [...repairs],
+    warnings: repairs,
     headings: [],
     usedIds: new Set(['main', 'toc-heading', 'doc-title']),
     footnoteRefs: new Set(),
@@ -351,41 +369,31 @@ export function renderHtml(input: ConvertedDocument): HtmlRender {
     figureCount: 0,
     markedPages: new Set(),
   };
-  const title = documentTitle(doc);
-  const lang = validLang(doc.meta.lang) ?? 'en';
-  const pages = [...doc.pages].sort((a, b) => a.page - b.page);
-  const body: string[] = [];
-  for (const page of pages) {
-    body.push(pageMarker(ctx, page.page, page.label).trimEnd());
-    for (const block of page.blocks) {
-      const html = renderBlock(ctx, block);
-      if (html) body.push(html);
-    }
-  }
-  // Footnote references pointing nowhere would be dead links: keep the label, drop the link.
-  const dangling = [...ctx.footnoteRefs].filter((token) => !ctx.footnoteTargets.has(token));
-  const parts = dangling.length === 0
-    ? body
-    : body.map((part) => {
-        let out = part;
-        for (const token of dangling) {
-          if (out.includes(`href="#fn-${token}"`)) {
-            out = out.replace(new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="[^"]*">([^<]*)</a></sup>`, 'g'), '<sup>$1</sup>');
-          }
-        }
-        return out;
-      });
-  const long = ctx.headings.length >= 6 || (ctx.headings.length >= 3 && pages.length > 1);
-  const toc = long ? `${renderToc(ctx.headings)}\n` : '';
-  const header = titleIsH1 ? `<h1 id="doc-title">${escapeHtml(title)}</h1>` : `<p class="doc-title">${escapeHtml(title)}</p>`;
-  const source = doc.meta.sourceName ? ` from ${escapeHtml(doc.meta.sourceName)}` : '';
-  const before = `<!DOCTYPE html>
+  let pagesSeen = 0;
+  return {
+    page(page) {
+      pagesSeen++;
+      const parts = [pageMarker(ctx, page.page, page.label).trimEnd()];
+      for (const block of page.blocks) {
+        const html = renderBlock(ctx, block);
+        if (html) parts.push(html);
+      }
+      return parts;
+    },
+    finish(pageCount) {
+      const title = documentTitle(meta);
+      const lang = validLang(meta.lang) ?? 'en';
+      const long = ctx.headings.length >= 6 || (ctx.headings.length >= 3 && pagesSeen > 1);
+      const toc = long ? `${renderToc(ctx.headings)}\n` : '';
+      const header = titleIsH1 ? `<h1 id="doc-title">${escapeHtml(title)}</h1>` : `<p class="doc-title">${escapeHtml(title)}</p>`;
+      const source = meta.sourceName ? ` from ${escapeHtml(meta.sourceName)}` : '';
+      const before = `<!DOCTYPE html>
 <html lang="${escapeHtml(lang)}"${isRtl(lang) ? ' dir="rtl"' : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-${doc.meta.author ? `<meta name="author" content="${escapeHtml(doc.meta.author)}">\n` : ''}${doc.meta.subject ? `<meta name="description" content="${escapeHtml(doc.meta.subject)}">\n` : ''}<meta name="generator" content="Folio">
+${meta.author ? `<meta name="author" content="${escapeHtml(meta.author)}">\n` : ''}${meta.subject ? `<meta name="description" content="${escapeHtml(meta.subject)}">\n` : ''}<meta name="generator" content="Folio">
 <style>
 ${CSS}
 </style>
@@ -397,15 +405,41 @@ ${header}
 </header>
 ${toc}<main id="main" tabindex="-1">
 `;
-  const after = `
+      const after = `
 </main>
 <footer>
-<p>Accessible version converted by Folio${source}: ${pages.length} ${pages.length === 1 ? 'page' : 'pages'}.</p>
+<p>Accessible version converted by Folio${source}: ${pageCount} ${pageCount === 1 ? 'page' : 'pages'}.</p>
 </footer>
 </body>
 </html>
 `;
-  return { html: before + parts.join('\n') + after, warnings: ctx.warnings, headings: ctx.headings, shell: { before, after }, mainParts: parts };
+      const dangling = [...ctx.footnoteRefs].filter((token) => !ctx.footnoteTargets.has(token));
+      return { before, after, warnings: ctx.warnings, headings: ctx.headings, dangling };
+    },
+  };
+}
+
+/** Footnote references pointing nowhere would be dead links: keeps the label, drops the link. */
+export function unlinkDanglingRefs(html: string, dangling: string[]): string {
+  let out = html;
+  for (const token of dangling) {
+    if (out.includes(`href="#fn-${token}"`)) {
+      out = out.replace(new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="[^"]*">([^<]*)</a></sup>`, 'g'), '<sup>$1</sup>');
+    }
+  }
+  return out;
+}
+
+/** A whole document in memory (tests, small documents); the streaming renderer writes the same HTML page by page. */
+export function renderHtml(input: ConvertedDocument): HtmlRender {
+  const pages = [...input.pages].sort((a, b) => a.page - b.page);
+  const titleIsH1 = titleIsH1For(firstHeadingLevel(pages));
+  const preparer = createPreparer(titleIsH1);
+  const writer = createHtmlWriter(input.meta, titleIsH1, preparer.repairs);
+  const body = pages.flatMap((page) => writer.page(preparer.page(page)));
+  const { before, after, warnings, headings, dangling } = writer.finish(pages.length);
+  const parts = dangling.length === 0 ? body : body.map((part) => unlinkDanglingRefs(part, dangling));
+  return { html: before + parts.join('\n') + after, warnings, headings, shell: { before, after }, mainParts: parts };
 }
 
 export const CSS = `:root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfc; --muted: #555; --link: #0645ad; --line: #c8c8c8; --warn-bg: #fff4d6; --warn-fg: #5a3b00; --focus: #b8520a; }

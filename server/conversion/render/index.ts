@@ -1,50 +1,31 @@
-import type { Log } from '../../log.ts';
-import type { AuditInput, AuditResult } from '../audit/index.ts';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { ConversionOutputs } from '../engine.ts';
 import type { ConvertedDocument } from '../model.ts';
-import { renderHtml } from './html.ts';
-import { renderTaggedPdf } from './pdf.ts';
-import { buildReport, renderReportHtml } from './report.ts';
+import { openDocumentRender, type RenderOptions } from './stream.ts';
 
-export { zipOutputs } from './zip.ts';
+export { zipOutputs, zipFiles } from './zip.ts';
 export { renderHtml } from './html.ts';
 export { renderTaggedPdf } from './pdf.ts';
+export { openDocumentRender } from './stream.ts';
+export type { DocumentRender, RenderedFiles, RenderTarget, RenderOptions } from './stream.ts';
 export type { FolioReport } from './report.ts';
 
-/** HTML, tagged PDF, audit and report of a whole document (pages in page order). */
-export async function renderDocument(
-  document: ConvertedDocument,
-  options: {
-    log?: Log;
-    /** where the audit runs (default: this thread); elsewhere, it runs while this thread draws the tagged PDF */
-    audit?: (input: AuditInput) => Promise<AuditResult>;
-  } = {},
-): Promise<ConversionOutputs> {
-  const started = performance.now();
-  const html = renderHtml(document);
-  const htmlMs = Math.round(performance.now() - started);
-  const auditing = (options.audit ?? auditHere)({ html: html.html, shell: html.shell, mainParts: html.mainParts });
-  // awaited after the PDF; until then a failure must not count as an unhandled rejection
-  auditing.catch(() => undefined);
-  const pdfStarted = performance.now();
-  const taggedPdf = await renderTaggedPdf(document, options.log);
-  const pdfMs = Math.round(performance.now() - pdfStarted);
-  const audit = await auditing;
-  const report = buildReport(document, audit, html.warnings, html.headings.length, {
-    htmlMs,
-    pdfMs,
-    auditMs: audit.ms,
-    renderMs: Math.round(performance.now() - started),
-  });
-  options.log?.info(
-    { pages: report.pages, wcagStatus: report.wcagStatus, violations: audit.violationCount, htmlMs, pdfMs, auditMs: audit.ms },
-    'conversion rendered',
-  );
-  return { html: html.html, taggedPdf, report, reportHtml: renderReportHtml(report) };
-}
-
-/** jsdom and axe-core load only when this thread audits: with the audit in a worker, the engine's thread never holds them. */
-async function auditHere(input: AuditInput): Promise<AuditResult> {
-  const { auditHtml } = await import('../audit/index.ts');
-  return auditHtml(input);
+/**
+ * HTML, tagged PDF, audit and report of a whole document held in memory: the
+ * streaming renderer into a scratch folder, read back. Long documents should
+ * use openDocumentRender directly and keep the files.
+ */
+export async function renderDocument(document: ConvertedDocument, options: RenderOptions = {}): Promise<ConversionOutputs> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'folio-render-'));
+  try {
+    const render = openDocumentRender(document.meta, { dir, baseName: 'document' }, options);
+    for (const page of [...document.pages].sort((a, b) => a.page - b.page)) await render.add(page);
+    const files = await render.finish();
+    const [html, taggedPdf, reportHtml] = await Promise.all([readFile(files.html, 'utf8'), readFile(files.taggedPdf), readFile(files.reportHtml, 'utf8')]);
+    return { html, taggedPdf, report: files.report, reportHtml };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

@@ -1,7 +1,9 @@
+import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
-import type { Block, ConvertedDocument, Inline, ListBlock, TableCell } from '../model.ts';
-import { documentTitle, prepareDocument } from './html.ts';
+import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
+import { createPreparer, documentTitle, firstHeadingLevel, titleIsH1For } from './html.ts';
 import { FONTS, hasRtl, needsScriptLayout } from './pdf-fonts.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
 import { cleanText, inlineText, isRtl, validLang } from './text.ts';
@@ -417,19 +419,12 @@ function drawArtifacts(doc: Doc, title: string, pageNumber: number): void {
   doc.y = y;
 }
 
-function collect(doc: Doc): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
-    doc.on('end', () => resolve(Buffer.concat(chunks)));
-    doc.on('error', reject);
-  });
-}
+/** The tagged PDF written page by page to `out`; `finish` resolves once every byte is handed over. */
+export type TaggedPdfWriter = { page(page: PageResult): void; finish(): Promise<void> };
 
-function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
-  const { document, titleIsH1 } = prepareDocument(input);
-  const title = pdfText(documentTitle(document));
-  const lang = validLang(document.meta.lang) ?? 'en';
+export function createPdfWriter(meta: DocumentMeta, titleIsH1: boolean, out: NodeJS.WritableStream, simple = false): TaggedPdfWriter {
+  const title = pdfText(documentTitle(meta));
+  const lang = validLang(meta.lang) ?? 'en';
   const doc = new PDFDocument({
     tagged: true,
     pdfVersion: '1.7',
@@ -442,12 +437,13 @@ function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
     size: 'A4',
     info: {
       Title: title,
-      ...(document.meta.author ? { Author: pdfText(document.meta.author) } : {}),
-      ...(document.meta.subject ? { Subject: pdfText(document.meta.subject) } : {}),
+      ...(meta.author ? { Author: pdfText(meta.author) } : {}),
+      ...(meta.subject ? { Subject: pdfText(meta.subject) } : {}),
       Creator: 'Folio',
     },
   });
-  const done = collect(doc);
+  // pdfkit writes each page out as the next one starts, so only the page being drawn stays in memory
+  const done = finished(doc.pipe(out));
   let pageNumber = 0;
   doc.on('pageAdded', () => {
     pageNumber++;
@@ -460,20 +456,40 @@ function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
   doc.addStructure(root);
   const writer = new PdfWriter(doc, root, lang);
   if (titleIsH1) writer.block(root, { kind: 'heading', page: 1, level: 1, content: [{ kind: 'text', text: title }] });
-  const pages = [...document.pages].sort((a, b) => a.page - b.page);
-  for (const page of pages) {
-    for (const block of page.blocks) {
-      if (simple) {
-        const text = blockText(block);
-        if (text) root.add(doc.struct('P', {}, () => writer.writeRuns([{ text, font: 'regular' }], BODY_SIZE)));
-      } else {
-        writer.block(root, block);
+  return {
+    page(page) {
+      for (const block of page.blocks) {
+        if (simple) {
+          const text = blockText(block);
+          if (text) root.add(doc.struct('P', {}, () => writer.writeRuns([{ text, font: 'regular' }], BODY_SIZE)));
+        } else {
+          writer.block(root, block);
+        }
       }
-    }
-  }
-  root.end();
-  doc.end();
-  return done;
+    },
+    async finish() {
+      root.end();
+      doc.end();
+      await done;
+    },
+  };
+}
+
+async function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
+  const pages = [...input.pages].sort((a, b) => a.page - b.page);
+  const titleIsH1 = titleIsH1For(firstHeadingLevel(pages));
+  const preparer = createPreparer(titleIsH1);
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      chunks.push(chunk);
+      callback();
+    },
+  });
+  const writer = createPdfWriter(input.meta, titleIsH1, sink, simple);
+  for (const page of pages) writer.page(preparer.page(page));
+  await writer.finish();
+  return Buffer.concat(chunks);
 }
 
 function blockText(block: Block): string {
@@ -500,7 +516,7 @@ function blockText(block: Block): string {
 }
 
 /**
- * The tagged PDF (PDF/UA-1 shaped: structure tree, alt text, language,
+ * A whole document's tagged PDF in memory (PDF/UA-1 shaped: structure tree, alt text, language,
  * title shown, embedded fonts). If anything in the content trips pdfkit, the
  * document is rendered again as tagged paragraphs only rather than failing.
  */

@@ -1,5 +1,5 @@
 import type { ConversionReport } from '../engine.ts';
-import type { Backend, Block, ConvertedDocument } from '../model.ts';
+import type { Backend, Block, DocumentMeta, PageResult } from '../model.ts';
 import type { AuditResult } from '../audit/index.ts';
 import { documentTitle, type HtmlWarning } from './html.ts';
 import { escapeHtml, inlineText, validLang } from './text.ts';
@@ -76,67 +76,78 @@ function countBlocks(blocks: Block[], counts: Record<string, number>): number {
   return words;
 }
 
-export function buildReport(
-  doc: ConvertedDocument,
-  audit: AuditResult,
-  htmlWarnings: HtmlWarning[],
-  headings: number,
-  timings: { htmlMs: number; pdfMs: number; auditMs: number; renderMs: number },
-): FolioReport {
-  const pages = [...doc.pages].sort((a, b) => a.page - b.page);
+/**
+ * The report, gathered page by page as pages pass through the renderers, so a
+ * long document's report needs its per-page summaries only, never its blocks.
+ */
+export function createReportBuilder() {
+  const pages: ReportPage[] = [];
   const backends: Partial<Record<Backend, number>> = {};
   const warnings: ReportWarning[] = [];
   const blocks: Record<string, number> = {};
   let words = 0;
-  for (const p of pages) {
-    backends[p.backend] = (backends[p.backend] ?? 0) + 1;
-    if (p.ocr) warnings.push({ page: p.page, kind: 'ocr', message: `Page ${p.label} was recognised by OCR: check the text against the original` });
-    for (const w of p.warnings) warnings.push({ page: p.page, kind: 'backend', message: w });
-    words += countBlocks(p.blocks, blocks);
-  }
-  warnings.push(...htmlWarnings);
-  warnings.sort((a, b) => a.page - b.page);
-  const costUsd = Math.round(pages.reduce((sum, p) => sum + (Number.isFinite(p.costUsd) ? p.costUsd : 0), 0) * 1e6) / 1e6;
+  let costUsd = 0;
+  let conversionMs = 0;
   return {
-    wcagStatus: audit.wcagStatus,
-    pages: pages.length,
-    standardPages: pages.filter((p) => p.classification === 'standard').length,
-    complexPages: pages.filter((p) => p.classification === 'complex').length,
-    costUsd,
-    title: documentTitle(doc),
-    lang: validLang(doc.meta.lang) ?? 'en',
-    sourceName: doc.meta.sourceName,
-    tagged: doc.meta.tagged,
-    generatedAt: new Date().toISOString(),
-    backends,
-    ocrPages: pages.filter((p) => p.ocr).length,
-    pageDetails: pages.map((p) => ({
-      page: p.page,
-      label: p.label,
-      backend: p.backend,
-      classification: p.classification,
-      reasons: p.reasons,
-      ocr: p.ocr,
-      textLayerWords: p.textLayerWords,
-      warnings: p.warnings,
-      ms: Math.round(p.timings.ms),
-      costUsd: p.costUsd,
-      ...(p.model ? { model: p.model } : {}),
-      ...(p.promptHash ? { promptHash: p.promptHash } : {}),
-    })),
-    warnings,
-    audit,
-    timings: { conversionMs: Math.round(pages.reduce((s, p) => s + p.timings.ms, 0)), ...timings },
-    totals: {
-      blocks,
-      headings,
-      words,
-      figures: blocks.figure ?? 0,
-      figuresMissingAlt: htmlWarnings.filter((w) => w.kind === 'missing-alt').length,
-      tables: blocks.table ?? 0,
-      formulas: blocks.formula ?? 0,
-      warnings: warnings.length,
-      violations: audit.violationCount,
+    addPage(p: PageResult): void {
+      backends[p.backend] = (backends[p.backend] ?? 0) + 1;
+      if (p.ocr) warnings.push({ page: p.page, kind: 'ocr', message: `Page ${p.label} was recognised by OCR: check the text against the original` });
+      for (const w of p.warnings) warnings.push({ page: p.page, kind: 'backend', message: w });
+      words += countBlocks(p.blocks, blocks);
+      costUsd += Number.isFinite(p.costUsd) ? p.costUsd : 0;
+      conversionMs += p.timings.ms;
+      pages.push({
+        page: p.page,
+        label: p.label,
+        backend: p.backend,
+        classification: p.classification,
+        reasons: p.reasons,
+        ocr: p.ocr,
+        textLayerWords: p.textLayerWords,
+        warnings: p.warnings,
+        ms: Math.round(p.timings.ms),
+        costUsd: p.costUsd,
+        ...(p.model ? { model: p.model } : {}),
+        ...(p.promptHash ? { promptHash: p.promptHash } : {}),
+      });
+    },
+    build(
+      meta: DocumentMeta,
+      audit: AuditResult,
+      htmlWarnings: HtmlWarning[],
+      headings: number,
+      timings: { htmlMs: number; pdfMs: number; auditMs: number; renderMs: number },
+    ): FolioReport {
+      const all = [...warnings, ...htmlWarnings].sort((a, b) => a.page - b.page);
+      return {
+        wcagStatus: audit.wcagStatus,
+        pages: pages.length,
+        standardPages: pages.filter((p) => p.classification === 'standard').length,
+        complexPages: pages.filter((p) => p.classification === 'complex').length,
+        costUsd: Math.round(costUsd * 1e6) / 1e6,
+        title: documentTitle(meta),
+        lang: validLang(meta.lang) ?? 'en',
+        sourceName: meta.sourceName,
+        tagged: meta.tagged,
+        generatedAt: new Date().toISOString(),
+        backends: { ...backends },
+        ocrPages: pages.filter((p) => p.ocr).length,
+        pageDetails: pages,
+        warnings: all,
+        audit,
+        timings: { conversionMs: Math.round(conversionMs), ...timings },
+        totals: {
+          blocks: { ...blocks },
+          headings,
+          words,
+          figures: blocks.figure ?? 0,
+          figuresMissingAlt: htmlWarnings.filter((w) => w.kind === 'missing-alt').length,
+          tables: blocks.table ?? 0,
+          formulas: blocks.formula ?? 0,
+          warnings: all.length,
+          violations: audit.violationCount,
+        },
+      };
     },
   };
 }

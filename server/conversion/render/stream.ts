@@ -1,0 +1,226 @@
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, mkdtemp, open, rename, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { finished } from 'node:stream/promises';
+import type { Log } from '../../log.ts';
+import type { AuditInput, AuditResult } from '../audit/index.ts';
+import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
+import type { DocumentMeta, PageResult } from '../model.ts';
+import { AUDIT_SLICE_CHARS } from '../audit/slices.ts';
+import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
+import { createPdfWriter } from './pdf.ts';
+import { createReportBuilder, renderReportHtml, type FolioReport } from './report.ts';
+
+/**
+ * The streaming renderer: pages arrive one at a time in page order and go
+ * straight to a spool file on disk (one JSON line each) with their report
+ * summary; at the end the spool is read back a page at a time, once for the
+ * HTML and once for the tagged PDF, so memory holds one page, never the
+ * document. Two passes because the HTML's head (title as h1 or not, the table
+ * of contents) and its footnote links depend on the whole document.
+ */
+
+export type RenderTarget = { dir: string; baseName: string };
+
+export type RenderedFiles = OutputFiles & { report: FolioReport };
+
+export type DocumentRender = EngineDocumentRender & { finish(): Promise<RenderedFiles> };
+
+export type RenderOptions = {
+  log?: Log;
+  /** where the audit runs (default: this thread); elsewhere, it runs while this thread draws the tagged PDF */
+  audit?: (input: AuditInput) => Promise<AuditResult>;
+};
+
+export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, options: RenderOptions = {}): DocumentRender {
+  const report = createReportBuilder();
+  let work: Promise<{ dir: string; spool: WriteStream }> | undefined;
+  let firstHeading: number | undefined;
+  let lastPage = 0;
+  let pages = 0;
+  let state: 'open' | 'finishing' | 'done' = 'open';
+
+  // The work folder sits in the target folder, so the finished files move into place by rename.
+  const workspace = () =>
+    (work ??= (async () => {
+      await mkdir(target.dir, { recursive: true });
+      const dir = await mkdtemp(path.join(target.dir, '.folio-render-'));
+      const spool = createWriteStream(path.join(dir, 'pages.jsonl'));
+      spool.on('error', () => undefined);
+      return { dir, spool };
+    })());
+
+  const readSpool = async function* (dir: string): AsyncGenerator<PageResult> {
+    const lines = createInterface({ input: createReadStream(path.join(dir, 'pages.jsonl'), { encoding: 'utf8' }), crlfDelay: Infinity });
+    for await (const line of lines) if (line) yield JSON.parse(line) as PageResult;
+  };
+
+  return {
+    async add(page) {
+      if (state !== 'open') throw new Error('this document render is already finished');
+      if (!(page.page > lastPage)) throw new RangeError(`page ${page.page} came after page ${lastPage}: pages must come in ascending order`);
+      lastPage = page.page;
+      pages++;
+      if (firstHeading === undefined) firstHeading = page.blocks.find((block) => block.kind === 'heading')?.level;
+      report.addPage(page);
+      const { spool } = await workspace();
+      if (!spool.write(`${JSON.stringify(page)}\n`)) await once(spool, 'drain');
+    },
+
+    async finish() {
+      if (state !== 'open') throw new Error('this document render is already finished');
+      state = 'finishing';
+      const started = performance.now();
+      const { dir, spool } = await workspace();
+      try {
+        spool.end();
+        await finished(spool);
+        const titleIsH1 = titleIsH1For(firstHeading);
+        const files = {
+          html: path.join(dir, 'out.html'),
+          taggedPdf: path.join(dir, 'out.pdf'),
+          reportJson: path.join(dir, 'report.json'),
+          reportHtml: path.join(dir, 'report.html'),
+        };
+
+        const htmlStarted = performance.now();
+        const html = await writeHtml(meta, titleIsH1, pages, readSpool(dir), dir, files.html);
+        const htmlMs = Math.round(performance.now() - htmlStarted);
+        const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices });
+        // awaited after the PDF; until then a failure must not count as an unhandled rejection
+        auditing.catch(() => undefined);
+
+        const pdfStarted = performance.now();
+        await writePdf(meta, titleIsH1, () => readSpool(dir), files.taggedPdf, options.log);
+        const pdfMs = Math.round(performance.now() - pdfStarted);
+        const audit = await auditing;
+
+        const built = report.build(meta, audit, html.warnings, html.headings, { htmlMs, pdfMs, auditMs: audit.ms, renderMs: Math.round(performance.now() - started) });
+        await writeFile(files.reportJson, `${JSON.stringify(built, null, 2)}\n`);
+        await writeFile(files.reportHtml, renderReportHtml(built));
+        options.log?.info({ pages, wcagStatus: built.wcagStatus, violations: audit.violationCount, htmlMs, pdfMs, auditMs: audit.ms }, 'conversion rendered');
+
+        const base = path.join(target.dir, target.baseName);
+        const placed = { html: `${base}.html`, taggedPdf: `${base}.accessible.pdf`, reportJson: `${base}.report.json`, reportHtml: `${base}.report.html` };
+        for (const key of ['html', 'taggedPdf', 'reportJson', 'reportHtml'] as const) await rename(files[key], placed[key]);
+        state = 'done';
+        return { ...placed, report: built };
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+
+    async abort() {
+      state = 'done';
+      if (!work) return;
+      const { dir, spool } = await work;
+      spool.destroy();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The HTML pass: the body goes to its own file part by part, cut into audit
+ * slices on part boundaries; then the shell, the body slice by slice (dead
+ * footnote links dropped) and the shell's end make the final file.
+ */
+async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: number, pages: AsyncIterable<PageResult>, dir: string, file: string) {
+  const preparer = createPreparer(titleIsH1);
+  const writer = createHtmlWriter(meta, titleIsH1, preparer.repairs);
+  const bodyFile = path.join(dir, 'body.html');
+  const body = createWriteStream(bodyFile);
+  const slices: [number, number][] = [];
+  let offset = 0;
+  let sliceStart = 0;
+  let sliceChars = 0;
+  const write = async (text: string) => {
+    offset += Buffer.byteLength(text);
+    if (!body.write(text)) await once(body, 'drain');
+  };
+  for await (const page of pages) {
+    for (const part of writer.page(preparer.page(page))) {
+      // image bytes are emptied before auditing, so they do not count towards a slice
+      const chars = part.length - imageChars(part);
+      if (sliceChars > 0 && sliceChars + chars > AUDIT_SLICE_CHARS) {
+        slices.push([sliceStart, offset]);
+        sliceStart = offset;
+        sliceChars = 0;
+      }
+      await write(sliceChars > 0 ? `\n${part}` : part);
+      sliceChars += chars + 1;
+    }
+  }
+  if (offset > sliceStart) slices.push([sliceStart, offset]);
+  body.end();
+  await finished(body);
+
+  const { before, after, warnings, headings, dangling } = writer.finish(pageCount);
+  const out = createWriteStream(file);
+  const finalSlices: [number, number][] = [];
+  let position = Buffer.byteLength(before);
+  out.write(before);
+  const source = await open(bodyFile, 'r');
+  try {
+    for (const [index, [start, end]] of slices.entries()) {
+      const buffer = Buffer.alloc(end - start);
+      await source.read(buffer, 0, buffer.length, start);
+      // slices were cut between parts; joining them takes back the newline the cut left out
+      const text = (index > 0 ? '\n' : '') + unlinkDanglingRefs(buffer.toString('utf8'), dangling);
+      const bytes = Buffer.byteLength(text);
+      finalSlices.push([position + (index > 0 ? 1 : 0), position + bytes]);
+      position += bytes;
+      if (!out.write(text)) await once(out, 'drain');
+    }
+  } finally {
+    await source.close();
+  }
+  out.end(after);
+  await finished(out);
+  return { shell: { before, after }, slices: finalSlices, warnings: warnings as HtmlWarning[], headings: headings.length };
+}
+
+const DATA_IMAGE_PAYLOAD = /src="data:image\/[a-z+.-]+;base64,([A-Za-z0-9+/=]+)"/g;
+function imageChars(part: string): number {
+  if (!part.includes('data:image/')) return 0;
+  let chars = 0;
+  for (const match of part.matchAll(DATA_IMAGE_PAYLOAD)) chars += match[1]!.length;
+  return chars;
+}
+
+/**
+ * The PDF pass. If anything in the content trips pdfkit, the document is
+ * drawn again from the spool as tagged paragraphs only rather than failing.
+ */
+async function writePdf(meta: DocumentMeta, titleIsH1: boolean, pages: () => AsyncIterable<PageResult>, file: string, log?: Log) {
+  const draw = async (simple: boolean) => {
+    const out = createWriteStream(file);
+    const preparer = createPreparer(titleIsH1);
+    const writer = createPdfWriter(meta, titleIsH1, out, simple);
+    try {
+      for await (const page of pages()) {
+        writer.page(preparer.page(page));
+        // pdfkit hands each finished page on at once: let the file take it before the next is drawn
+        if (out.writableNeedDrain) await once(out, 'drain');
+      }
+      await writer.finish();
+    } catch (error) {
+      out.destroy();
+      throw error;
+    }
+  };
+  try {
+    await draw(false);
+  } catch (error) {
+    log?.warn({ err: error }, 'tagged PDF: full rendering failed, falling back to paragraphs');
+    await draw(true);
+  }
+}
+
+/** jsdom and axe-core load only when this thread audits: with the audit in a worker, the engine's thread never holds them. */
+async function auditHere(input: AuditInput): Promise<AuditResult> {
+  const { auditHtml } = await import('../audit/index.ts');
+  return auditHtml(input);
+}
