@@ -213,6 +213,16 @@ describe.skipIf(!tools)('tagged PDF with Korean, Japanese and Chinese', () => {
     expect(plainText(zh)).toContain('这是简体中文的句子。');
   });
 
+  it('draws Thai and Devanagari with their Noto faces, their text in /ActualText since their glyphs are reordered', async () => {
+    const thai = 'ภาษาไทยเป็นภาษาที่มีวรรณยุกต์';
+    const hindi = 'हिन्दी भारत की भाषा है।';
+    const file = await render('thai-hindi.pdf', doc('th', 'ไทย', [{ kind: 'paragraph', page: 1, content: [t(thai)] }, { kind: 'paragraph', page: 1, content: [t(hindi)] }]));
+    const names = pdffonts(file).map((f) => f.name);
+    expect(names).toEqual(expect.arrayContaining(['NotoSansThai-Regular', 'NotoSansDevanagari-Regular']));
+    expect(plainText(file)).toContain('ภาษาไทยเป็นภาษา');
+    expect(actualTexts(file)).toEqual(expect.arrayContaining([{ type: '/Span', text: thai, parent: '/P' }, { type: '/Span', text: hindi, parent: '/P' }]));
+  });
+
   it('embeds nothing but DejaVu for a document without such text', async () => {
     const latin = fullDocument();
     for (const p of latin.pages) p.blocks = p.blocks.filter((block) => !/[^\u0000-\u024f•◦–—…]/u.test(JSON.stringify(block).replace(/"base64":"[^"]*"/g, '')));

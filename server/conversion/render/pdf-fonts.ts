@@ -149,8 +149,20 @@ export function fontkitReverses(text: string): boolean {
   return false;
 }
 
-export function hasRtl(text: string): boolean {
+function hasRtl(text: string): boolean {
   return RTL_SCRIPT.test(text) || RTL_MARKS.test(text);
+}
+
+// Scripts whose glyphs are reordered or split against the text (Devanagari's short i is drawn
+// before its consonant, Thai's sara am is drawn as two glyphs).
+const REORDERED = /[\p{Script=Devanagari}\p{Script=Thai}]/u;
+
+/**
+ * Whether extracting the drawn glyphs would not give back the text: right-to-left text, drawn in
+ * visual order, and scripts whose glyphs are reordered. Such text carries its logical form in /ActualText.
+ */
+export function needsActualText(text: string): boolean {
+  return hasRtl(text) || REORDERED.test(text);
 }
 
 /** Whether pdfkit's own left-to-right layout in the style's DejaVu face would draw this text wrongly or with missing glyphs. */

@@ -36,10 +36,14 @@ const THAI = /\p{Script=Thai}/u;
 /**
  * Text that pdfkit cannot lay out itself: runs whose characters DejaVu lacks (CJK, Thai,
  * Devanagari) or that run right to left. Each run is split by face (pdf-fonts.ts), lines are
- * broken here, and each line is reordered with the Unicode bidi algorithm so that it is drawn
- * in visual order, shaped by fontkit, while pieces are written to the content stream in
- * logical order. Readers that extract text by position (pdftotext, pdf.js) recover the logical
- * order; for readers that go by content order, callers put the logical text in /ActualText.
+ * broken here, and each line is reordered with the Unicode bidi algorithm and drawn piece by
+ * piece in visual order, shaped by fontkit. Visual order is what most PDF producers write and
+ * what extractors expect: pdftotext and pdf.js turn right-to-left runs back into logical order
+ * (a content-order alternative tried here scrambled pdftotext's spacing and split pdf.js's text
+ * into single glyphs). Readers that follow content order get the logical text from /ActualText,
+ * which callers set. Glyph-level limit: a lam-alef ligature or a mirrored bracket is one glyph
+ * with one Unicode mapping, which extractors reverse along with the line, so its letters come
+ * out swapped; only /ActualText has them right.
  */
 export class ScriptText {
   readonly height: number;

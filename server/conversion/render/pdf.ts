@@ -4,7 +4,7 @@ import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 import { createPreparer, documentTitle, firstHeadingLevel, titleIsH1For } from './html.ts';
-import { FONTS, hasRtl, needsScriptLayout } from './pdf-fonts.ts';
+import { FONTS, needsActualText, needsScriptLayout } from './pdf-fonts.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
 import { cleanText, inlineText, isRtl, validLang } from './text.ts';
 
@@ -130,10 +130,10 @@ class PdfWriter {
       const { link, lang } = group[0]!;
       const draw = writer.drawing(group);
       const text = group.map((r) => r.text).join('');
-      // Right-to-left text is drawn in visual order; readers that follow content order get the logical order from /ActualText.
-      const actual = hasRtl(text) ? { actual: text } : {};
+      // Readers that follow content order get right-to-left text (drawn in visual order) and reordered scripts from /ActualText.
+      const actual = needsActualText(text) ? { actual: text } : {};
       if (link) return [doc.struct('Link', { alt: text.trim() || link, ...(lang ? { lang } : {}), ...actual }, draw)];
-      if (lang || hasRtl(text)) return [doc.struct('Span', { ...(lang ? { lang } : {}), ...actual }, draw)];
+      if (lang || needsActualText(text)) return [doc.struct('Span', { ...(lang ? { lang } : {}), ...actual }, draw)];
       return draw;
     });
   }
@@ -300,7 +300,7 @@ class PdfWriter {
         const x = colX(col, cs);
         const { text, width, script } = texts[i]!;
         const type = cell.header ? 'TH' : 'TD';
-        const element = doc.struct(type, hasRtl(text) ? { actual: text } : {}, () => {
+        const element = doc.struct(type, needsActualText(text) ? { actual: text } : {}, () => {
           doc.font(cell.header ? FONTS.bold : FONTS.regular).fontSize(size);
           if (script) script.drawIn(x + 3, top + 3, rowHeight - 4);
           else if (text !== '') doc.text(text, x + 3, top + 3, { width, height: rowHeight - 4, ellipsis: true });
