@@ -106,8 +106,9 @@ export class ScriptText {
   }
 
   #width(text: string, font: string): number {
-    // A right-to-left run is shaped whole: pdfkit otherwise shapes word by word and lays the words out left to right.
-    return this.#doc.font(font).fontSize(this.#size).widthOfString(text, fontkitReverses(text) ? { features: [] } : {});
+    // Word by word, which pdfkit caches per document: shaping does not cross spaces, and the
+    // total advance does not depend on the order the words are laid out in.
+    return this.#doc.font(font).fontSize(this.#size).widthOfString(text);
   }
 
   /** A line's pieces in visual order; each piece's x holds its width until the line is aligned. */
@@ -140,7 +141,9 @@ export class ScriptText {
       logical = logical.replace(BIDI_CONTROLS, '');
       if (logical === '') continue;
       // fontkit shapes a string in logical order and reverses it itself when it starts with a
-      // right-to-left script; anything else it leaves, so that is where we reverse.
+      // right-to-left script; anything else it leaves, so that is where we reverse. Such a piece
+      // is drawn shaped whole (features given): pdfkit otherwise shapes word by word and lays the
+      // words out left to right.
       const reverses = fontkitReverses(logical);
       const draw = rtl !== reverses ? Array.from(logical).reverse().join('') : logical;
       const font = fontOf[a]!;

@@ -411,7 +411,7 @@ function drawArtifacts(doc: Doc, title: string, pageNumber: number): void {
   // Tall enough for one line in any face at 8 pt, too short for two.
   if (needsScriptLayout(shown, 'regular')) new ScriptText(doc, [{ text: shown, font: 'regular' }], 8, { width, lineGap: 0 }).drawIn(MARGIN, MARGIN / 2, 14);
   else doc.text(shown, MARGIN, MARGIN / 2, { width, lineBreak: false, height: 10, ellipsis: true });
-  doc.text(String(pageNumber), MARGIN, doc.page.height - MARGIN / 2 - 8, { width: doc.page.width - MARGIN * 2, align: 'center', lineBreak: false });
+  doc.text(String(pageNumber), MARGIN, doc.page.height - MARGIN / 2 - 8, { width, align: 'center', lineBreak: false });
   doc.endMarkedContent();
   doc.page.margins.bottom = bottom;
   doc.fillColor('#000000').font(FONTS.regular).fontSize(BODY_SIZE);
