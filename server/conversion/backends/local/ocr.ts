@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
 import { runsToInlines } from './inline.ts';
@@ -106,8 +107,7 @@ let osdWorker: Promise<TesseractWorker> | undefined;
 async function createTesseract(code: string, legacy: boolean): Promise<TesseractWorker> {
   const { createWorker } = await import('tesseract.js');
   const options = { langPath: dataFolder(code, legacy), cacheMethod: 'none', gzip: true, ...(legacy ? { legacyCore: true, legacyLang: true } : {}) };
-  // the page is rendered at a known resolution; without it tesseract guesses and warns on every page
-  return (await createWorker(code, legacy ? 0 : 1, options, { user_defined_dpi: String(OCR_DPI) } as never)) as unknown as TesseractWorker;
+  return (await createWorker(code, legacy ? 0 : 1, options)) as unknown as TesseractWorker;
 }
 
 function recogniser(code: string): Promise<TesseractWorker> {
@@ -137,7 +137,25 @@ export async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0)
   context.fillStyle = '#ffffff';
   context.fillRect(0, 0, canvas.width, canvas.height);
   await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
-  return canvas.toBuffer('image/png');
+  return withResolution(canvas.toBuffer('image/png'), scale * 72);
+}
+
+/**
+ * The PNG with its resolution (a pHYs chunk after IHDR): tesseract sizes its
+ * expectations of text by it, and without one guesses 70 dpi and says so on
+ * stderr for every page OSD looks at.
+ */
+function withResolution(png: Buffer, dpi: number): Buffer {
+  const IHDR_END = 8 + 25;
+  const chunk = Buffer.alloc(21);
+  const perMetre = Math.round(dpi / 0.0254);
+  chunk.writeUInt32BE(9, 0);
+  chunk.write('pHYs', 4, 'latin1');
+  chunk.writeUInt32BE(perMetre, 8);
+  chunk.writeUInt32BE(perMetre, 12);
+  chunk.writeUInt8(1, 16);
+  chunk.writeUInt32BE(crc32(chunk.subarray(4, 17)), 17);
+  return Buffer.concat([png.subarray(0, IHDR_END), chunk, png.subarray(IHDR_END)]);
 }
 
 type Reading = { text: string; confidence: number; lang: string; turn: number; image: Buffer };
