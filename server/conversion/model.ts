@@ -71,6 +71,13 @@ export type PageResult = {
   /** words of the page's text layer (0 for scans) */
   textLayerWords: number;
   ocr: boolean;
+  /**
+   * BCP 47 language of the page's text when the backend found it for this
+   * page (OCR reads each scan in its own language); absent when it is the
+   * document's. Rendering makes the language with the most words the
+   * document's and marks the other pages' content with theirs.
+   */
+  lang?: string;
   timings: { ms: number };
   costUsd: number;
   /** vision backend: model id and prompt hash, for batch-lane reuse */

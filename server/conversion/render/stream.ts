@@ -10,6 +10,7 @@ import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../eng
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS } from '../audit/slices.ts';
 import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
+import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
 import { createReportBuilder, renderReportHtml, type FolioReport } from './report.ts';
 
@@ -36,6 +37,8 @@ export type RenderOptions = {
 
 export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, options: RenderOptions = {}): DocumentRender {
   const report = createReportBuilder();
+  // OCR'd pages know their language only as they come
+  const languages = createPageLanguages(meta);
   let work: Promise<{ dir: string; spool: WriteStream }> | undefined;
   let firstHeading: number | undefined;
   let lastPage = 0;
@@ -54,7 +57,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
 
   const readSpool = async function* (dir: string): AsyncGenerator<PageResult> {
     const lines = createInterface({ input: createReadStream(path.join(dir, 'pages.jsonl'), { encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const line of lines) if (line) yield JSON.parse(line) as PageResult;
+    for await (const line of lines) if (line) yield languages.mark(JSON.parse(line) as PageResult);
   };
 
   return {
@@ -65,6 +68,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       pages++;
       if (firstHeading === undefined) firstHeading = page.blocks.find((block) => block.kind === 'heading')?.level;
       report.addPage(page);
+      languages.add(page);
       const { spool } = await workspace();
       if (!spool.write(`${JSON.stringify(page)}\n`)) await once(spool, 'drain');
     },
@@ -78,6 +82,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         spool.end();
         await finished(spool);
         const titleIsH1 = titleIsH1For(firstHeading);
+        const settled = languages.meta();
         const files = {
           html: path.join(dir, 'out.html'),
           taggedPdf: path.join(dir, 'out.pdf'),
@@ -86,18 +91,18 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         };
 
         const htmlStarted = performance.now();
-        const html = await writeHtml(meta, titleIsH1, pages, readSpool(dir), dir, files.html);
+        const html = await writeHtml(settled, titleIsH1, pages, readSpool(dir), dir, files.html);
         const htmlMs = Math.round(performance.now() - htmlStarted);
         const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices });
         // awaited after the PDF; until then a failure must not count as an unhandled rejection
         auditing.catch(() => undefined);
 
         const pdfStarted = performance.now();
-        await writePdf(meta, titleIsH1, () => readSpool(dir), files.taggedPdf, options.log);
+        await writePdf(settled, titleIsH1, () => readSpool(dir), files.taggedPdf, options.log);
         const pdfMs = Math.round(performance.now() - pdfStarted);
         const audit = await auditing;
 
-        const built = report.build(meta, audit, html.warnings, html.headings, { htmlMs, pdfMs, auditMs: audit.ms, renderMs: Math.round(performance.now() - started) });
+        const built = report.build(settled, audit, html.warnings, html.headings, { htmlMs, pdfMs, auditMs: audit.ms, renderMs: Math.round(performance.now() - started) });
         await writeFile(files.reportJson, `${JSON.stringify(built, null, 2)}\n`);
         await writeFile(files.reportHtml, renderReportHtml(built));
         options.log?.info({ pages, wcagStatus: built.wcagStatus, violations: audit.violationCount, htmlMs, pdfMs, auditMs: audit.ms }, 'conversion rendered');

@@ -97,13 +97,13 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
   const started = performance.now();
   const page = await doc.getPage(pageNumber);
   try {
-    return await convertPage(page, pageNumber, options, started);
+    return await convertPage(doc, page, pageNumber, options, started);
   } finally {
     page.cleanup();
   }
 }
 
-async function convertPage(page: PDFPageProxy, pageNumber: number, options: LocalPageOptions & { label?: string }, started: number): Promise<PageResult> {
+async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, options: LocalPageOptions & { label?: string }, started: number): Promise<PageResult> {
   const warnings: string[] = [];
   const reasons: string[] = [];
   const items = options.takeTextLayer?.(pageNumber) ?? (await readTextLayer(page));
@@ -121,6 +121,7 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
 
   let blocks: Block[] = [];
   let ocr = false;
+  let lang: string | undefined;
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
   // the operator list is the costliest read of a page: only untagged pages and pages without text need it
   const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
@@ -131,12 +132,14 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   const budget = createImageBudget();
   const garbled = isGarbled(layerText);
   if ((textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
-    const result = await ocrPage(page, pageNumber);
+    const result = await ocrPage(doc, page, pageNumber, options.docLang);
     blocks = result.blocks;
     ocr = true;
+    lang = result.lang;
     reasons.push('ocr');
     const why = garbled ? 'text layer cannot be read (a font without a Unicode map)' : 'has no text layer';
-    warnings.push(`page ${pageNumber} ${why}; its text was recognised by OCR (confidence ${Math.round(result.confidence)}%) and should be checked`);
+    const turned = result.turned ? `, the scan turned ${result.turned}° to read it` : '';
+    warnings.push(`page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`);
   } else {
     if (tree?.children?.length) {
       const textById = textByMarkedContent(items);
@@ -200,6 +203,7 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
     warnings,
     textLayerWords,
     ocr,
+    ...(lang ? { lang } : {}),
     timings: { ms: Math.round(performance.now() - started) },
     costUsd: 0,
   };

@@ -1,74 +1,247 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { crc32 } from 'node:zlib';
+import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
 import { runsToInlines } from './inline.ts';
+import { detectLanguage } from './language.ts';
+import { cleanString } from './pdf.ts';
 
 /**
  * Pages without a usable text layer (scans, text drawn as curves) are
  * rendered with @napi-rs/canvas and read by tesseract.js, offline: the
- * language data comes from the @tesseract.js-data/eng package, never from a
- * CDN. One tesseract worker per thread, created on first need and reused.
+ * language data comes from @tesseract.js-data/* packages, never from a CDN.
+ *
+ * Which language a page is read in: the catalog's /Lang when the document
+ * declares one; otherwise the language of the last page OCR'd in this
+ * document, else the one detected from the text layer (English when there is
+ * none), checked by the language detector on what was read and read again in
+ * the detected language when that differs. One multi-language pass
+ * ('eng+deu+fra+…') was measured and rejected: as fast on clean pages, but
+ * 1.5–3.5 times slower on real scans, whose specks and pictures every
+ * language is tried on.
+ *
+ * Orientation: a page read with low confidence goes to Tesseract's
+ * orientation and script detection (OSD), which also names the script, so a
+ * page in a script the first language cannot read is tried with that
+ * script's data. That retry is kept only when it reads with more confidence.
  */
 
 /** 200 dpi: tesseract's accuracy flattens out above ~200 dpi; time and memory grow with the square. */
 export const OCR_DPI = 200;
 /** Renders of huge pages are capped (pixels) so one poster cannot exhaust memory. */
 const MAX_PIXELS = 4500 * 4500;
+/**
+ * Below this mean confidence (0–100) a page may be turned or in another
+ * script: upright text reads at 70–95 even in the wrong Latin language and
+ * with pictures on the page, turned text at 20–50.
+ */
+const LOW_CONFIDENCE = 60;
+/** The detected language's reading is kept unless its confidence is this much lower than the reading it replaces. */
+const LANGUAGE_MARGIN = 10;
+
+/**
+ * Tesseract's data by the BCP 47 primary language subtag. Only languages
+ * whose package is installed are used: Chinese, Japanese and Korean work as
+ * soon as their package is added (see the README's Conversion engine section).
+ */
+const TESSERACT_CODES: Record<string, string> = {
+  en: 'eng',
+  de: 'deu',
+  fr: 'fra',
+  es: 'spa',
+  it: 'ita',
+  pt: 'por',
+  nl: 'nld',
+  ar: 'ara',
+  zh: 'chi_sim',
+  ja: 'jpn',
+  ko: 'kor',
+};
+const primary = (lang: string) => lang.toLowerCase().split(/[-_]/)[0] ?? '';
+/** The language a script is read in, by OSD's script names (Latin text is then told apart by the language detector). */
+const SCRIPT_LANGS: Record<string, string> = { Latin: 'en', Arabic: 'ar', Han: 'zh', HanS: 'zh', Japanese: 'ja', Korean: 'ko', Hangul: 'ko' };
+/** The script a language is written in: its own for these, Latin for the rest. */
+const scriptOf = (lang: string) => (['ar', 'zh', 'ja', 'ko'].includes(primary(lang)) ? primary(lang) : 'latin');
 
 type TesseractWorker = {
   recognize(image: Buffer): Promise<{ data: { text: string; confidence: number } }>;
+  detect(image: Buffer): Promise<{ data: { orientation_degrees: number | null; script: string | null } }>;
   terminate(): Promise<unknown>;
 };
 
-let workerPromise: Promise<TesseractWorker> | undefined;
+const require = createRequire(import.meta.url);
+const installed = new Map<string, string | undefined>();
 
-async function tesseract(): Promise<TesseractWorker> {
-  workerPromise ??= (async () => {
-    const require = createRequire(import.meta.url);
-    const langPath = path.join(path.dirname(require.resolve('@tesseract.js-data/eng/package.json')), '4.0.0_best_int');
-    const { createWorker } = await import('tesseract.js');
-    return (await createWorker('eng', 1, { langPath, cacheMethod: 'none', gzip: true })) as unknown as TesseractWorker;
-  })();
-  return workerPromise;
+/** The folder holding `<code>.traineddata.gz`, or undefined when the language's package is not installed. */
+function dataFolder(code: string, legacy = false): string | undefined {
+  const key = `${code}:${legacy}`;
+  if (!installed.has(key)) {
+    let folder: string | undefined;
+    try {
+      // LSTM-only data is a quarter of the size; OSD exists only for the legacy engine
+      folder = path.join(path.dirname(require.resolve(`@tesseract.js-data/${code}/package.json`)), legacy ? '4.0.0' : '4.0.0_best_int');
+    } catch {
+      folder = undefined;
+    }
+    installed.set(key, folder);
+  }
+  return installed.get(key);
+}
+
+/** The Tesseract code a language is read with: its own data when installed, else English. */
+const codeFor = (lang: string) => {
+  const code = TESSERACT_CODES[primary(lang)];
+  return code && dataFolder(code) ? code : 'eng';
+};
+
+/**
+ * One recognition worker per thread, for the language last read: pages of a
+ * document share a language, and each worker holds ~120 MB once it has read
+ * a page. Changing language costs a new worker (~0.3–0.5 s).
+ */
+let reader: { code: string; worker: Promise<TesseractWorker> } | undefined;
+/** Created on the first page read with low confidence, and kept: a document scanned sideways has many. */
+let osdWorker: Promise<TesseractWorker> | undefined;
+
+async function createTesseract(code: string, legacy: boolean): Promise<TesseractWorker> {
+  const { createWorker } = await import('tesseract.js');
+  const options = { langPath: dataFolder(code, legacy), cacheMethod: 'none', gzip: true, ...(legacy ? { legacyCore: true, legacyLang: true } : {}) };
+  return (await createWorker(code, legacy ? 0 : 1, options)) as unknown as TesseractWorker;
+}
+
+function recogniser(code: string): Promise<TesseractWorker> {
+  if (reader?.code !== code) {
+    void reader?.worker.then((old) => old.terminate()).catch(() => undefined);
+    reader = { code, worker: createTesseract(code, false) };
+  }
+  return reader.worker;
 }
 
 export async function closeOcr(): Promise<void> {
-  const pending = workerPromise;
-  workerPromise = undefined;
-  if (pending) await (await pending).terminate().catch(() => undefined);
+  const pending = [reader?.worker, osdWorker];
+  reader = undefined;
+  osdWorker = undefined;
+  await Promise.all(pending.map(async (worker) => (await worker)?.terminate().catch(() => undefined)));
 }
 
-export async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI): Promise<Buffer> {
+export async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0): Promise<Buffer> {
   const { createCanvas } = await import('@napi-rs/canvas');
   let scale = dpi / 72;
   const base = page.getViewport({ scale: 1 });
   if (base.width * base.height * scale * scale > MAX_PIXELS) scale = Math.sqrt(MAX_PIXELS / (base.width * base.height));
-  const viewport = page.getViewport({ scale });
+  // pdf.js already applies the page's /Rotate; `turn` is for content scanned sideways or upside down
+  const viewport = page.getViewport({ scale, rotation: (page.rotate + turn) % 360 });
   const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
   const context = canvas.getContext('2d');
   context.fillStyle = '#ffffff';
   context.fillRect(0, 0, canvas.width, canvas.height);
   await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
-  return canvas.toBuffer('image/png');
+  return withResolution(canvas.toBuffer('image/png'), scale * 72);
 }
 
+/**
+ * The PNG with its resolution (a pHYs chunk after IHDR): tesseract sizes its
+ * expectations of text by it, and without one guesses 70 dpi and says so on
+ * stderr for every page OSD looks at.
+ */
+function withResolution(png: Buffer, dpi: number): Buffer {
+  const IHDR_END = 8 + 25;
+  const chunk = Buffer.alloc(21);
+  const perMetre = Math.round(dpi / 0.0254);
+  chunk.writeUInt32BE(9, 0);
+  chunk.write('pHYs', 4, 'latin1');
+  chunk.writeUInt32BE(perMetre, 8);
+  chunk.writeUInt32BE(perMetre, 12);
+  chunk.writeUInt8(1, 16);
+  chunk.writeUInt32BE(crc32(chunk.subarray(4, 17)), 17);
+  return Buffer.concat([png.subarray(0, IHDR_END), chunk, png.subarray(IHDR_END)]);
+}
+
+type Reading = { text: string; confidence: number; lang: string; turn: number; image: Buffer };
+
+async function read(image: Buffer, lang: string, turn: number): Promise<Reading> {
+  const { data } = await (await recogniser(codeFor(lang))).recognize(image);
+  return { text: data.text, confidence: data.confidence, lang, turn, image };
+}
+
+/** Clockwise turn (degrees) that sets the page's text upright, and its script; undefined when OSD finds too little text. */
+async function orientation(image: Buffer): Promise<{ turn: number; script?: string } | undefined> {
+  if (!dataFolder('osd', true)) return undefined;
+  osdWorker ??= createTesseract('osd', true);
+  const { data } = await (await osdWorker).detect(image);
+  if (data.orientation_degrees === null) return undefined;
+  return { turn: data.orientation_degrees, ...(data.script ? { script: data.script } : {}) };
+}
+
+/** What each document declares and what its OCR'd pages were found to be in, per thread. */
+const documentLanguages = new WeakMap<PDFDocumentProxy, { declared: Promise<string | undefined>; lastRead?: string }>();
+
+function languageOf(doc: PDFDocumentProxy) {
+  let entry = documentLanguages.get(doc);
+  if (!entry) {
+    const declared = doc
+      .getMetadata()
+      .then(({ info }) => cleanString((info as { Language?: unknown }).Language) || undefined)
+      .catch(() => undefined);
+    entry = { declared };
+    documentLanguages.set(doc, entry);
+  }
+  return entry;
+}
+
+export type OcrResult = {
+  blocks: Block[];
+  confidence: number;
+  words: number;
+  /** BCP 47 language the page was read in */
+  lang: string;
+  /** clockwise degrees the scan was turned to read it */
+  turned: number;
+};
+
 /** OCR of one page: paragraphs as tesseract separates them (blank lines), with line-end hyphens repaired. */
-export async function ocrPage(page: PDFPageProxy, pageNumber: number): Promise<{ blocks: Block[]; confidence: number; words: number }> {
-  const png = await renderPagePng(page);
-  const worker = await tesseract();
-  const { data } = await worker.recognize(png);
+export async function ocrPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, docLang: string): Promise<OcrResult> {
+  const known = languageOf(doc);
+  const declared = await known.declared;
+  const image = await renderPagePng(page);
+  let best = await read(image, declared ?? known.lastRead ?? docLang, 0);
+  if (best.confidence < LOW_CONFIDENCE) {
+    const found = await orientation(image);
+    const scriptLang = found?.script ? SCRIPT_LANGS[found.script] : undefined;
+    const lang = !declared && scriptLang && scriptOf(scriptLang) !== scriptOf(best.lang) ? scriptLang : best.lang;
+    if (found && (found.turn !== 0 || codeFor(lang) !== codeFor(best.lang))) {
+      const retry = await read(found.turn ? await renderPagePng(page, OCR_DPI, found.turn) : image, lang, found.turn);
+      if (retry.confidence > best.confidence) best = retry;
+    }
+  }
+  // a reading this poor (a picture, a script we have no data for) says nothing about the language
+  if (!declared && best.confidence >= LOW_CONFIDENCE) {
+    const detected = detectLanguage(best.text, best.lang);
+    if (codeFor(detected) !== codeFor(best.lang)) {
+      const retry = await read(best.image, detected, best.turn);
+      // a language's own data reads its accents that others miss, at about the same mean confidence
+      if (retry.confidence >= best.confidence - LANGUAGE_MARGIN) best = retry;
+    }
+    // the page is in the detected language even when there is no data to read it with
+    best = { ...best, lang: detected };
+    known.lastRead = detected;
+  }
+  return { ...toBlocks(best.text, pageNumber), confidence: best.confidence, lang: best.lang, turned: best.turn };
+}
+
+function toBlocks(text: string, pageNumber: number): { blocks: Block[]; words: number } {
   const blocks: Block[] = [];
   let words = 0;
-  for (const chunk of data.text.split(/\n\s*\n/)) {
+  for (const chunk of text.split(/\n\s*\n/)) {
     const lines = chunk.split('\n').map((line) => line.trim()).filter((line) => line !== '');
     if (lines.length === 0) continue;
     const content = runsToInlines(lines.map((line, index) => ({ text: index < lines.length - 1 ? `${line}\n` : line })));
-    const text = lines.join(' ');
+    const joined = lines.join(' ');
     // tesseract reads specks and rules as stray symbols: keep only lines with real words
-    if (!/[\p{L}\p{N}]{2,}/u.test(text)) continue;
-    words += (text.match(/[\p{L}\p{N}]+/gu) ?? []).length;
+    if (!/[\p{L}\p{N}]{2,}/u.test(joined)) continue;
+    words += (joined.match(/[\p{L}\p{N}]+/gu) ?? []).length;
     blocks.push({ kind: 'paragraph', page: pageNumber, content });
   }
-  return { blocks, confidence: data.confidence, words };
+  return { blocks, words };
 }

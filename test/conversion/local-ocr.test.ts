@@ -1,0 +1,188 @@
+import { createRequire } from 'node:module';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.ts';
+import { closeOcr, convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { createConversionEngine } from '../../server/conversion/index.ts';
+import type { Block, DocumentMeta, Inline, PageResult } from '../../server/conversion/model.ts';
+import { createPageLanguages } from '../../server/conversion/render/page-languages.ts';
+import { silentLog } from '../../server/log.ts';
+
+/**
+ * OCR of scans in several languages and orientations. The scans are made
+ * here: text drawn on a canvas (turned with the canvas transform, as a page
+ * fed sideways into a scanner), its PNG the only content of a PDF page.
+ * Small images with few lines keep tesseract quick on two cores.
+ */
+
+const require = createRequire(import.meta.url);
+const SCAN_DPI = 200;
+
+const ARABIC = ['ذهب الطالب إلى المدرسة في الصباح', 'وقرأ الكتاب الجديد مع أصدقائه', 'ثم عاد إلى البيت بعد الظهر'];
+const GERMAN = ['Die große Straße führt über die', 'Brücke zum schönen Schloss. Der', 'Bürgermeister und die Bäckerin', 'grüßen die Gäste im Frühling.'];
+const FRENCH = ['Le comité s’est réuni mardi pour', 'examiner le budget de la nouvelle', 'bibliothèque. Les élèves ont été', 'invités à donner leur avis.'];
+
+type ScanPage = { lines: string[]; turn?: number; rtl?: boolean };
+
+/** A PDF of image-only pages, each the given lines drawn on white and turned clockwise by `turn` degrees. */
+async function scanPdf(pages: ScanPage[], lang?: string): Promise<Uint8Array> {
+  const { createCanvas, GlobalFonts } = await import('@napi-rs/canvas');
+  const { PDFDocument } = await import('pdf-lib');
+  GlobalFonts.registerFromPath(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSerif.ttf'), 'ScanSerif');
+  // DejaVu Serif has no Arabic
+  GlobalFonts.registerFromPath(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf'), 'ScanSans');
+  const pdf = await PDFDocument.create();
+  if (lang) pdf.setLanguage(lang);
+  for (const { lines, turn = 0, rtl = false } of pages) {
+    const [width, height] = [1000, 110 + lines.length * 80];
+    const sideways = turn % 180 !== 0;
+    const canvas = createCanvas(sideways ? height : width, sideways ? width : height);
+    const context = canvas.getContext('2d');
+    context.fillStyle = '#ffffff';
+    context.fillRect(0, 0, canvas.width, canvas.height);
+    context.translate(canvas.width / 2, canvas.height / 2);
+    context.rotate((turn * Math.PI) / 180);
+    context.translate(-width / 2, -height / 2);
+    context.fillStyle = '#000000';
+    context.font = rtl ? '40px ScanSans' : '34px ScanSerif';
+    context.textAlign = rtl ? 'right' : 'left';
+    lines.forEach((line, index) => context.fillText(line, rtl ? width - 40 : 40, 90 + index * 80));
+    const image = await pdf.embedPng(canvas.toBuffer('image/png'));
+    const size = { width: (canvas.width * 72) / SCAN_DPI, height: (canvas.height * 72) / SCAN_DPI };
+    pdf.addPage([size.width, size.height]).drawImage(image, { x: 0, y: 0, ...size });
+  }
+  return pdf.save();
+}
+
+async function convert(bytes: Uint8Array): Promise<{ meta: Awaited<ReturnType<typeof inspectDocument>>; pages: PageResult[] }> {
+  const meta = await inspectDocument(bytes, 'scan.pdf');
+  const doc = await openPdf(bytes);
+  try {
+    const pages: PageResult[] = [];
+    for (let number = 1; number <= meta.pageCount; number++) pages.push(await convertLocalPage(doc, number, { docLang: meta.lang, tagged: meta.tagged }));
+    return { meta, pages };
+  } finally {
+    await doc.loadingTask.destroy();
+  }
+}
+
+const inlineText = (list: Inline[]): string => list.map((item) => ('children' in item ? inlineText(item.children) : 'text' in item ? item.text : ' ')).join('');
+const pageText = (page: PageResult) => page.blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : '')).join(' ');
+/** The renderer's view of the document: its settled metadata and its pages as they are drawn. */
+function settle(meta: DocumentMeta, pages: PageResult[]): { meta: DocumentMeta; pages: PageResult[] } {
+  const languages = createPageLanguages(meta);
+  for (const page of pages) languages.add(page);
+  return { meta: languages.meta(), pages: pages.map((page) => languages.mark(page)) };
+}
+
+const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** Share of the known words found, spelled exactly (umlauts, accents and ß included). */
+function recall(known: string[], read: string): number {
+  const found = new Set(words(read));
+  const expected = words(known.join(' '));
+  return expected.filter((word) => found.has(word)).length / expected.length;
+}
+
+afterAll(async () => {
+  await closeOcr();
+});
+
+describe('OCR languages', () => {
+  it('reads an upright German scan in German, umlauts and ß included, and gives the page the language', { timeout: 60_000 }, async () => {
+    const { meta, pages } = await convert(await scanPdf([{ lines: GERMAN }]));
+    const [page] = pages;
+    expect(page!.ocr).toBe(true);
+    expect(recall(GERMAN, pageText(page!))).toBeGreaterThanOrEqual(0.9);
+    expect(pageText(page!)).toMatch(/Straße/);
+    expect(page!.lang).toBe('de');
+    // the document had no text to detect a language from: the OCR'd page decides it
+    expect(meta.lang).toBe('en');
+    expect(settle(meta, pages).meta.lang).toBe('de');
+  });
+
+  it('reads each page of a German and French scan in its own language', { timeout: 90_000 }, async () => {
+    const { pages } = await convert(await scanPdf([{ lines: GERMAN }, { lines: FRENCH }]));
+    expect(pages.map((page) => page.lang)).toEqual(['de', 'fr']);
+    expect(recall(GERMAN, pageText(pages[0]!))).toBeGreaterThanOrEqual(0.9);
+    expect(recall(FRENCH, pageText(pages[1]!))).toBeGreaterThanOrEqual(0.9);
+    expect(pageText(pages[1]!)).toMatch(/bibliothèque/);
+  });
+
+  it('reads Arabic and then German scans with no /Lang, each script named by orientation and script detection', { timeout: 90_000 }, async () => {
+    // OSD needs a page's worth of joined-up Arabic letters to name the script
+    const lines = [...ARABIC, ...ARABIC, ...ARABIC, ...ARABIC];
+    // the German page is first read in Arabic, the language of the page before it
+    const { pages } = await convert(await scanPdf([{ lines, rtl: true }, { lines: GERMAN }]));
+    expect(pages.map((page) => page.lang)).toEqual(['ar', 'de']);
+    expect(recall(ARABIC, pageText(pages[0]!))).toBeGreaterThanOrEqual(0.9);
+    expect(recall(GERMAN, pageText(pages[1]!))).toBeGreaterThanOrEqual(0.9);
+  });
+
+  it('gives the HTML the language of a scanned document, through the worker pool and the renderer', { timeout: 120_000 }, async () => {
+    const engine = createConversionEngine({ conversion: loadConfig({ ...process.env }).conversion, log: silentLog, poolSize: 1 });
+    try {
+      const bytes = await scanPdf([{ lines: GERMAN }]);
+      const meta = await engine.inspect(bytes, { sourceName: 'scan.pdf' });
+      const pages = await engine.convertPages(bytes, { pages: [1], backend: 'local' });
+      const { html } = await engine.render({ meta, pages });
+      expect(html).toMatch(/<html lang="de"/);
+      expect(html).toMatch(/Bürgermeister/);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('uses the language the catalog declares', { timeout: 60_000 }, async () => {
+    const { meta, pages } = await convert(await scanPdf([{ lines: GERMAN }], 'de-CH'));
+    expect(meta.lang).toBe('de-CH');
+    expect(pages[0]!.lang).toBe('de-CH');
+    expect(recall(GERMAN, pageText(pages[0]!))).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe('OCR orientation', () => {
+  for (const turn of [90, 180]) {
+    it(`reads a German scan turned ${turn}° and says it was turned`, { timeout: 90_000 }, async () => {
+      const { pages } = await convert(await scanPdf([{ lines: GERMAN, turn }]));
+      const [page] = pages;
+      expect(recall(GERMAN, pageText(page!))).toBeGreaterThanOrEqual(0.9);
+      expect(page!.lang).toBe('de');
+      expect(page!.warnings.join(' ')).toMatch(new RegExp(`turned ${360 - turn}°`));
+    });
+  }
+});
+
+describe('document language from its pages', () => {
+  const paragraph = (page: number, text: string): Block => ({ kind: 'paragraph', page, content: [{ kind: 'text', text }] });
+  const result = (page: number, text: string, lang?: string): PageResult => ({
+    page,
+    label: String(page),
+    backend: 'local',
+    classification: 'standard',
+    reasons: [],
+    blocks: [paragraph(page, text)],
+    warnings: [],
+    textLayerWords: 0,
+    ocr: lang !== undefined,
+    ...(lang ? { lang } : {}),
+    timings: { ms: 0 },
+    costUsd: 0,
+  });
+  const meta: DocumentMeta = { title: 'Mixed', lang: 'en-GB', pageCount: 3, tagged: false, sourceName: 'mixed.pdf' };
+
+  it('keeps the metadata language when most words are in it and marks the other pages', () => {
+    const pages = [result(1, 'one two three four five six'), result(2, 'eins zwei drei', 'de'), result(3, 'seven eight nine ten', 'en')];
+    const settled = settle(meta, pages);
+    expect(settled.meta.lang).toBe('en-GB');
+    expect(settled.pages[0]!.blocks).toEqual(pages[0]!.blocks);
+    expect(settled.pages[1]!.blocks[0]).toMatchObject({ kind: 'paragraph', content: [{ kind: 'lang', lang: 'de', children: [{ kind: 'text', text: 'eins zwei drei' }] }] });
+    expect(settled.pages[2]!.blocks).toEqual(pages[2]!.blocks);
+  });
+
+  it('takes the language of most words when the OCR pages outweigh the rest', () => {
+    const settled = settle(meta, [result(1, 'one two'), result(2, 'eins zwei drei vier', 'de'), result(3, 'fünf sechs sieben', 'de')]);
+    expect(settled.meta.lang).toBe('de');
+    expect(settled.pages[0]!.blocks[0]).toMatchObject({ content: [{ kind: 'lang', lang: 'en-GB' }] });
+    expect(settled.pages[1]!.blocks).toEqual([paragraph(2, 'eins zwei drei vier')]);
+  });
+});
