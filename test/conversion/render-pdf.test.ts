@@ -38,6 +38,23 @@ async function write(name: string, pdf: Buffer): Promise<string> {
 const t = (text: string) => ({ kind: 'text' as const, text });
 
 describe('tagged PDF renderer', () => {
+  it.skipIf(!poppler)('documents drawn one after another share parsed faces but each embeds its own glyphs', async () => {
+    const only = (words: string, bold: string): ConvertedDocument => ({
+      meta: { title: words, lang: 'en', pageCount: 1, tagged: false, sourceName: `${words}.pdf` },
+      pages: [page(1, [{ kind: 'paragraph', page: 1, content: [t(`${words} `), { kind: 'emphasis', strong: true, children: [t(bold)] }] }])],
+    });
+    const first = await write('first.pdf', await renderTaggedPdf(only('Quartz jigs vexed', 'Klimt')));
+    const second = await write('second.pdf', await renderTaggedPdf(only('Bright whale onyx', 'Zephyr')));
+    for (const [file, words] of [[first, 'Quartz jigs vexed Klimt'], [second, 'Bright whale onyx Zephyr']] as const) {
+      expect((await run('pdftotext', [file, '-'])).stdout).toContain(words);
+      const fonts = (await run('pdffonts', [file])).stdout;
+      // a subset per document (a tag like ABCDEF+DejaVuSans), embedded, with its Unicode map
+      expect(fonts).toMatch(/^[A-Z]{6}\+DejaVuSans\s.*\byes\s+yes\s+yes\b/m);
+      expect(fonts).toMatch(/^[A-Z]{6}\+DejaVuSans-Bold\s/m);
+    }
+    expect((await run('pdftotext', [second, '-'])).stdout).not.toMatch(/Quartz|Klimt/);
+  });
+
   it('writes a PDF 1.7 with embedded fonts, language and the title shown', async () => {
     const pdf = await renderTaggedPdf(fullDocument());
     const head = pdf.subarray(0, 8).toString('latin1');

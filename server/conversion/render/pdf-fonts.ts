@@ -170,3 +170,30 @@ export function needsScriptLayout(text: string, style: FontStyle): boolean {
   if (/^[\x00-\x7e]*$/.test(text)) return false;
   return hasRtl(text) || !covers(FONTS[style], text.replace(/\n/g, ''));
 }
+
+/** fontkit faces by file, shared by every document this process draws. */
+const sharedFaces = new Map<string, Font>();
+
+/**
+ * Makes the document draw with faces parsed once per process. pdfkit opens a
+ * font file anew for every document, and decoding a face's layout tables cost
+ * more than drawing a short document; a fontkit face only caches what it
+ * decodes, so documents can share it. Each document still embeds its own subset.
+ */
+export function shareFaces(doc: PDFKit.PDFDocument): void {
+  const select = doc.font.bind(doc) as (src: string, ...rest: unknown[]) => PDFKit.PDFDocument;
+  const registered = new Set<string>();
+  doc.font = ((src: unknown, ...rest: unknown[]) => {
+    if (typeof src === 'string' && path.isAbsolute(src) && !registered.has(src)) {
+      let face = sharedFaces.get(src);
+      if (!face) {
+        face = openSync(src) as Font;
+        sharedFaces.set(src, face);
+      }
+      // pdfkit takes a fontkit face where it takes a file (it checks for a layout method)
+      doc.registerFont(src, face as never);
+      registered.add(src);
+    }
+    return select(src as string, ...rest);
+  }) as typeof doc.font;
+}

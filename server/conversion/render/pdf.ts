@@ -4,7 +4,7 @@ import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 import { createPreparer, documentTitle, firstHeadingLevel, titleIsH1For } from './html.ts';
-import { FONTS, needsActualText, needsScriptLayout } from './pdf-fonts.ts';
+import { FONTS, needsActualText, needsScriptLayout, shareFaces } from './pdf-fonts.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
 import { cleanText, inlineText, isRtl, validLang } from './text.ts';
 
@@ -449,6 +449,7 @@ export function createPdfWriter(meta: DocumentMeta, titleIsH1: boolean, out: Nod
     pageNumber++;
     drawArtifacts(doc, title, pageNumber);
   });
+  shareFaces(doc);
   doc.registerFont('body', FONTS.regular);
   doc.addPage();
   doc.font(FONTS.regular).fontSize(BODY_SIZE);
