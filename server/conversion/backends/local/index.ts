@@ -5,7 +5,7 @@ import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
 import { createImageBudget, encodeImage, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, MIN_IMAGE_PIXELS, overlapArea, placeImages, renderRegion, type Box, type FigureImage, type PlacedImage } from './images.ts';
 import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
-import { readRules, type OperatorList } from './ruled-tables.ts';
+import { readDrawing, type OperatorList } from './drawing.ts';
 import { ocrPage } from './ocr.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
@@ -126,7 +126,6 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
   const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
   const list = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
   const images = list ? findImages(list) : [];
-  const rules = list ? readRules(list) : [];
   const pageArea = (x1 - x0) * (y1 - y0);
   const budget = createImageBudget();
   const garbled = isGarbled(layerText);
@@ -153,12 +152,13 @@ async function convertPage(page: PDFPageProxy, pageNumber: number, options: Loca
     } else {
       const shifted = items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
       const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
+      const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
       const layout = layoutPage(buildSegments(shifted, linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] }))), {
         page: pageNumber,
         pageWidth: x1 - x0,
         pageHeight: y1 - y0,
         neighbours,
-        rules: rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+        rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
         boldFonts: boldFontIds(page, shifted),
       });
       blocks = layout.blocks;

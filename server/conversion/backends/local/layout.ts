@@ -2,7 +2,8 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
-import { findRuledTables, type Rule } from './ruled-tables.ts';
+import type { Rule } from './drawing.ts';
+import { findRuledTables } from './ruled-tables.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
 
 /**
