@@ -47,6 +47,12 @@ export type Block =
       decorative: boolean;
       /** true when nobody (author tag, model) supplied alt text: a reviewer must write it */
       needsAlt: boolean;
+      /**
+       * Words drawn inside the picture (a chart's axis labels and legend), in
+       * reading order: kept with the figure instead of the text flow, where
+       * they would be noise, and a start for whoever writes the alt text.
+       */
+      text?: string;
     }
   | { kind: 'formula'; page: number; text: string; mathml?: string; tex?: string; display: boolean }
   | { kind: 'footnote'; page: number; id: string; label: string; content: Inline[] }

@@ -2,14 +2,17 @@ import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
 import { convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import { renderHtml } from '../../server/conversion/render/html.ts';
+import { htmlText } from '../helpers/corpus.ts';
 
 /**
  * What an untagged page draws, read by the local backend: booktabs-style
- * tables (horizontal rules only). Every PDF is drawn here with pdfkit at
- * exact positions (top-left origin, y down).
+ * tables (horizontal rules only) and figures drawn with vector paths. Every
+ * PDF is drawn here with pdfkit at exact positions (top-left origin, y down).
  */
 
 type Doc = InstanceType<typeof PDFDocument>;
+type Figure = Extract<Block, { kind: 'figure' }>;
 type Table = Extract<Block, { kind: 'table' }>;
 
 async function drawPdf(...pages: ((doc: Doc) => void)[]): Promise<Uint8Array> {
@@ -112,5 +115,94 @@ describe('booktabs-style tables (horizontal rules only)', () => {
     );
     expect(page!.blocks.some((block) => block.kind === 'table')).toBe(false);
     expect(paragraphs(page!.blocks).join(' ')).toContain('Line 12 of the running text.');
+  });
+});
+
+/** A line chart drawn with paths: axes with ticks, a data line, round markers, labels, a caption under it. */
+function chart(doc: Doc) {
+  doc.font('Helvetica-Bold').fontSize(18).text('Rainfall survey', 72, 60, { lineBreak: false });
+  write(doc, 'The stations recorded rain on most days of the three years.', 72, 100, 11);
+  write(doc, 'The chart below gives the yearly totals for the valley.', 72, 114, 11);
+  doc.lineWidth(1).moveTo(120, 160).lineTo(120, 360).lineTo(420, 360).stroke();
+  for (const [index, label] of ['0', '100', '200'].entries()) {
+    const y = 360 - index * 90;
+    line(doc, 115, y, 120, 1);
+    write(doc, label, 92, y - 4, 8);
+  }
+  const points: [number, number][] = [[170, 300], [270, 220], [370, 250]];
+  doc.lineWidth(1.5).strokeColor('#1060c0').moveTo(...points[0]!).lineTo(...points[1]!).lineTo(...points[2]!).stroke().strokeColor('black');
+  for (const [x, y] of points) doc.circle(x, y, 3).fillColor('#1060c0').fill();
+  doc.fillColor('black');
+  for (const [index, year] of ['2019', '2020', '2021'].entries()) write(doc, year, 160 + index * 100, 366, 8);
+  write(doc, 'Rain (mm)', 130, 150, 8);
+  write(doc, 'Figure 3: Yearly rainfall in the valley', 120, 392, 10);
+  write(doc, 'Rain fell most in the second year, and least in the first.', 72, 430, 11);
+  write(doc, 'The third year came close to the long-term mean.', 72, 444, 11);
+}
+
+/**
+ * Everything drawn on a text page that is no figure: a page frame, rows
+ * shaded behind short text, a list with drawn bullets and underlined items,
+ * a rounded callout around a short remark, rules.
+ */
+function decoys(doc: Doc) {
+  doc.lineWidth(1).rect(20, 20, 555, 802).stroke();
+  line(doc, 72, 60, 523, 0.5);
+  write(doc, 'Station notes', 72, 70, 16, 'Helvetica-Bold');
+  for (const [index, value] of ['Gauge A: clean', 'Gauge B: clean', 'Gauge C: blocked'].entries()) {
+    doc.rect(66, 98 + index * 16, 460, 16).fillColor(index % 2 ? '#e8eef8' : '#d0dcf0').fill().fillColor('black');
+    write(doc, value, 72, 101 + index * 16, 11);
+  }
+  for (let index = 0; index < 5; index++) {
+    doc.circle(78, 204 + index * 12, 2.5).fill();
+    doc.font('Helvetica').fontSize(10).text(`Checklist item ${index + 1}: inspect the funnel`, 88, 199 + index * 12, { lineBreak: false, underline: true });
+  }
+  doc.lineWidth(1).roundedRect(66, 280, 460, 48, 8).stroke();
+  write(doc, 'Remark: gauges cleaned weekly.', 76, 290, 11);
+  write(doc, 'See the handbook.', 76, 306, 11);
+  line(doc, 72, 400, 523, 0.5);
+  write(doc, 'The survey ends with this paragraph after the separator rule.', 72, 410, 11);
+}
+
+describe('figures drawn with vector paths', () => {
+  it('makes a chart drawn with paths one figure, rendered to a picture, needing alt, with its caption and its labels kept inside it', async () => {
+    const [page] = await convert(await drawPdf(chart));
+    const kinds = page!.blocks.map((block) => block.kind);
+    expect(kinds).toEqual(['heading', 'paragraph', 'figure', 'paragraph']);
+    const figure = page!.blocks[2] as Figure;
+    expect(figure).toMatchObject({ needsAlt: true, decorative: false });
+    expect(figure.alt).toBeUndefined();
+    expect(figure.image?.mime).toBe('image/png');
+    expect([...Buffer.from(figure.image!.base64, 'base64').subarray(0, 4)]).toEqual([0x89, 0x50, 0x4e, 0x47]);
+    // the region (about 330 × 250 points with its labels) at 150 dpi
+    expect(figure.image!.width).toBeGreaterThan(600);
+    expect(figure.image!.width).toBeLessThan(800);
+    expect(figure.image!.width).toBeGreaterThan(figure.image!.height);
+    expect(text(figure.caption)).toBe('Figure 3: Yearly rainfall in the valley');
+    for (const label of ['Rain (mm)', '200', '2019', '2021']) expect(figure.text).toContain(label);
+    // the labels are no longer loose words between the paragraphs
+    expect(paragraphs(page!.blocks).join(' ')).not.toMatch(/2019|Rain \(mm\)|Figure 3/);
+    expect(paragraphs(page!.blocks)[1]).toMatch(/^Rain fell most in the second year/);
+    expect(page!.reasons).toContain('figure');
+    expect(page!.warnings.join(' ')).toMatch(/1 image\(s\) need alt text/);
+  });
+
+  it('finds no figure in a page frame, shaded rows, a list with drawn bullets and underlines, a rounded callout or rules, and leaves their text in the flow', async () => {
+    const [page] = await convert(await drawPdf(decoys));
+    expect(page!.blocks.filter((block) => block.kind === 'figure')).toEqual([]);
+    const all = page!.blocks.map((block) => (block.kind === 'list' ? block.items.map((item) => text(item.content)).join(' ') : 'content' in block ? text(block.content as Inline[]) : '')).join(' ');
+    for (const words of ['Gauge C: blocked', 'Checklist item 5', 'See the handbook.', 'after the separator rule']) expect(all).toContain(words);
+  });
+
+  it('renders the words drawn in the figure inside its HTML figure, folded away, and the picture without alt', async () => {
+    const bytes = await drawPdf(chart);
+    const pages = await convert(bytes);
+    const { html } = renderHtml({ meta: await inspectDocument(bytes.slice(), 'chart.pdf'), pages });
+    const figure = /<figure>[\s\S]*?<\/figure>/.exec(html)?.[0] ?? '';
+    expect(figure).toMatch(/<img src="data:image\/png;base64,[^"]+" data-needs-alt="true"/);
+    expect(figure).toMatch(/<details class="figure-text"><summary>Text in the figure<\/summary><p>[^<]*2019[^<]*<\/p><\/details>/);
+    expect(figure).toContain('<figcaption>Figure 3: Yearly rainfall in the valley</figcaption>');
+    // nothing of the chart is lost to a reader of the page's text
+    expect(htmlText(html)).toContain('Rain (mm)');
   });
 });

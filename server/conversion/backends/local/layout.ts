@@ -2,9 +2,10 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
-import type { Rule } from './drawing.ts';
+import type { Mark, Rule } from './drawing.ts';
 import { findRuledTables } from './ruled-tables.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
+import { findVectorFigures, type VectorFigure } from './vector-figures.ts';
 
 /**
  * An untagged page's structure inferred from geometry: items grouped into
@@ -18,7 +19,8 @@ export type Segment = { x: number; right: number; y: number; size: number; font:
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 /** Where a block starts on the page (its first line, page space): lets figures be placed among the text. */
 export type BlockAnchor = { x: number; right: number; top: number };
-export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor> };
+/** `figures`: regions drawn with vector paths, their text (labels) taken out of the blocks. */
+export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor>; figures: VectorFigure[] };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
@@ -203,6 +205,8 @@ export function layoutPage(
     rules?: Rule[];
     /** font ids of bold fonts, for ruled tables' header rows */
     boldFonts?: Set<string>;
+    /** painted paths (page space), for figures drawn without an image */
+    marks?: Mark[];
   },
 ): Layout {
   const { page } = options;
@@ -222,7 +226,7 @@ export function layoutPage(
       artifacts += before - segments.length;
     }
   }
-  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts, anchors: new Map() };
+  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts, anchors: new Map(), figures: [] };
   // bare page numbers at the top or bottom are artifacts
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
@@ -247,6 +251,19 @@ export function layoutPage(
       flow.push(anchor);
     }
     flow.sort((a, b) => b.y - a.y || a.x - b.x);
+  }
+  // a drawing's labels leave the flow with it
+  const figures = options.marks?.length
+    ? findVectorFigures(options.marks, flow.filter((segment) => !ruledAt.has(segment)), {
+        body,
+        pageWidth: options.pageWidth,
+        pageHeight: options.pageHeight,
+        exclude: ruled.map((table) => ({ x0: table.box.x, x1: table.box.right, y0: table.box.bottom, y1: table.box.top })),
+      })
+    : [];
+  if (figures.length > 0) {
+    const labels = new Set(figures.flatMap((figure) => figure.segments));
+    flow = flow.filter((segment) => !labels.has(segment));
   }
   const { ordered, multiColumn } = readingOrder(flow, options.pageWidth);
   // a heading is words: a big display formula ("a + b = c") or a lone symbol is not one
@@ -402,7 +419,7 @@ export function layoutPage(
     flushParagraph();
     flushList();
   }
-  return { blocks, multiColumn, artifacts, anchors };
+  return { blocks, multiColumn, artifacts, anchors, figures };
 }
 
 function stripPrefix(runs: Run[], length: number): Run[] {
