@@ -4,6 +4,7 @@ import { createParserBackend, type ParserBackend } from './backends/parser/index
 import { createVisionBackend, type VisionBackend } from './backends/vision/index.ts';
 import { convertLocalPage, openPdf, pageLabels, readMeta } from './backends/local/index.ts';
 import type { ConversionEngine, CreateConversionEngine } from './engine.ts';
+import { joinContinuedFootnotes } from './footnotes.ts';
 import type { PageResult } from './model.ts';
 import { createPagePool, type PagePool } from './pool/index.ts';
 import { zipOutputs } from './render/zip.ts';
@@ -126,6 +127,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     async render(document) {
       // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
       const { renderDocument } = await import('./render/index.ts');
+      // pages were converted one by one: a footnote running over a page's foot is joined up first
+      document = joinContinuedFootnotes(document);
       // after close() there is no pool to start again: the audit then runs here
       if (closed) return renderDocument(document, { log });
       const workers = getPool();

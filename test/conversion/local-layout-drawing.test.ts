@@ -1,14 +1,19 @@
 import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.ts';
 import { convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { joinContinuedFootnotes } from '../../server/conversion/footnotes.ts';
+import { createConversionEngine } from '../../server/conversion/index.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
+import { silentLog } from '../../server/log.ts';
 import { htmlText } from '../helpers/corpus.ts';
 
 /**
  * What an untagged page draws, read by the local backend: booktabs-style
- * tables (horizontal rules only) and figures drawn with vector paths. Every
- * PDF is drawn here with pdfkit at exact positions (top-left origin, y down).
+ * tables (horizontal rules only), figures drawn with vector paths, and
+ * footnotes that go on in the next column or on the next page. Every PDF is
+ * drawn here with pdfkit at exact positions (top-left origin, y down).
  */
 
 type Doc = InstanceType<typeof PDFDocument>;
@@ -204,5 +209,89 @@ describe('figures drawn with vector paths', () => {
     expect(figure).toContain('<figcaption>Figure 3: Yearly rainfall in the valley</figcaption>');
     // nothing of the chart is lost to a reader of the page's text
     expect(htmlText(html)).toContain('Rain (mm)');
+  });
+});
+
+/** Body lines of a column: enough text at body size for the layout to see the column. */
+function column(doc: Doc, x: number, lines: number, from = 80) {
+  for (let index = 0; index < lines; index++) write(doc, `Body line ${index + 1} of the column sets the text size here.`.slice(0, 46), x, from + index * 14, 10);
+}
+
+describe('footnotes that go on in the next column or on the next page', () => {
+  it('joins the unmarked lines at the foot of the right column to the note that ends the left one', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        column(doc, 60, 30);
+        column(doc, 310, 30);
+        line(doc, 60, 700, 160, 0.4);
+        write(doc, '1 The first note starts in the left column and', 60, 708, 8);
+        write(doc, 'its second line still does not finish it', 60, 718, 8);
+        line(doc, 310, 700, 410, 0.4);
+        write(doc, 'but goes on at the foot of the right column.', 310, 708, 8);
+      }),
+    );
+    const notes = page!.blocks.filter((block) => block.kind === 'footnote');
+    expect(notes.map((note) => [note.label, text(note.content)])).toEqual([
+      ['1', 'The first note starts in the left column and its second line still does not finish it but goes on at the foot of the right column.'],
+    ]);
+    expect(paragraphs(page!.blocks).join(' ')).not.toContain('goes on at the foot');
+    expect(page!.reasons).toContain('multi-column');
+  });
+
+  const overflowing = () =>
+    drawPdf(
+      (doc) => {
+        column(doc, 72, 40);
+        line(doc, 72, 740, 200, 0.4);
+        write(doc, '2 This note is long and runs over the foot of the', 72, 748, 8);
+        write(doc, 'page, so that its last words are set on the', 72, 758, 8);
+      },
+      (doc) => {
+        column(doc, 72, 40);
+        line(doc, 72, 740, 200, 0.4);
+        write(doc, 'next page, where it ends without a marker of its own.', 72, 748, 8);
+        write(doc, '3 A second note that starts on the second page.', 72, 760, 8);
+      },
+    );
+
+  it('marks the unmarked lines at the foot of the next page as a continued note, and joins them to the note the page before ends with', async () => {
+    const bytes = await overflowing();
+    const pages = await convert(bytes);
+    const second = pages[1]!.blocks.filter((block) => block.kind === 'footnote');
+    expect(second.map((note) => [note.label, note.continued ?? false, text(note.content)])).toEqual([
+      ['', true, 'next page, where it ends without a marker of its own.'],
+      ['3', false, 'A second note that starts on the second page.'],
+    ]);
+    const joined = joinContinuedFootnotes({ meta: await inspectDocument(bytes.slice(), 'notes.pdf'), pages });
+    const notes = joined.pages.map((page) => page.blocks.filter((block) => block.kind === 'footnote').map((note) => [note.label, text(note.content)]));
+    expect(notes).toEqual([
+      [['2', 'This note is long and runs over the foot of the page, so that its last words are set on the next page, where it ends without a marker of its own.']],
+      [['3', 'A second note that starts on the second page.']],
+    ]);
+    // the pages given are left as they were
+    expect(pages[1]!.blocks.some((block) => block.kind === 'footnote' && block.continued)).toBe(true);
+  });
+
+  it('reads a continued note as a paragraph when the page before ends with no note', async () => {
+    const bytes = await overflowing();
+    const pages = await convert(bytes);
+    const joined = joinContinuedFootnotes({ meta: await inspectDocument(bytes.slice(), 'notes.pdf'), pages: [pages[1]!] });
+    expect(joined.pages[0]!.blocks.filter((block) => block.kind === 'footnote').map((note) => note.label)).toEqual(['3']);
+    expect(paragraphs(joined.pages[0]!.blocks)).toContain('next page, where it ends without a marker of its own.');
+  });
+
+  it('gives the joined note in the HTML of the whole document, through the engine and its workers', async () => {
+    const bytes = await overflowing();
+    const engine = createConversionEngine({ conversion: loadConfig({}).conversion, log: silentLog, poolSize: 1 });
+    try {
+      const pages = await engine.convertPages(bytes.slice(), { pages: [1, 2], backend: 'local' });
+      const { html } = await engine.render({ meta: await engine.inspect(bytes.slice()), pages });
+      const notes = [...html.matchAll(/<div class="footnote" role="doc-footnote"[^>]*>([\s\S]*?)<\/div>/g)].map((match) => htmlText(match[1]!).replace(/\s+/g, ' ').trim());
+      expect(notes).toHaveLength(2);
+      expect(notes[0]).toMatch(/^2 This note is long .* set on the next page, where it ends without a marker of its own\.$/);
+      expect(notes[1]).toMatch(/^3 A second note/);
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -276,7 +276,7 @@ export function layoutPage(
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
-  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight);
+  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
   const blocks: Block[] = [];
   const anchors = new Map<Block, BlockAnchor>();
   const place = (block: Block, first: Segment) => {
@@ -551,11 +551,16 @@ type Footnotes = { bySegment: Map<Segment, { block?: Block }>; idByLabel: Map<st
  * a column in the lower part of the page, from its first line that starts
  * with a marker (a raised number, "1)", "*", "†"). A line starting with a
  * marker already used on the page continues the note above (a numbered list
- * inside a note), any other line continues it too.
+ * inside a note), any other line continues it too. Unmarked lines opening
+ * such a run go on with the note the previous column ended with; on the
+ * page's first run they go on with the previous page's last note, which the
+ * page cannot see: they become a `continued` footnote, joined to it when the
+ * document is assembled (joinContinuedFootnotes).
  */
-function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], body: number, page: number, pageHeight: number): Footnotes {
+function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], body: number, page: number, pageHeight: number, rules: Rule[]): Footnotes {
   const bySegment = new Map<Segment, { block?: Block }>();
   const idByLabel = new Map<string, string>();
+  let carried: { block: Block & { kind: 'footnote' }; runs: Run[] } | undefined;
   for (const [index, column] of columns.entries()) {
     let start = column.length;
     while (start > 0) {
@@ -572,13 +577,27 @@ function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], bo
       if (!match || match[0].length >= segment.text.length) return undefined;
       return { label: noteLabel(match[1]!), runs: stripPrefix(segment.runs, match[0].length) };
     };
-    while (start < column.length && !markerOf(column[start]!)) start++;
+    let marked = start;
+    while (marked < column.length && !markerOf(column[marked]!)) marked++;
+    const leading = column.slice(start, marked);
     let current: { block: Block & { kind: 'footnote' }; runs: Run[] } | undefined;
+    if (leading.length > 0 && (carried || bySegment.size === 0) && continuesNote(leading, column[marked], carried, rules)) {
+      current = carried;
+      if (!current) {
+        current = { block: { kind: 'footnote', page, id: `p${page}-continued`, label: '', content: [], continued: true }, runs: [] };
+        bySegment.set(leading[0]!, { block: current.block });
+      }
+      for (const segment of leading) {
+        if (current.runs.length > 0) current.runs.push({ text: ' ' });
+        current.runs.push(...segment.runs);
+        if (!bySegment.has(segment)) bySegment.set(segment, {});
+      }
+    }
     const flush = () => {
       if (current) current.block.content = runsToInlines(current.runs);
     };
-    let previous: Segment | undefined;
-    for (const segment of column.slice(start)) {
+    let previous: Segment | undefined = current ? leading.at(-1) : undefined;
+    for (const segment of column.slice(marked)) {
       const marker = markerOf(segment);
       // a line well below the note (a colophon, an imprint) is not part of it
       const detached = previous !== undefined && previous.y - segment.y > Math.max(previous.size, segment.size) * 2.5;
@@ -600,8 +619,29 @@ function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], bo
       bySegment.set(segment, {});
     }
     flush();
+    // a note running to the column's foot may go on in the next column
+    carried = current && column.length > 0 && bySegment.has(column.at(-1)!) ? current : undefined;
   }
   return { bySegment, idByLabel };
+}
+
+/**
+ * Whether unmarked small lines at a column's foot go on with a note rather
+ * than being small print of their own (an imprint, a formula's limits): they
+ * read as words, and the note separator rule is just above them, or a marked
+ * note follows them with no separator between (which would put them above the
+ * notes), or, after a note in the previous column, the sentence goes on (a
+ * lower-case start, or that note stopped mid-sentence).
+ */
+function continuesNote(lines: Segment[], next: Segment | undefined, before: { runs: Run[] } | undefined, rules: Rule[]): boolean {
+  const first = lines[0]!;
+  const last = lines.at(-1)!;
+  if ((lines.map((line) => line.text).join(' ').match(/\p{L}{2,}/gu) ?? []).length < 3) return false;
+  const horizontal = rules.filter((rule) => rule.y1 === rule.y2);
+  const separated = horizontal.some((rule) => rule.y1 > first.y + first.size * 0.5 && rule.y1 < first.y + first.size * 3 && rule.x1 <= first.x + first.size * 2 && rule.x2 > first.x);
+  if (separated) return true;
+  if (next && !horizontal.some((rule) => rule.y1 < last.y && rule.y1 > next.y + next.size * 0.5 && rule.x1 < next.right && rule.x2 > next.x)) return true;
+  return before !== undefined && (/^\p{Ll}/u.test(first.text) || !/[.!?:;)\]”"»。]\s*$/u.test(before.runs.map((run) => run.text).join('')));
 }
 
 /** Raised markers in running text whose label is a footnote of the page become references to it. */
