@@ -3,7 +3,7 @@ import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
 import type { Mark, Rule } from './drawing.ts';
-import { findRuledTables } from './ruled-tables.ts';
+import { columnsOf, findRuledTables } from './ruled-tables.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
 import { findVectorFigures, type VectorFigure } from './vector-figures.ts';
 
@@ -488,14 +488,8 @@ function findAlignedTables(column: Segment[], page: number): Map<Segment, { bloc
     while (end < rows.length && rows[end]!.cells.length >= 2 && (end === start || rows[end - 1]!.y - rows[end]!.y <= rows[end]!.cells[0]!.size * 3)) end++;
     if (end - start >= 3) {
       const run = rows.slice(start, end);
-      // columns are the stretches of x that some cell covers, separated by gaps no cell crosses (works for centred columns too)
-      const intervals = run.flatMap((row) => row.cells.map((cell) => [cell.x, cell.right] as [number, number])).sort((a, b) => a[0] - b[0]);
-      const columns: [number, number][] = [];
-      for (const [x, right] of intervals) {
-        const last = columns.at(-1);
-        if (last && x <= last[1] + 1) last[1] = Math.max(last[1], right);
-        else columns.push([x, right]);
-      }
+      // columns by x-extent work for centred columns too
+      const columns = columnsOf(run);
       const cells = run.flatMap((row) => row.cells);
       const numeric = cells.filter((cell) => /\d/.test(cell.text)).length;
       // table cells are short; two columns of prose side by side are not a table

@@ -233,7 +233,7 @@ function tabular(rows: TextRow[]): boolean {
 }
 
 /** Columns: the stretches of x the cells cover, separated by gaps no cell crosses. */
-function columnsOf(rows: TextRow[]): [number, number][] {
+export function columnsOf(rows: TextRow[]): [number, number][] {
   const intervals = rows.flatMap((row) => row.cells.map((cell) => [cell.x, cell.right] as [number, number])).sort((a, b) => a[0] - b[0]);
   const columns: [number, number][] = [];
   for (const [x, right] of intervals) {
