@@ -47,9 +47,27 @@ export type Block =
       decorative: boolean;
       /** true when nobody (author tag, model) supplied alt text: a reviewer must write it */
       needsAlt: boolean;
+      /**
+       * Words drawn inside the picture (a chart's axis labels and legend), in
+       * reading order: kept with the figure instead of the text flow, where
+       * they would be noise, and a start for whoever writes the alt text.
+       */
+      text?: string;
     }
   | { kind: 'formula'; page: number; text: string; mathml?: string; tex?: string; display: boolean }
-  | { kind: 'footnote'; page: number; id: string; label: string; content: Inline[] }
+  | {
+      kind: 'footnote';
+      page: number;
+      id: string;
+      label: string;
+      content: Inline[];
+      /**
+       * The text goes on from the previous page's last footnote (no marker of
+       * its own): joinContinuedFootnotes appends it there when the document is
+       * assembled, and makes it a paragraph when there is no such note.
+       */
+      continued?: boolean;
+    }
   | { kind: 'blockquote'; page: number; children: Block[] }
   | { kind: 'code'; page: number; text: string }
   | { kind: 'pageBreak'; page: number; label: string };

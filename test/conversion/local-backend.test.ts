@@ -129,12 +129,15 @@ describe('local backend: untagged PDFs from their layout', () => {
     expect(text(first!.kind === 'heading' ? first!.content : [])).toBe('Two-Column Document with Lorem Ipsum');
   });
 
-  it('finds the ruled-less table of multicolumn-latex.pdf p.3 from column alignment, marked uncertain, with its caption', async () => {
+  it('finds the booktabs table of multicolumn-latex.pdf p.3 from its horizontal rules, the row above the mid rule as header, with its caption', async () => {
     const [page] = await convert('multicolumn-latex.pdf', [3]);
     const table = page!.blocks.find((block) => block.kind === 'table');
     expect(table).toBeDefined();
     if (table?.kind !== 'table') return;
-    expect(table.uncertain).toBe(true);
+    // top, mid and bottom rules of one width: the structure is drawn, not guessed
+    expect(table.uncertain).toBeUndefined();
+    expect(table.rows).toHaveLength(6);
+    expect(table.rows.slice(1).every((row) => row.length === 5 && row.every((cell) => !cell.header))).toBe(true);
     expect(text(table.caption)).toMatch(/^Table 1: EU Countries Information/);
     expect(table.rows[0]!.map((cell) => [text(cell.content), cell.header, cell.scope])).toEqual([
       ['Country', true, 'col'],

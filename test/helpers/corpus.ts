@@ -66,15 +66,22 @@ export function readCorpus(dir = CORPUS_DIR): CorpusEntry[] {
 }
 
 /** Block-level tags get a space on each side before parsing, so "<p>a</p><p>b</p>" reads as two words. */
-const BLOCK_TAG = /<(\/?)(p|div|li|h[1-6]|td|th|tr|caption|figcaption|section|article|nav|header|footer|main|aside|ul|ol|dl|dt|dd|table|br|hr|figure|pre|blockquote|math|mrow|mi|mn|mo|annotation)\b/gi;
+const BLOCK_TAG = /<(\/?)(p|div|li|h[1-6]|td|th|tr|caption|figcaption|section|article|nav|header|footer|main|aside|ul|ol|dl|dt|dd|table|br|hr|figure|pre|blockquote|math|mrow|mi|mn|mo|annotation|details|summary)\b/gi;
 
-/** The visible text of an HTML document's body (no style, script or title). */
-export function htmlText(html: string): string {
+/**
+ * The visible text of an HTML document's body (no style, script or title).
+ * `sourceOnly` also leaves out the words our renderer adds of its own (the
+ * note on a figure nobody described, the label of a figure's folded text),
+ * which no other extractor can have: for comparing the order of the source's
+ * words.
+ */
+export function htmlText(html: string, options: { sourceOnly?: boolean } = {}): string {
   const dom = new JSDOM(html.replace(BLOCK_TAG, ' <$1$2'));
   try {
     const body = dom.window.document.body;
     // a MathML annotation (the formula's TeX) is markup for tools, not text a reader hears or sees
     for (const element of body.querySelectorAll('style, script, template, annotation, annotation-xml')) element.remove();
+    if (options.sourceOnly) for (const element of body.querySelectorAll('p.needs-alt, figure summary')) element.remove();
     return body.textContent ?? '';
   } finally {
     dom.window.close();

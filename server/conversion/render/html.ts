@@ -162,7 +162,9 @@ function renderFigure(ctx: Ctx, block: Extract<Block, { kind: 'figure' }>): stri
     img = src ? `<img src="${src}" data-needs-alt="true"${size}>` : '';
     note = `<p class="needs-alt" data-needs-alt="true"><strong>Missing image description.</strong> Figure ${ctx.figureCount} on page ${escapeHtml(String(block.page))} has no text alternative yet.</p>`;
   }
-  return `<figure>\n${img}${note}${caption}\n</figure>`;
+  // words drawn in the picture (axis labels, a legend): there for whoever needs them, folded away from the reading flow
+  const drawn = block.text?.trim() ? `<details class="figure-text"><summary>Text in the figure</summary><p>${escapeHtml(block.text.trim())}</p></details>` : '';
+  return `<figure>\n${img}${note}${drawn}${caption}\n</figure>`;
 }
 
 const MATHML_ELEMENTS = new Set([

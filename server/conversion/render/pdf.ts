@@ -382,6 +382,10 @@ class PdfWriter {
       this.ensureSpace(BODY_SIZE * 2);
       parent.add(this.textElement('Caption', caption, BODY_SIZE - 1));
     }
+    if (block.text?.trim()) {
+      this.ensureSpace(BODY_SIZE * 2);
+      parent.add(this.textElement('P', [{ text: `Text in the figure: ${block.text.trim()}`, font: 'italic' }], BODY_SIZE - 1.5));
+    }
     doc.moveDown(0.6);
   }
 }

@@ -7,6 +7,7 @@ import { finished } from 'node:stream/promises';
 import type { Log } from '../../log.ts';
 import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
+import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS } from '../audit/slices.ts';
 import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
@@ -35,6 +36,10 @@ export type RenderOptions = {
   audit?: (input: AuditInput) => Promise<AuditResult>;
 };
 
+async function* parsed(lines: AsyncIterable<string>, mark: (page: PageResult) => PageResult): AsyncGenerator<PageResult> {
+  for await (const line of lines) if (line) yield mark(JSON.parse(line) as PageResult);
+}
+
 export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, options: RenderOptions = {}): DocumentRender {
   const report = createReportBuilder();
   // OCR'd pages know their language only as they come
@@ -57,7 +62,8 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
 
   const readSpool = async function* (dir: string): AsyncGenerator<PageResult> {
     const lines = createInterface({ input: createReadStream(path.join(dir, 'pages.jsonl'), { encoding: 'utf8' }), crlfDelay: Infinity });
-    for await (const line of lines) if (line) yield languages.mark(JSON.parse(line) as PageResult);
+    // a footnote running over a page's foot comes as two pieces, one per page: joined as the pages are read back
+    yield* joinContinuedFootnotesInOrder(parsed(lines, languages.mark));
   };
 
   return {

@@ -1,4 +1,5 @@
 import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { Canvas } from '@napi-rs/canvas';
 import type { Block } from '../../model.ts';
 
 /**
@@ -226,46 +227,59 @@ export async function encodeImage(page: PDFPageProxy, image: PlacedImage): Promi
     context.imageSmoothingQuality = 'high';
     context.drawImage(source, 0, 0, canvas.width, canvas.height);
   }
-  let bytes = await canvas.encode('png');
-  let mime: FigureImage['mime'] = 'image/png';
-  if (rgba.opaque && bytes.byteLength > JPEG_TRY_BYTES) {
-    const jpeg = await canvas.encode('jpeg', 85);
-    if (jpeg.byteLength < bytes.byteLength * 0.7) {
-      bytes = jpeg;
-      mime = 'image/jpeg';
-    }
-  }
-  return { mime, base64: bytes.toString('base64'), width: canvas.width, height: canvas.height, uniform: isUniform(rgba.data) };
+  return { ...(await encodeCanvas(canvas, rgba.opaque)), uniform: isUniform(rgba.data) };
 }
 
 /** Resolution of a figure drawn from several pieces: screen quality, a quarter of OCR's pixels. */
 export const FIGURE_RENDER_DPI = 150;
 
 /**
- * A region of the page rendered to PNG (for a figure assembled from several
- * image pieces and vector drawing, which no single image holds). Undefined
- * for rotated pages, whose crop box arithmetic this does not do.
+ * Regions of the page rendered to PNG (a figure assembled from several image
+ * pieces and vector drawing, which no single image holds), from one
+ * rendering of the area they span: pdf.js runs the whole page's drawing for
+ * every render, whatever the canvas shows. Undefined for rotated pages,
+ * whose crop box arithmetic this does not do, and for regions off the page.
  */
-export async function renderRegion(page: PDFPageProxy, box: { x0: number; y0: number; x1: number; y1: number }): Promise<FigureImage | undefined> {
-  if (page.rotate % 360 !== 0) return undefined;
+export async function renderRegions(page: PDFPageProxy, boxes: Box[]): Promise<(FigureImage | undefined)[]> {
+  if (page.rotate % 360 !== 0) return boxes.map(() => undefined);
   const [vx0 = 0, vy0 = 0, vx1 = 612, vy1 = 792] = page.view;
-  const x0 = Math.max(box.x0, vx0);
-  const x1 = Math.min(box.x1, vx1);
-  const y0 = Math.max(box.y0, vy0);
-  const y1 = Math.min(box.y1, vy1);
-  if (x1 - x0 < 1 || y1 - y0 < 1) return undefined;
-  const scale = Math.min(FIGURE_RENDER_DPI / 72, MAX_IMAGE_SIDE / Math.max(x1 - x0, y1 - y0));
+  const clipped = boxes.map((box) => ({ x0: Math.max(box.x0, vx0), y0: Math.max(box.y0, vy0), x1: Math.min(box.x1, vx1), y1: Math.min(box.y1, vy1) }));
+  const usable = clipped.filter((box) => box.x1 - box.x0 >= 1 && box.y1 - box.y0 >= 1);
+  if (usable.length === 0) return boxes.map(() => undefined);
+  const scale = Math.min(FIGURE_RENDER_DPI / 72, ...usable.map((box) => MAX_IMAGE_SIDE / Math.max(box.x1 - box.x0, box.y1 - box.y0)));
+  const all = { x0: Math.min(...usable.map((box) => box.x0)), y0: Math.min(...usable.map((box) => box.y0)), x1: Math.max(...usable.map((box) => box.x1)), y1: Math.max(...usable.map((box) => box.y1)) };
   const { createCanvas } = await import('@napi-rs/canvas');
-  const canvas = createCanvas(Math.max(1, Math.round((x1 - x0) * scale)), Math.max(1, Math.round((y1 - y0) * scale)));
+  const canvas = createCanvas(Math.max(1, Math.round((all.x1 - all.x0) * scale)), Math.max(1, Math.round((all.y1 - all.y0) * scale)));
   const context = canvas.getContext('2d');
   context.fillStyle = '#ffffff';
   context.fillRect(0, 0, canvas.width, canvas.height);
-  // the viewport maps page point (x, y) to (scale·(x − vx0) + offsetX, scale·(vy1 − y) + offsetY): shift the region's corner to 0,0
-  const viewport = page.getViewport({ scale, offsetX: -scale * (x0 - vx0), offsetY: -scale * (vy1 - y1) });
+  // the viewport maps page point (x, y) to (scale·(x − vx0) + offsetX, scale·(vy1 − y) + offsetY): shift the area's corner to 0,0
+  const viewport = page.getViewport({ scale, offsetX: -scale * (all.x0 - vx0), offsetY: -scale * (vy1 - all.y1) });
   await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+  const out: (FigureImage | undefined)[] = [];
+  for (const box of clipped) {
+    if (box.x1 - box.x0 < 1 || box.y1 - box.y0 < 1) {
+      out.push(undefined);
+      continue;
+    }
+    const [left, top] = [Math.round((box.x0 - all.x0) * scale), Math.round((all.y1 - box.y1) * scale)];
+    const piece = createCanvas(Math.max(1, Math.min(canvas.width - left, Math.round((box.x1 - box.x0) * scale))), Math.max(1, Math.min(canvas.height - top, Math.round((box.y1 - box.y0) * scale))));
+    piece.getContext('2d').drawImage(canvas, left, top, piece.width, piece.height, 0, 0, piece.width, piece.height);
+    out.push(await encodeCanvas(piece, true));
+  }
+  return out;
+}
+
+/** One region of the page rendered to PNG (see renderRegions). */
+export async function renderRegion(page: PDFPageProxy, box: Box): Promise<FigureImage | undefined> {
+  return (await renderRegions(page, [box]))[0];
+}
+
+/** PNG, or JPEG when that is much smaller for an opaque picture (a photo). */
+async function encodeCanvas(canvas: Canvas, opaque: boolean): Promise<FigureImage> {
   let bytes = await canvas.encode('png');
   let mime: FigureImage['mime'] = 'image/png';
-  if (bytes.byteLength > JPEG_TRY_BYTES) {
+  if (opaque && bytes.byteLength > JPEG_TRY_BYTES) {
     const jpeg = await canvas.encode('jpeg', 85);
     if (jpeg.byteLength < bytes.byteLength * 0.7) {
       bytes = jpeg;

@@ -3,14 +3,15 @@ import type { Block, DocumentMeta, PageResult } from '../../model.ts';
 import { blocksText, classify, structuralReasons } from '../vision/page-content.ts';
 import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
-import { createImageBudget, encodeImage, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, MIN_IMAGE_PIXELS, overlapArea, placeImages, renderRegion, type Box, type FigureImage, type PlacedImage } from './images.ts';
+import { createImageBudget, encodeImage, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, MIN_IMAGE_PIXELS, overlapArea, placeImages, renderRegion, renderRegions, type Box, type FigureImage, type PlacedImage } from './images.ts';
 import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
-import { readRules, type OperatorList } from './ruled-tables.ts';
+import { readDrawing, type OperatorList } from './drawing.ts';
 import { ocrPage } from './ocr.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
 import { countWords, readTextLayer, type TextItem } from './text-layer.ts';
+import { FIGURE_CAPTION } from './vector-figures.ts';
 
 /**
  * The local backend: one page of an open pdf.js document to a PageResult,
@@ -127,7 +128,6 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
   const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
   const list = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
   const images = list ? findImages(list) : [];
-  const rules = list ? readRules(list) : [];
   const pageArea = (x1 - x0) * (y1 - y0);
   const budget = createImageBudget();
   const garbled = isGarbled(layerText);
@@ -156,20 +156,44 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
     } else {
       const shifted = items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
       const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
+      const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
       const layout = layoutPage(buildSegments(shifted, linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] }))), {
         page: pageNumber,
         pageWidth: x1 - x0,
         pageHeight: y1 - y0,
         neighbours,
-        rules: rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+        rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
         boldFonts: boldFontIds(page, shifted),
+        marks: x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
       });
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');
       // the scan under a searchable scan's invisible text is the page itself, not a figure on it
-      const figures = images.filter((image) => !image.artifact && (image.x1 - image.x0) * (image.y1 - image.y0) < pageArea * SCAN_BACKGROUND_SHARE);
-      const placed: { block: Block; box: PlacedImage }[] = [];
-      for (const image of figures) {
+      const pictures = images.filter((image) => !image.artifact && (image.x1 - image.x0) * (image.y1 - image.y0) < pageArea * SCAN_BACKGROUND_SHARE);
+      const placed: { block: Block; box: Box }[] = [];
+      // a drawing is rendered whole, with any image it is drawn over or around
+      const inDrawing = new Set<PlacedImage>();
+      const drawings = layout.figures.map((drawn) => {
+        let box = drawn.box;
+        for (const image of pictures) {
+          const local = { x0: image.x0 - x0, y0: image.y0 - y0, x1: image.x1 - x0, y1: image.y1 - y0 };
+          if (overlapArea(local, box) < (local.x1 - local.x0) * (local.y1 - local.y0) * 0.5) continue;
+          inDrawing.add(image);
+          box = { x0: Math.min(box.x0, local.x0), y0: Math.min(box.y0, local.y0), x1: Math.max(box.x1, local.x1), y1: Math.max(box.y1, local.y1) };
+        }
+        return { box, segments: drawn.segments };
+      });
+      const rendered = drawings.length === 0 || budget.full ? [] : await renderRegions(page, drawings.map(({ box }) => ({ x0: box.x0 + x0, y0: box.y0 + y0, x1: box.x1 + x0, y1: box.y1 + y0 }))).catch(() => []);
+      for (const [index, { box, segments }] of drawings.entries()) {
+        const picture = rendered[index];
+        const kept = picture && budget.take(picture) ? picture : undefined;
+        const text = segments
+          .sort((a, b) => b.y - a.y || a.x - b.x)
+          .map((segment) => segment.text)
+          .join(' ');
+        placed.push({ block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), ...(text ? { text } : {}), decorative: false, needsAlt: true }, box });
+      }
+      for (const image of pictures.filter((picture) => !inDrawing.has(picture))) {
         const encoded = budget.full ? undefined : await encodeImage(page, image).catch(() => undefined);
         const side = Math.min(image.x1 - image.x0, image.y1 - image.y0);
         const decorative = Math.max(image.x1 - image.x0, image.y1 - image.y0) >= side * DECORATIVE_ASPECT || encoded?.uniform === true;
@@ -177,7 +201,7 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
         const kept = encoded && budget.take(picture as FigureImage) ? (picture as FigureImage) : undefined;
         placed.push({ block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), decorative, needsAlt: !decorative }, box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 } });
       }
-      blocks = placeFigures(blocks, layout.anchors, placed);
+      blocks = captionFigures(placeFigures(blocks, layout.anchors, placed), layout.anchors, placed);
       const needing = placed.filter((entry) => entry.block.kind === 'figure' && entry.block.needsAlt).length;
       if (needing > 0) warnings.push(`page ${pageNumber}: ${needing} image(s) need alt text`);
     }
@@ -350,6 +374,37 @@ export function placeFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, 
     else trailing.push(figure.block);
   }
   return [...blocks.flatMap((block) => [...(before.get(block) ?? []), block]), ...trailing];
+}
+
+/** How far (points) a caption's first line may sit from its figure's edge. */
+const CAPTION_REACH = 40;
+
+/**
+ * "Figure 3: …" just below a figure (or just above it), beside it in its
+ * column, is its caption: it leaves the flow and goes into the figure. Below,
+ * the sub-captions of its parts ("(a) …  (b) …") may come first.
+ */
+function captionFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, figures: { block: Block; box: Box }[]): Block[] {
+  const taken = new Set<Block>();
+  for (const { block: figure, box } of figures) {
+    if (figure.kind !== 'figure') continue;
+    const index = blocks.indexOf(figure);
+    const beside = (block: Block | undefined, away: (top: number) => number, reach: number) => {
+      const anchor = block && anchors.get(block);
+      return anchor !== undefined && away(anchor.top) >= -2 && away(anchor.top) <= reach && anchor.x < box.x1 && anchor.right > box.x0;
+    };
+    const below = (top: number) => box.y0 - top;
+    const subCaptions = blocks[index + 1]?.kind !== 'figure' && beside(blocks[index + 1], below, CAPTION_REACH);
+    const caption = [
+      { block: blocks[index + 1], away: below, reach: CAPTION_REACH },
+      ...(subCaptions ? [{ block: blocks[index + 2], away: below, reach: CAPTION_REACH * 2 }] : []),
+      { block: blocks[index - 1], away: (top: number) => top - box.y1, reach: CAPTION_REACH },
+    ].find(({ block, away, reach }) => block?.kind === 'paragraph' && !taken.has(block) && FIGURE_CAPTION.test(inlineText(block.content).trim()) && beside(block, away, reach))?.block;
+    if (caption?.kind !== 'paragraph') continue;
+    figure.caption = caption.content;
+    taken.add(caption);
+  }
+  return taken.size === 0 ? blocks : blocks.filter((block) => !taken.has(block));
 }
 
 /** Whether the page draws anything (paths, glyphs as curves): a blank page needs no OCR. */

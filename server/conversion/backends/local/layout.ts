@@ -2,8 +2,10 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, type Run } from './inline.ts';
 import { edgeKey, type EdgeLines } from './running-heads.ts';
 import type { TextItem } from './text-layer.ts';
-import { findRuledTables, type Rule } from './ruled-tables.ts';
+import type { Mark, Rule } from './drawing.ts';
+import { columnsOf, findRuledTables } from './ruled-tables.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
+import { findVectorFigures, type VectorFigure } from './vector-figures.ts';
 
 /**
  * An untagged page's structure inferred from geometry: items grouped into
@@ -17,7 +19,8 @@ export type Segment = { x: number; right: number; y: number; size: number; font:
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 /** Where a block starts on the page (its first line, page space): lets figures be placed among the text. */
 export type BlockAnchor = { x: number; right: number; top: number };
-export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor> };
+/** `figures`: regions drawn with vector paths, their text (labels) taken out of the blocks. */
+export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor>; figures: VectorFigure[] };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
@@ -202,6 +205,8 @@ export function layoutPage(
     rules?: Rule[];
     /** font ids of bold fonts, for ruled tables' header rows */
     boldFonts?: Set<string>;
+    /** painted paths (page space), for figures drawn without an image */
+    marks?: Mark[];
   },
 ): Layout {
   const { page } = options;
@@ -221,7 +226,7 @@ export function layoutPage(
       artifacts += before - segments.length;
     }
   }
-  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts, anchors: new Map() };
+  if (segments.length === 0) return { blocks: [], multiColumn: false, artifacts, anchors: new Map(), figures: [] };
   // bare page numbers at the top or bottom are artifacts
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
@@ -247,6 +252,19 @@ export function layoutPage(
     }
     flow.sort((a, b) => b.y - a.y || a.x - b.x);
   }
+  // a drawing's labels leave the flow with it
+  const figures = options.marks?.length
+    ? findVectorFigures(options.marks, flow.filter((segment) => !ruledAt.has(segment)), {
+        body,
+        pageWidth: options.pageWidth,
+        pageHeight: options.pageHeight,
+        exclude: ruled.map((table) => ({ x0: table.box.x, x1: table.box.right, y0: table.box.bottom, y1: table.box.top })),
+      })
+    : [];
+  if (figures.length > 0) {
+    const labels = new Set(figures.flatMap((figure) => figure.segments));
+    flow = flow.filter((segment) => !labels.has(segment));
+  }
   const { ordered, multiColumn } = readingOrder(flow, options.pageWidth);
   // a heading is words: a big display formula ("a + b = c") or a lone symbol is not one
   const looksLikeHeading = (segment: Segment) => {
@@ -258,7 +276,7 @@ export function layoutPage(
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
-  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight);
+  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
   const blocks: Block[] = [];
   const anchors = new Map<Block, BlockAnchor>();
   const place = (block: Block, first: Segment) => {
@@ -401,7 +419,7 @@ export function layoutPage(
     flushParagraph();
     flushList();
   }
-  return { blocks, multiColumn, artifacts, anchors };
+  return { blocks, multiColumn, artifacts, anchors, figures };
 }
 
 function stripPrefix(runs: Run[], length: number): Run[] {
@@ -470,14 +488,8 @@ function findAlignedTables(column: Segment[], page: number): Map<Segment, { bloc
     while (end < rows.length && rows[end]!.cells.length >= 2 && (end === start || rows[end - 1]!.y - rows[end]!.y <= rows[end]!.cells[0]!.size * 3)) end++;
     if (end - start >= 3) {
       const run = rows.slice(start, end);
-      // columns are the stretches of x that some cell covers, separated by gaps no cell crosses (works for centred columns too)
-      const intervals = run.flatMap((row) => row.cells.map((cell) => [cell.x, cell.right] as [number, number])).sort((a, b) => a[0] - b[0]);
-      const columns: [number, number][] = [];
-      for (const [x, right] of intervals) {
-        const last = columns.at(-1);
-        if (last && x <= last[1] + 1) last[1] = Math.max(last[1], right);
-        else columns.push([x, right]);
-      }
+      // columns by x-extent work for centred columns too
+      const columns = columnsOf(run);
       const cells = run.flatMap((row) => row.cells);
       const numeric = cells.filter((cell) => /\d/.test(cell.text)).length;
       // table cells are short; two columns of prose side by side are not a table
@@ -533,11 +545,16 @@ type Footnotes = { bySegment: Map<Segment, { block?: Block }>; idByLabel: Map<st
  * a column in the lower part of the page, from its first line that starts
  * with a marker (a raised number, "1)", "*", "†"). A line starting with a
  * marker already used on the page continues the note above (a numbered list
- * inside a note), any other line continues it too.
+ * inside a note), any other line continues it too. Unmarked lines opening
+ * such a run go on with the note the previous column ended with; on the
+ * page's first run they go on with the previous page's last note, which the
+ * page cannot see: they become a `continued` footnote, joined to it when the
+ * document is assembled (joinContinuedFootnotes).
  */
-function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], body: number, page: number, pageHeight: number): Footnotes {
+function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], body: number, page: number, pageHeight: number, rules: Rule[]): Footnotes {
   const bySegment = new Map<Segment, { block?: Block }>();
   const idByLabel = new Map<string, string>();
+  let carried: { block: Block & { kind: 'footnote' }; runs: Run[] } | undefined;
   for (const [index, column] of columns.entries()) {
     let start = column.length;
     while (start > 0) {
@@ -554,13 +571,27 @@ function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], bo
       if (!match || match[0].length >= segment.text.length) return undefined;
       return { label: noteLabel(match[1]!), runs: stripPrefix(segment.runs, match[0].length) };
     };
-    while (start < column.length && !markerOf(column[start]!)) start++;
+    let marked = start;
+    while (marked < column.length && !markerOf(column[marked]!)) marked++;
+    const leading = column.slice(start, marked);
     let current: { block: Block & { kind: 'footnote' }; runs: Run[] } | undefined;
+    if (leading.length > 0 && (carried || bySegment.size === 0) && continuesNote(leading, column[marked], carried, rules)) {
+      current = carried;
+      if (!current) {
+        current = { block: { kind: 'footnote', page, id: `p${page}-continued`, label: '', content: [], continued: true }, runs: [] };
+        bySegment.set(leading[0]!, { block: current.block });
+      }
+      for (const segment of leading) {
+        if (current.runs.length > 0) current.runs.push({ text: ' ' });
+        current.runs.push(...segment.runs);
+        if (!bySegment.has(segment)) bySegment.set(segment, {});
+      }
+    }
     const flush = () => {
       if (current) current.block.content = runsToInlines(current.runs);
     };
-    let previous: Segment | undefined;
-    for (const segment of column.slice(start)) {
+    let previous: Segment | undefined = current ? leading.at(-1) : undefined;
+    for (const segment of column.slice(marked)) {
       const marker = markerOf(segment);
       // a line well below the note (a colophon, an imprint) is not part of it
       const detached = previous !== undefined && previous.y - segment.y > Math.max(previous.size, segment.size) * 2.5;
@@ -582,8 +613,29 @@ function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], bo
       bySegment.set(segment, {});
     }
     flush();
+    // a note running to the column's foot may go on in the next column
+    carried = current && column.length > 0 && bySegment.has(column.at(-1)!) ? current : undefined;
   }
   return { bySegment, idByLabel };
+}
+
+/**
+ * Whether unmarked small lines at a column's foot go on with a note rather
+ * than being small print of their own (an imprint, a formula's limits): they
+ * read as words, and the note separator rule is just above them, or a marked
+ * note follows them with no separator between (which would put them above the
+ * notes), or, after a note in the previous column, the sentence goes on (a
+ * lower-case start, or that note stopped mid-sentence).
+ */
+function continuesNote(lines: Segment[], next: Segment | undefined, before: { runs: Run[] } | undefined, rules: Rule[]): boolean {
+  const first = lines[0]!;
+  const last = lines.at(-1)!;
+  if ((lines.map((line) => line.text).join(' ').match(/\p{L}{2,}/gu) ?? []).length < 3) return false;
+  const horizontal = rules.filter((rule) => rule.y1 === rule.y2);
+  const separated = horizontal.some((rule) => rule.y1 > first.y + first.size * 0.5 && rule.y1 < first.y + first.size * 3 && rule.x1 <= first.x + first.size * 2 && rule.x2 > first.x);
+  if (separated) return true;
+  if (next && !horizontal.some((rule) => rule.y1 < last.y && rule.y1 > next.y + next.size * 0.5 && rule.x1 < next.right && rule.x2 > next.x)) return true;
+  return before !== undefined && (/^\p{Ll}/u.test(first.text) || !/[.!?:;)\]”"»。]\s*$/u.test(before.runs.map((run) => run.text).join('')));
 }
 
 /** Raised markers in running text whose label is a footnote of the page become references to it. */

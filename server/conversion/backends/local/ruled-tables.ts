@@ -1,6 +1,6 @@
-import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, TableCell } from '../../model.ts';
 import { runsToInlines, type Run } from './inline.ts';
+import { TOLERANCE, type Rule } from './drawing.ts';
 import type { Segment } from './layout.ts';
 
 /**
@@ -10,102 +10,6 @@ import type { Segment } from './layout.ts';
  * inner rule is missing spans the cells it covers. The first rows are
  * headers when they are bold, or when a heavier rule closes them.
  */
-
-/** A horizontal (y1 = y2) or vertical (x1 = x2) rule in page space, with its stroke width. */
-export type Rule = { x1: number; y1: number; x2: number; y2: number; width: number };
-/** The part of pdf.js's operator list we read. */
-export type OperatorList = { fnArray: ArrayLike<number>; argsArray: ArrayLike<unknown> };
-/** A filled rectangle thinner than this is drawn as a rule (Word and LibreOffice draw cell borders so). */
-const MAX_RULE_THICKNESS = 3;
-/** Rules closer than this are the same line; ends closer than this touch. */
-const TOLERANCE = 2;
-
-const STROKES = new Set<number>([OPS.stroke, OPS.closeStroke, OPS.fillStroke, OPS.eoFillStroke, OPS.closeFillStroke, OPS.closeEOFillStroke]);
-const FILLS = new Set<number>([OPS.fill, OPS.eoFill]);
-
-/** Ruling lines, from one walk of the operator list (with the transform in force). */
-export function readRules(list: OperatorList): Rule[] {
-  const rules: Rule[] = [];
-  const stack: { ctm: number[]; lineWidth: number }[] = [];
-  let ctm = [1, 0, 0, 1, 0, 0];
-  let lineWidth = 1;
-  const apply = (x: number, y: number): [number, number] => [ctm[0]! * x + ctm[2]! * y + ctm[4]!, ctm[1]! * x + ctm[3]! * y + ctm[5]!];
-  for (let index = 0; index < list.fnArray.length; index++) {
-    const op = list.fnArray[index];
-    const args = list.argsArray[index] as unknown[] | null;
-    if (op === OPS.save) stack.push({ ctm, lineWidth });
-    else if (op === OPS.restore) ({ ctm, lineWidth } = stack.pop() ?? { ctm: [1, 0, 0, 1, 0, 0], lineWidth: 1 });
-    else if (op === OPS.transform) {
-      const [a, b, c, d, e, f] = args as number[];
-      const [A, B, C, D, E, F] = ctm as [number, number, number, number, number, number];
-      ctm = [a! * A + b! * C, a! * B + b! * D, c! * A + d! * C, c! * B + d! * D, e! * A + f! * C + E, e! * B + f! * D + F];
-    } else if (op === OPS.setLineWidth) lineWidth = Number((args as number[])[0]) || 0;
-    else if (op === OPS.constructPath && args) {
-      // pdf.js 5+: [paint op, [path data: moveTo 0 / lineTo 1 / curveTo 2 / quadraticCurveTo 3 / closePath 4], bbox]
-      const paint = args[0] as number;
-      const data = (args[1] as ArrayLike<number>[] | undefined)?.[0];
-      if (!data || (!STROKES.has(paint) && !FILLS.has(paint))) continue;
-      const scale = Math.hypot(ctm[0]!, ctm[1]!) || 1;
-      for (const subpath of subpaths(data)) {
-        const points = subpath.points.map(([x, y]) => apply(x, y));
-        if (STROKES.has(paint)) {
-          const edges = subpath.closed ? points.length : points.length - 1;
-          for (let at = 0; at < edges; at++) addRule(rules, points[at]!, points[(at + 1) % points.length]!, Math.max(lineWidth * scale, 0.1));
-        } else {
-          const box = thinBox(points);
-          if (box) rules.push(box);
-        }
-      }
-    }
-  }
-  return rules;
-}
-
-function subpaths(data: ArrayLike<number>): { points: [number, number][]; closed: boolean }[] {
-  const out: { points: [number, number][]; closed: boolean }[] = [];
-  let current: { points: [number, number][]; closed: boolean } | undefined;
-  for (let at = 0; at < data.length; ) {
-    const code = data[at++];
-    if (code === 0) {
-      current = { points: [[data[at++]!, data[at++]!]], closed: false };
-      out.push(current);
-    } else if (code === 1) current?.points.push([data[at++]!, data[at++]!]);
-    else if (code === 2) {
-      // a curve is no rule: the subpath ends here
-      at += 6;
-      current = undefined;
-    } else if (code === 3) {
-      at += 4;
-      current = undefined;
-    } else if (code === 4) {
-      if (current) current.closed = true;
-    } else break;
-  }
-  return out;
-}
-
-function addRule(rules: Rule[], [x1, y1]: [number, number], [x2, y2]: [number, number], width: number) {
-  const horizontal = Math.abs(y1 - y2) < 0.5;
-  const vertical = Math.abs(x1 - x2) < 0.5;
-  if (horizontal === vertical) return;
-  if (horizontal && Math.abs(x2 - x1) > TOLERANCE) rules.push({ x1: Math.min(x1, x2), x2: Math.max(x1, x2), y1, y2: y1, width });
-  if (vertical && Math.abs(y2 - y1) > TOLERANCE) rules.push({ x1, x2: x1, y1: Math.min(y1, y2), y2: Math.max(y1, y2), width });
-}
-
-/** A filled axis-aligned rectangle thin enough to be a rule, as that rule. */
-function thinBox(points: [number, number][]): Rule | undefined {
-  if (points.length < 4 || points.length > 5) return undefined;
-  const xs = points.map(([x]) => x);
-  const ys = points.map(([, y]) => y);
-  // axis-aligned: every point sits on the box's edges in both directions
-  const [left, right, bottom, top] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  if (!points.every(([x, y]) => (Math.abs(x - left) < 0.5 || Math.abs(x - right) < 0.5) && (Math.abs(y - bottom) < 0.5 || Math.abs(y - top) < 0.5))) return undefined;
-  const width = right - left;
-  const height = top - bottom;
-  if (height <= MAX_RULE_THICKNESS && width > TOLERANCE * 2) return { x1: left, x2: right, y1: (top + bottom) / 2, y2: (top + bottom) / 2, width: height };
-  if (width <= MAX_RULE_THICKNESS && height > TOLERANCE * 2) return { x1: (left + right) / 2, x2: (left + right) / 2, y1: bottom, y2: top, width };
-  return undefined;
-}
 
 export type RuledTable = { block: Block & { kind: 'table' }; segments: Set<Segment>; box: { x: number; right: number; top: number; bottom: number } };
 
@@ -141,16 +45,23 @@ function distinct(values: number[]): number[] {
 export function findRuledTables(rules: Rule[], segments: Segment[], page: number, boldFonts: Set<string>): RuledTable[] {
   const horizontals = mergeLines(rules.filter((rule) => rule.y1 === rule.y2).map((rule) => ({ at: rule.y1, from: rule.x1, to: rule.x2, width: rule.width })));
   const verticals = mergeLines(rules.filter((rule) => rule.x1 === rule.x2).map((rule) => ({ at: rule.x1, from: rule.y1, to: rule.y2, width: rule.width })));
-  if (horizontals.length < 2 || verticals.length < 2) return [];
+  if (horizontals.length < 2) return [];
+  const touches = (hl: Line, vl: Line) => vl.at >= hl.from - TOLERANCE && vl.at <= hl.to + TOLERANCE && hl.at >= vl.from - TOLERANCE && hl.at <= vl.to + TOLERANCE;
+  const tables = verticals.length >= 2 ? gridTables(horizontals, verticals, touches, segments, page, boldFonts) : [];
+  // horizontal rules no vertical touches may be a booktabs-style table's
+  const free = horizontals.filter((hl) => !verticals.some((vl) => touches(hl, vl)));
+  const rest = tables.length > 0 ? segments.filter((segment) => !tables.some((table) => table.segments.has(segment))) : segments;
+  return [...tables, ...findBooktabsTables(free, rest, page)];
+}
+
+function gridTables(horizontals: Line[], verticals: Line[], touches: (hl: Line, vl: Line) => boolean, segments: Segment[], page: number, boldFonts: Set<string>): RuledTable[] {
   // grids: horizontal and vertical rules that touch, grouped (union-find)
   const all = [...horizontals.map((line) => ({ line, horizontal: true })), ...verticals.map((line) => ({ line, horizontal: false }))];
   const parent = all.map((_, index) => index);
   const find = (index: number): number => (parent[index] === index ? index : (parent[index] = find(parent[index]!)));
   for (let h = 0; h < horizontals.length; h++) {
     for (let v = 0; v < verticals.length; v++) {
-      const hl = horizontals[h]!;
-      const vl = verticals[v]!;
-      if (vl.at >= hl.from - TOLERANCE && vl.at <= hl.to + TOLERANCE && hl.at >= vl.from - TOLERANCE && hl.at <= vl.to + TOLERANCE) parent[find(h)] = find(horizontals.length + v);
+      if (touches(horizontals[h]!, verticals[v]!)) parent[find(h)] = find(horizontals.length + v);
     }
   }
   const groups = new Map<number, typeof all>();
@@ -265,4 +176,155 @@ function buildTable(xs: number[], ys: number[], hs: Line[], vs: Line[], segments
     tableRows.push(row);
   }
   return { block: { kind: 'table', page, rows: tableRows, ...(uncertain ? { uncertain: true } : {}) }, segments: inside, box };
+}
+
+/**
+ * Booktabs-style tables (LaTeX booktabs, many reports): horizontal rules
+ * only. A top and a bottom rule of the same span enclose text rows whose
+ * cells fall into columns by their x-extent; the rows above the first rule of
+ * that span in between (the mid rule) are the header, and a shorter rule
+ * under a header cell (a cmidrule) gives the columns it spans. A band of
+ * prose between two such rules (a caption, a paragraph) separates two tables.
+ */
+function findBooktabsTables(lines: Line[], segments: Segment[], page: number): RuledTable[] {
+  if (lines.length < 2) return [];
+  const sameSpan = (a: Line, b: Line) => Math.abs(a.from - b.from) <= TOLERANCE + 1 && Math.abs(a.to - b.to) <= TOLERANCE + 1;
+  const byTop = [...lines].sort((a, b) => b.at - a.at);
+  const grouped = new Set<Line>();
+  const tables: RuledTable[] = [];
+  for (const first of byTop) {
+    if (grouped.has(first)) continue;
+    const group = byTop.filter((line) => !grouped.has(line) && sameSpan(line, first));
+    for (const line of group) grouped.add(line);
+    let start = 0;
+    for (let at = 0; at < group.length; at++) {
+      const band = at + 1 < group.length ? rowsBetween(segments, group[at]!, group[at + 1]!) : undefined;
+      if (band && !band.crossed && (band.rows.length === 0 || tabular(band.rows))) continue;
+      const table = at > start ? booktabsTable(group.slice(start, at + 1), lines, segments, page) : undefined;
+      if (table) tables.push(table);
+      start = at + 1;
+    }
+  }
+  return tables;
+}
+
+type TextRow = { y: number; cells: Segment[] };
+
+/** The text rows between two rules, within their span; `crossed` when some text runs over the span's edge. */
+function rowsBetween(segments: Segment[], upper: Line, lower: Line): { rows: TextRow[]; crossed: boolean } {
+  const rows: TextRow[] = [];
+  let crossed = false;
+  for (const segment of [...segments].sort((a, b) => b.y - a.y || a.x - b.x)) {
+    const cy = segment.y + segment.size * 0.3;
+    if (cy >= upper.at || cy <= lower.at) continue;
+    const cx = (segment.x + segment.right) / 2;
+    if (cx <= upper.from || cx >= upper.to) continue;
+    if (segment.x < upper.from - segment.size || segment.right > upper.to + segment.size) crossed = true;
+    const row = rows.at(-1);
+    if (row && Math.abs(row.y - segment.y) < Math.max(1, segment.size * 0.3)) row.cells.push(segment);
+    else rows.push({ y: segment.y, cells: [segment] });
+  }
+  return { rows, crossed };
+}
+
+/** Rows most of which are cut into cells: a table's, not a paragraph's. */
+function tabular(rows: TextRow[]): boolean {
+  return rows.filter((row) => row.cells.length >= 2).length * 2 >= rows.length;
+}
+
+/** Columns: the stretches of x the cells cover, separated by gaps no cell crosses. */
+export function columnsOf(rows: TextRow[]): [number, number][] {
+  const intervals = rows.flatMap((row) => row.cells.map((cell) => [cell.x, cell.right] as [number, number])).sort((a, b) => a[0] - b[0]);
+  const columns: [number, number][] = [];
+  for (const [x, right] of intervals) {
+    const last = columns.at(-1);
+    if (last && x <= last[1] + 1) last[1] = Math.max(last[1], right);
+    else columns.push([x, right]);
+  }
+  return columns;
+}
+
+type Placed = { c1: number; c2: number; runs: Run[] };
+
+/** A row's cells on the columns: each takes the columns its extent (or the cmidrule under it) overlaps, else the nearest. */
+function placeRow(cells: Segment[], columns: [number, number][], extentOf: (cell: Segment) => [number, number]): Placed[] {
+  const placed: Placed[] = [];
+  for (const cell of [...cells].sort((a, b) => a.x - b.x)) {
+    const [from, to] = extentOf(cell);
+    const covered = columns.flatMap(([x, right], index) => (Math.min(to, right) - Math.max(from, x) > 0 ? [index] : []));
+    const centre = (from + to) / 2;
+    const nearest = columns.reduce((best, [x, right], index) => (Math.abs((x + right) / 2 - centre) < Math.abs((columns[best]![0] + columns[best]![1]) / 2 - centre) ? index : best), 0);
+    const c1 = covered.length > 0 ? covered[0]! : nearest;
+    const c2 = covered.length > 0 ? covered.at(-1)! : nearest;
+    const last = placed.at(-1);
+    if (last && c1 <= last.c2) {
+      last.c2 = Math.max(last.c2, c2);
+      last.runs.push({ text: ' ' }, ...cell.runs);
+    } else placed.push({ c1, c2, runs: [...cell.runs] });
+  }
+  return placed;
+}
+
+function booktabsTable(rules: Line[], allLines: Line[], segments: Segment[], page: number): RuledTable | undefined {
+  const top = rules[0]!;
+  const bottom = rules.at(-1)!;
+  const { rows, crossed } = rowsBetween(segments, top, bottom);
+  if (crossed || rows.length < 2) return undefined;
+  // the mid rule: the first rule of the table's span inside it with text rows on both sides
+  const mid = rules.slice(1, -1).find((rule) => rows.some((row) => row.y > rule.at) && rows.some((row) => row.y < rule.at));
+  const head = mid ? rows.filter((row) => row.y > mid.at) : [];
+  const body = rows.slice(head.length);
+  const most = Math.max(...body.map((row) => row.cells.length));
+  if (most < 2 || !tabular(body)) return undefined;
+  // columns from the rows with the most cells: a spanning cell elsewhere must not merge two columns
+  const columns = columnsOf(body.filter((row) => row.cells.length === most));
+  const width = top.to - top.from;
+  const cells = body.flatMap((row) => row.cells);
+  const averageWidth = cells.reduce((sum, cell) => sum + cell.right - cell.x, 0) / cells.length;
+  // table cells are short; two columns of prose between a page's head and foot rules are not a table
+  if (columns.length < 2 || averageWidth > width * (columns.length === 2 ? 0.35 : 0.45)) return undefined;
+  const cmidrules = mid ? allLines.filter((line) => line.at > mid.at && line.at < top.at && line.from >= top.from - TOLERANCE && line.to <= top.to + TOLERANCE && line.to - line.from < width - TOLERANCE * 2) : [];
+  const extentOf = (cell: Segment): [number, number] => {
+    const centre = (cell.x + cell.right) / 2;
+    const under = cmidrules.find((rule) => rule.at < cell.y && cell.y - rule.at < cell.size * 2 && centre >= rule.from - 1 && centre <= rule.to + 1);
+    return under ? [under.from, under.to] : [cell.x, cell.right];
+  };
+  const headRows = head.map((row) => placeRow(row.cells, columns, extentOf));
+  // a header cell alone in its column over the header rows (multirow) spans them all
+  const spanning = new Map<Placed, number>();
+  for (let c = 0; c < columns.length; c++) {
+    const owners = headRows.flatMap((row, r) => row.filter((cell) => cell.c1 <= c && cell.c2 >= c).map((cell) => ({ cell, r })));
+    if (headRows.length > 1 && owners.length === 1 && owners[0]!.cell.c1 === owners[0]!.cell.c2) spanning.set(owners[0]!.cell, owners[0]!.r);
+  }
+  for (const [cell, r] of spanning) {
+    headRows[r]!.splice(headRows[r]!.indexOf(cell), 1);
+    headRows[0]!.push(cell);
+  }
+  const tableRows: TableCell[][] = [];
+  const emit = (placed: Placed[], header: boolean, spannedColumns: Set<number>) => {
+    const row: TableCell[] = [];
+    for (let c = 0; c < columns.length; c++) {
+      if (spannedColumns.has(c)) continue;
+      const cell = placed.find((entry) => entry.c1 === c);
+      const colSpan = cell ? cell.c2 - cell.c1 + 1 : 1;
+      const rowSpan = cell && spanning.has(cell) ? headRows.length : 1;
+      row.push({
+        header,
+        ...(header ? { scope: colSpan > 1 ? ('colgroup' as const) : ('col' as const) } : {}),
+        ...(rowSpan > 1 ? { rowSpan } : {}),
+        ...(colSpan > 1 ? { colSpan } : {}),
+        content: cell ? runsToInlines(cell.runs) : [],
+      });
+      c += colSpan - 1;
+    }
+    tableRows.push(row);
+  };
+  const spannedBelow = new Set([...spanning.keys()].map((cell) => cell.c1));
+  headRows.forEach((placed, r) => emit(placed, true, r === 0 ? new Set() : spannedBelow));
+  for (const row of body) emit(placeRow(row.cells, columns, (cell) => [cell.x, cell.right]), false, new Set());
+  return {
+    block: { kind: 'table', page, rows: tableRows, ...(mid ? {} : { uncertain: true }) },
+    segments: new Set(rows.flatMap((row) => row.cells)),
+    box: { x: top.from, right: top.to, top: top.at, bottom: bottom.at },
+  };
 }

@@ -22,7 +22,7 @@ export function blocksText(blocks: Block[]): string {
       case 'table':
         return [inline(item.caption), ...item.rows.map((row) => row.map((cell) => inline(cell.content)).join(' '))].join('\n');
       case 'figure':
-        return [item.alt ?? '', inline(item.caption)].join('\n');
+        return [item.alt ?? '', inline(item.caption), item.text ?? ''].join('\n');
       case 'formula':
         return item.text;
       case 'blockquote':
