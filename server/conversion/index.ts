@@ -55,12 +55,12 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
   /** The audit runs in a page worker, while this thread draws the tagged PDF; after close(), here. */
   const renderOptions = () => ({
     log,
-    audit: async (input: AuditInput) => {
+    audit: async (input: AuditInput, { long }: { long: boolean }) => {
       // jsdom and axe-core load into this thread only when a worker cannot audit
       const auditHere = async () => (await import('./audit/index.ts')).auditHtml(input);
       if (closed) return auditHere();
       return getPool()
-        .audit(input)
+        .audit(input, { releaseIdle: long })
         .catch((error: Error) => {
           // a worker that ran out of memory on a huge slice, or a pool closed meanwhile: the audit still has to happen
           log.warn({ err: error }, 'audit in a page worker failed; auditing in the engine thread');

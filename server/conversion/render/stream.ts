@@ -24,6 +24,9 @@ import { createReportBuilder, renderReportHtml, type FolioReport } from './repor
  * of contents) and its footnote links depend on the whole document.
  */
 
+/** From this many pages a render is long: drawing its PDF and auditing it outweigh restarting idle page workers. */
+const LONG_DOCUMENT_PAGES = 50;
+
 export type RenderTarget = { dir: string; baseName: string };
 
 export type RenderedFiles = OutputFiles & { report: FolioReport };
@@ -32,8 +35,11 @@ export type DocumentRender = EngineDocumentRender & { finish(): Promise<Rendered
 
 export type RenderOptions = {
   log?: Log;
-  /** where the audit runs (default: this thread); elsewhere, it runs while this thread draws the tagged PDF */
-  audit?: (input: AuditInput) => Promise<AuditResult>;
+  /**
+   * where the audit runs (default: this thread); elsewhere, it runs while this thread draws the
+   * tagged PDF. `long` says the document is long enough that its render is worth freeing memory for.
+   */
+  audit?: (input: AuditInput, hint: { long: boolean }) => Promise<AuditResult>;
 };
 
 async function* parsed(lines: AsyncIterable<string>, mark: (page: PageResult) => PageResult): AsyncGenerator<PageResult> {
@@ -99,7 +105,8 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         const htmlStarted = performance.now();
         const html = await writeHtml(settled, titleIsH1, pages, readSpool(dir), dir, files.html);
         const htmlMs = Math.round(performance.now() - htmlStarted);
-        const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices });
+        const long = pages >= LONG_DOCUMENT_PAGES || html.slices.length > 1;
+        const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices }, { long });
         // awaited after the PDF; until then a failure must not count as an unhandled rejection
         auditing.catch(() => undefined);
 

@@ -1,4 +1,5 @@
 import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { encodeRgbPng } from './png.ts';
 import type { Canvas } from '@napi-rs/canvas';
 import type { Block } from '../../model.ts';
 
@@ -275,9 +276,9 @@ export async function renderRegion(page: PDFPageProxy, box: Box): Promise<Figure
   return (await renderRegions(page, [box]))[0];
 }
 
-/** PNG, or JPEG when that is much smaller for an opaque picture (a photo). */
+/** PNG (RGB when opaque), or JPEG when that is much smaller for an opaque picture (a photo). */
 async function encodeCanvas(canvas: Canvas, opaque: boolean): Promise<FigureImage> {
-  let bytes = await canvas.encode('png');
+  let bytes = opaque ? encodeRgbPng(canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data, canvas.width, canvas.height) : await canvas.encode('png');
   let mime: FigureImage['mime'] = 'image/png';
   if (opaque && bytes.byteLength > JPEG_TRY_BYTES) {
     const jpeg = await canvas.encode('jpeg', 85);
