@@ -9,6 +9,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { loadConfig } from '../server/config.ts';
 import type { ConversionEngine } from '../server/conversion/engine.ts';
+import { PAGES_PER_CALL } from '../server/conversion/cli/convert-files.ts';
 import { createConversionEngine } from '../server/conversion/index.ts';
 import type { PageResult } from '../server/conversion/model.ts';
 import { silentLog } from '../server/log.ts';
@@ -135,8 +136,8 @@ async function convertWhole(engine: ConversionEngine, pdf: Uint8Array, name: str
   const pages: PageResult[] = [];
   const numbers = Array.from({ length: meta.pageCount }, (_, i) => i + 1);
   const started = performance.now();
-  for (let offset = 0; offset < numbers.length; offset += 16) {
-    pages.push(...(await engine.convertPages(pdf.slice(), { pages: numbers.slice(offset, offset + 16), backend: 'local', sourceName: name })));
+  for (let offset = 0; offset < numbers.length; offset += PAGES_PER_CALL) {
+    pages.push(...(await engine.convertPages(pdf.slice(), { pages: numbers.slice(offset, offset + PAGES_PER_CALL), backend: 'local', sourceName: name })));
   }
   const convertMs = performance.now() - started;
   const outputs = await engine.render({ meta, pages });
