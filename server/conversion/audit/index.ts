@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { JSDOM, VirtualConsole } from 'jsdom';
-import { AUDIT_SLICE_CHARS } from './slices.ts';
+import { AUDIT_SLICE_CHARS, withoutImageBytes } from './slices.ts';
 
 const require = createRequire(import.meta.url);
 let axeSource: string | undefined;
@@ -212,16 +212,6 @@ function collectGarbage(): void {
   gc();
 }
 
-/**
- * The HTML with the base64 payload of data: images emptied. No rule reads
- * the pixels (jsdom decodes none), but axe builds selectors from attribute
- * values and jsdom holds them: a page of figure pictures made the audit of
- * one 117-page book several times slower and cut it into needless slices.
- */
-const DATA_IMAGE = /(src="data:image\/[a-z+.-]+;base64,)[A-Za-z0-9+/=]+"/g;
-function withoutImageBytes(html: string): string {
-  return html.replace(DATA_IMAGE, '$1"');
-}
 
 export { AUDIT_SLICE_CHARS };
 

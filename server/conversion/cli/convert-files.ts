@@ -159,8 +159,8 @@ export async function convertFile(
     const bytes = await readFile(input.file).catch((error: NodeJS.ErrnoException) => {
       throw new DomainError('NOT_FOUND', error.code === 'ENOENT' ? 'file not found' : `cannot read the file (${error.code ?? error.message})`);
     });
-    // pdf.js may detach the buffer it is handed; each call gets its own copy
-    const meta = await deps.engine.inspect(new Uint8Array(bytes), { sourceName: name });
+    // the engine never hands these bytes to pdf.js itself (workers get a copy), so every call can share them
+    const meta = await deps.engine.inspect(bytes, { sourceName: name });
     if (meta.pageCount > deps.maxPages) {
       throw new DomainError('PDF_TOO_MANY_PAGES', `${meta.pageCount} pages, more than the limit of ${deps.maxPages}`);
     }
@@ -175,7 +175,7 @@ export async function convertFile(
     let outputs;
     try {
       for (let offset = 0; offset < pages.length; offset += PAGES_PER_CALL) {
-        await deps.engine.convertPages(new Uint8Array(bytes), {
+        await deps.engine.convertPages(bytes, {
           pages: pages.slice(offset, offset + PAGES_PER_CALL),
           backend: input.backend,
           sourceName: name,

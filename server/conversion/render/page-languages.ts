@@ -1,5 +1,5 @@
 import { countWords } from '../backends/local/text-layer.ts';
-import { blocksText } from '../backends/vision/page-content.ts';
+import { blocksText } from '../page-content.ts';
 import type { Block, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 
 /**

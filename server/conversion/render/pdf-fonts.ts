@@ -49,16 +49,26 @@ function cjkFamilies(lang: string | undefined): Family[] {
 /** What a face can draw and how tall it is, in thousandths of the font size (as pdfkit measures). */
 export type FaceInfo = { chars: Set<number>; ascender: number; descender: number; lineGap: number };
 
-const faces = new Map<string, FaceInfo>();
+/** fontkit faces by file, read once per process and only when asked for, so a document that never needs a CJK face never reads one. */
+const faces = new Map<string, Font>();
+const infos = new Map<string, FaceInfo>();
 
-/** Opened once per process and only when asked for, so a document that never needs a CJK face never reads one. */
+function face(file: string): Font {
+  let font = faces.get(file);
+  if (!font) {
+    font = openSync(file) as Font;
+    faces.set(file, font);
+  }
+  return font;
+}
+
 export function faceInfo(file: string): FaceInfo {
-  let info = faces.get(file);
+  let info = infos.get(file);
   if (!info) {
-    const font = openSync(file) as Font;
+    const font = face(file);
     const scale = 1000 / font.unitsPerEm;
     info = { chars: new Set(font.characterSet), ascender: font.ascent * scale, descender: font.descent * scale, lineGap: font.lineGap * scale };
-    faces.set(file, info);
+    infos.set(file, info);
   }
   return info;
 }
@@ -171,9 +181,6 @@ export function needsScriptLayout(text: string, style: FontStyle): boolean {
   return hasRtl(text) || !covers(FONTS[style], text.replace(/\n/g, ''));
 }
 
-/** fontkit faces by file, shared by every document this process draws. */
-const sharedFaces = new Map<string, Font>();
-
 /**
  * Makes the document draw with faces parsed once per process. pdfkit opens a
  * font file anew for every document, and decoding a face's layout tables cost
@@ -185,13 +192,8 @@ export function shareFaces(doc: PDFKit.PDFDocument): void {
   const registered = new Set<string>();
   doc.font = ((src: unknown, ...rest: unknown[]) => {
     if (typeof src === 'string' && path.isAbsolute(src) && !registered.has(src)) {
-      let face = sharedFaces.get(src);
-      if (!face) {
-        face = openSync(src) as Font;
-        sharedFaces.set(src, face);
-      }
       // pdfkit takes a fontkit face where it takes a file (it checks for a layout method)
-      doc.registerFont(src, face as never);
+      doc.registerFont(src, face(src) as never);
       registered.add(src);
     }
     return select(src as string, ...rest);

@@ -9,7 +9,7 @@ import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
 import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
-import { AUDIT_SLICE_CHARS } from '../audit/slices.ts';
+import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
 import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
 import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
@@ -161,7 +161,7 @@ async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: numb
   for await (const page of pages) {
     for (const part of writer.page(preparer.page(page))) {
       // image bytes are emptied before auditing, so they do not count towards a slice
-      const chars = part.length - imageChars(part);
+      const chars = withoutImageBytes(part).length;
       if (sliceChars > 0 && sliceChars + chars > AUDIT_SLICE_CHARS) {
         slices.push([sliceStart, offset]);
         sliceStart = offset;
@@ -198,14 +198,6 @@ async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: numb
   out.end(after);
   await finished(out);
   return { shell: { before, after }, slices: finalSlices, warnings: warnings as HtmlWarning[], headings: headings.length };
-}
-
-const DATA_IMAGE_PAYLOAD = /src="data:image\/[a-z+.-]+;base64,([A-Za-z0-9+/=]+)"/g;
-function imageChars(part: string): number {
-  if (!part.includes('data:image/')) return 0;
-  let chars = 0;
-  for (const match of part.matchAll(DATA_IMAGE_PAYLOAD)) chars += match[1]!.length;
-  return chars;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { OPS, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, DocumentMeta, PageResult } from '../../model.ts';
-import { blocksText, classify, structuralReasons } from '../vision/page-content.ts';
+import { blocksText, classify, structuralReasons } from '../../page-content.ts';
 import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
 import { createImageBudget, encodeImage, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, MIN_IMAGE_PIXELS, overlapArea, placeImages, renderRegion, renderRegions, type Box, type FigureImage, type PlacedImage } from './images.ts';

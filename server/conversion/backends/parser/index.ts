@@ -5,7 +5,7 @@ import type { PageResult } from '../../model.ts';
 import type { RetryPolicy } from '../vision/backoff.ts';
 import { cutPage } from '../vision/cut-page.ts';
 import { htmlToBlocks } from '../vision/html-to-blocks.ts';
-import { classify, structuralReasons } from '../vision/page-content.ts';
+import { classify, structuralReasons } from '../../page-content.ts';
 import { createParserClient } from './parser-api.ts';
 
 /**

@@ -6,7 +6,7 @@ import { createConverseClient, type ConverseAnswer } from './bedrock-converse.ts
 import { COVERAGE_THRESHOLD, textCoverage, wordsOf } from './coverage.ts';
 import { cutPage } from './cut-page.ts';
 import { htmlToBlocks } from './html-to-blocks.ts';
-import { blocksText, classify, structuralReasons } from './page-content.ts';
+import { blocksText, classify, structuralReasons } from '../../page-content.ts';
 import { hashPrompt, visionPrompt, type VisionPrompt } from './prompt.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Block, Inline, PageClass } from '../../model.ts';
+import type { Block, Inline, PageClass } from './model.ts';
 
 /** The readable text of blocks (what a screen reader would read), for coverage checks. */
 export function blocksText(blocks: Block[]): string {
