@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * `folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20]`
  * Converts PDFs offline (by default) into accessible HTML, a tagged PDF and a report.
@@ -43,11 +42,14 @@ try {
         start(name, total) {
           startedAt = performance.now();
           if (interactive) {
-            bar = new cliProgress.SingleBar({
-              format: `${name} [{bar}] {value}/{total} pages | {rate} pages/s | ETA {eta_formatted}`,
-              hideCursor: true,
-              clearOnComplete: false,
-            }, cliProgress.Presets.shades_classic);
+            bar = new cliProgress.SingleBar(
+              {
+                format: `${name} [{bar}] {value}/{total} pages | {rate} pages/s | ETA {eta_formatted}`,
+                hideCursor: true,
+                clearOnComplete: false,
+              },
+              cliProgress.Presets.shades_classic,
+            );
             bar.start(total, 0, { rate: '0.0' });
           } else {
             process.stdout.write(`${name}: converting ${total} page(s)\n`);
@@ -97,7 +99,11 @@ function formatSummary(rows: FileSummary[]): string {
     row.ok ? 'ok' : `error ${row.error?.code ?? ''}`,
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...body.map((cells) => cells[column]!.length)));
-  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join('  ')
+      .trimEnd();
   const converted = rows.filter((row) => row.ok).length;
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...body.map(line), '', `${converted} of ${rows.length} file(s) converted`].join('\n');
 }

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { registerWorkers } from '../jobs/registry.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { EmbeddedStartError } from './db/embedded.ts';
 import { createLog } from './log.ts';
 import { onShutdown, openRuntime } from './runtime.ts';
 
@@ -23,7 +24,11 @@ try {
 const log = createLog({ level: config.logLevel });
 const withWorkers = config.runWorkers && !process.argv.includes('--no-workers');
 
-const runtime = await openRuntime(config, log, { workers: withWorkers });
+const runtime = await openRuntime(config, log, { workers: withWorkers }).catch((error: unknown) => {
+  if (!(error instanceof EmbeddedStartError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+});
 if (withWorkers) await registerWorkers(runtime.deps);
 const { app } = buildApp(runtime.deps);
 

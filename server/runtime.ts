@@ -19,7 +19,12 @@ export async function openRuntime(config: Config, log: Log, options: { workers: 
   let databaseUrl = config.database.url;
   if (!databaseUrl) {
     log.info({ dataDir: config.database.embeddedDir }, 'DATABASE_URL is unset: starting embedded PostgreSQL');
-    embedded = await startEmbeddedPostgres({ dataDir: config.database.embeddedDir, onLog: (line) => log.trace({ postgres: line }) });
+    embedded = await startEmbeddedPostgres({
+      dataDir: config.database.embeddedDir,
+      ownedRoot: config.dataDir,
+      onLog: (line) => log.trace({ postgres: line }),
+      onWarn: (line) => log.warn(line),
+    });
     databaseUrl = embedded.url;
   }
   try {

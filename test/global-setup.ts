@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +27,7 @@ let adminUrl: string;
  * file clones it (test/helpers/database.ts).
  */
 export async function setup(project: TestProject) {
+  requireCiTools();
   if (process.env.TEST_DATABASE_URL) {
     adminUrl = process.env.TEST_DATABASE_URL;
   } else {
@@ -55,6 +57,18 @@ export async function teardown() {
   await admin.end();
   await embedded?.stop();
   if (tempDir) await fs.rm(tempDir, { recursive: true, force: true });
+}
+
+/**
+ * A developer's machine may lack a tool, and the tests that need it skip with
+ * a message; CI installs them (.ci/run), so there a missing one fails the run
+ * instead of silently skipping its tests.
+ */
+const CI_TOOLS = ['pdftotext', 'pdfinfo', 'pdftohtml', 'qpdf', 'unzip'];
+function requireCiTools() {
+  if (!process.env.CI) return;
+  const missing = CI_TOOLS.filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
+  if (missing.length > 0) throw new Error(`CI is missing ${missing.join(', ')}: .ci/run installs them (poppler-utils, qpdf, unzip)`);
 }
 
 export function withDatabase(url: string, database: string) {
