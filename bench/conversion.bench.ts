@@ -66,7 +66,10 @@ type PeerResult = { html: Map<string, string> };
 /** pdftohtml -s -i -noframes per file: pages/s, and its HTML kept for the audit comparison. */
 async function benchPdftohtml(corpus: CorpusEntry[]): Promise<PeerResult> {
   const html = new Map<string, string>();
-  const hasPoppler = await run_('pdftohtml', ['-v']).then(() => true, () => false);
+  const hasPoppler = await run_('pdftohtml', ['-v']).then(
+    () => true,
+    () => false,
+  );
   if (!hasPoppler) {
     console.error('conversion bench: pdftohtml missing (apt-get install poppler-utils); peer figures skipped');
     return { html };
@@ -111,16 +114,30 @@ async function benchEngine(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>
       bucket.pages += result.pages.length;
       bucket.ms += ms;
       bucket.convertMs += result.convertMs;
-      perDocument.push({ file: entry.file, pages: result.pages.length, convertMs: Math.round(result.convertMs), renderMs: Math.round(ms - result.convertMs), ocr: bucket === ocr });
+      perDocument.push({
+        file: entry.file,
+        pages: result.pages.length,
+        convertMs: Math.round(result.convertMs),
+        renderMs: Math.round(ms - result.convertMs),
+        ocr: bucket === ocr,
+      });
     }
   } finally {
     await engine.close();
   }
   const textRate = text.pages / (text.ms / 1000);
-  report('conversion', 'engine_pages_per_s', textRate, 'pages/s', { pages: text.pages, poolSize: config.conversion.poolSize, note: 'convert+render+audit, documents without OCR pages' });
+  report('conversion', 'engine_pages_per_s', textRate, 'pages/s', {
+    pages: text.pages,
+    poolSize: config.conversion.poolSize,
+    note: 'convert+render+audit, documents without OCR pages',
+  });
   report('conversion', 'engine_vs_pdfjs_text_ratio', textRate / floor.pagesPerSecond, 'ratio', { aim: 0.5 });
   // where the time goes: page conversion alone, and rendering (HTML, tagged PDF, report, audit) per page
-  const slowest = perDocument.filter((row) => !row.ocr).sort((a, b) => (b.convertMs + b.renderMs) - (a.convertMs + a.renderMs)).slice(0, 5).map(({ ocr: _ocr, ...row }) => row);
+  const slowest = perDocument
+    .filter((row) => !row.ocr)
+    .sort((a, b) => b.convertMs + b.renderMs - (a.convertMs + a.renderMs))
+    .slice(0, 5)
+    .map(({ ocr: _ocr, ...row }) => row);
   report('conversion', 'engine_convert_only_pages_per_s', text.pages / (text.convertMs / 1000), 'pages/s', { pages: text.pages, slowest });
   report('conversion', 'engine_render_audit_ms_per_page', (text.ms - text.convertMs) / text.pages, 'ms/page', { pages: text.pages });
   if (ocr.pages > 0) report('conversion', 'engine_ocr_pages_per_s', ocr.pages / (ocr.ms / 1000), 'pages/s', { pages: ocr.pages });
@@ -206,15 +223,20 @@ async function benchPeakRss() {
     // The CLI runs as in production; at exit it reports the process's peak RSS (worker threads included).
     // a script file, not --eval: worker threads inherit execArgv, and --input-type would break them
     const script = path.join(dir, 'measure.mjs');
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       process.on('exit', () => process.stderr.write('MAXRSS ' + process.resourceUsage().maxRSS + '\\n'));
       process.argv = [process.argv[0], 'folio', 'convert', ${JSON.stringify(file)}, '-o', ${JSON.stringify(path.join(dir, 'out'))}];
-      await import(${JSON.stringify(path.join(ROOT, 'bin/folio.ts'))});`);
+      await import(${JSON.stringify(path.join(ROOT, 'bin/folio.ts'))});`,
+    );
     const started = performance.now();
     const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       const child = spawn(process.execPath, [script], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
       child.on('close', (exitCode) => resolve({ code: exitCode, stderr }));
     });
     const seconds = (performance.now() - started) / 1000;
@@ -223,7 +245,12 @@ async function benchPeakRss() {
       console.error(`conversion bench: ${BIG_PAGES}-page run failed (exit ${code}): ${stderr.split('\n').slice(-5).join(' | ')}`);
       return;
     }
-    report('conversion', 'peak_rss_mb_generated_pdf', kib / 1024, 'MB', { pages: BIG_PAGES, aim: 400, seconds: Number(seconds.toFixed(1)), pagesPerSecond: Number((BIG_PAGES / seconds).toFixed(2)) });
+    report('conversion', 'peak_rss_mb_generated_pdf', kib / 1024, 'MB', {
+      pages: BIG_PAGES,
+      aim: 400,
+      seconds: Number(seconds.toFixed(1)),
+      pagesPerSecond: Number((BIG_PAGES / seconds).toFixed(2)),
+    });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

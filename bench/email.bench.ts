@@ -33,7 +33,13 @@ export async function run() {
     // A realistic suppression list, so the lookup goes through the index of a non-trivial table.
     await database.db.query(sql.type(z.object({}))`
       insert into email_suppressions (email, reason) select 'gone' || i || '@example.com', 'hard_bounce' from generate_series(1, 10000) i`);
-    const config = loadConfig({ NODE_ENV: 'production', DATABASE_URL: database.url, PROVIDER_A_API_KEY: API_KEY, PROVIDER_A_BASE_URL: resend.url, EMAIL_SENDER_DOMAIN: 'folio.example' });
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      DATABASE_URL: database.url,
+      PROVIDER_A_API_KEY: API_KEY,
+      PROVIDER_A_BASE_URL: resend.url,
+      EMAIL_SENDER_DOMAIN: 'folio.example',
+    });
     const deps: Deps = { config, db: database.db, boss, log: silentLog, clock: systemClock, databaseUrl: database.url, metrics: createMetrics() };
     const library = createEmailService(deps);
     const bare = new Resend(API_KEY, { baseUrl: resend.url });
@@ -46,7 +52,13 @@ export async function run() {
     const bareSend = async (n: number) => {
       const id = randomUUID();
       const { error } = await bare.emails.send(
-        { from: 'Folio <no-reply@folio.example>', to: [`reader${n}@example.com`], ...content, headers: { 'X-Folio-Log-Id': id }, tags: [{ name: 'folio_log_id', value: id }] },
+        {
+          from: 'Folio <no-reply@folio.example>',
+          to: [`reader${n}@example.com`],
+          ...content,
+          headers: { 'X-Folio-Log-Id': id },
+          tags: [{ name: 'folio_log_id', value: id }],
+        },
         { idempotencyKey: id, signal: AbortSignal.timeout(15_000) },
       );
       if (error) throw new Error(`bare send ${error.name}`);
@@ -58,7 +70,10 @@ export async function run() {
 
     const rates = { bare: [] as number[], library: [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [name, send] of [['bare', bareSend], ['library', librarySend]] as const) {
+      for (const [name, send] of [
+        ['bare', bareSend],
+        ['library', librarySend],
+      ] as const) {
         resend.reset();
         const started = performance.now();
         await concurrently(THROUGHPUT_SENDS, CONCURRENCY, send);
@@ -74,7 +89,10 @@ export async function run() {
     const latencies = { bare: [] as number[], library: [] as number[] };
     resend.reset();
     for (let n = 0; n < LATENCY_SENDS; n++) {
-      for (const [name, send] of [['bare', bareSend], ['library', librarySend]] as const) {
+      for (const [name, send] of [
+        ['bare', bareSend],
+        ['library', librarySend],
+      ] as const) {
         const started = performance.now();
         await send(n);
         latencies[name].push(performance.now() - started);

@@ -50,8 +50,16 @@ async function serviceRun(pdf: string, concurrency: number, mode: 'complete' | '
   const bench = await openBenchDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'folio-bench-service-'));
   const config = loadConfig({
-    NODE_ENV: 'test', FOLIO_DATA_DIR: dataDir, DATABASE_URL: bench.url, AUTH_JWT_SECRET: JWT, DOWNLOAD_TOKEN_SECRET: 'bench', WEBHOOK_SECRET_KEY: 'bench',
-    CHUNK_PAGES: process.env.BENCH_CHUNK_PAGES ?? '10', CHUNK_CONCURRENCY: String(concurrency), CHUNK_HEARTBEAT_INTERVAL_MS: '1000', UPLOAD_MAX_PAGES: '5000',
+    NODE_ENV: 'test',
+    FOLIO_DATA_DIR: dataDir,
+    DATABASE_URL: bench.url,
+    AUTH_JWT_SECRET: JWT,
+    DOWNLOAD_TOKEN_SECRET: 'bench',
+    WEBHOOK_SECRET_KEY: 'bench',
+    CHUNK_PAGES: process.env.BENCH_CHUNK_PAGES ?? '10',
+    CHUNK_CONCURRENCY: String(concurrency),
+    CHUNK_HEARTBEAT_INTERVAL_MS: '1000',
+    UPLOAD_MAX_PAGES: '5000',
   });
   const boss = await startBoss(bench.url, { supervise: true, schedule: false });
   const deps: Deps = { config, db: bench.db, boss, log: silentLog, clock: { now: () => new Date() }, databaseUrl: bench.url, metrics: createMetrics() };
@@ -87,7 +95,8 @@ async function serviceRun(pdf: string, concurrency: number, mode: 'complete' | '
       if (converted !== PAGES) throw new Error(`the bench job converted ${converted} of ${PAGES} pages`);
       return { seconds };
     }
-    const running = () => bench.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const running = () =>
+      bench.db.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id where j.file_id = ${uploaded.id} and c.status = 'processing'`);
     await until(running, (n) => n > 0, 60_000);
     const processing = await bench.db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
@@ -97,7 +106,8 @@ async function serviceRun(pdf: string, concurrency: number, mode: 'complete' | '
     const cancel = await fetch(`${base}/api/v1/files/${uploaded.id}/cancel`, { method: 'POST', headers: auth });
     if (cancel.status !== 200) throw new Error(`cancel answered ${cancel.status}`);
     // A run has stopped once it booked its spend (aborted, discarded, or completed just before the cancel).
-    const stopped = () => bench.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+    const stopped = () =>
+      bench.db.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(distinct chunk_id)::int as n from cost_ledger where chunk_id = any(${sql.array(processing, 'uuid')})`);
     await until(stopped, (n) => n >= inFlight, 60_000);
     return { seconds: (performance.now() - cancelAt) / 1000, inFlight };
@@ -140,7 +150,11 @@ export async function run() {
     report('service', 'engine_alone_pages_per_s', PAGES / engineSeconds, 'pages/s', { pages: PAGES, seconds: Number(engineSeconds.toFixed(2)) });
     for (const concurrency of [1, 2]) {
       const { seconds } = await serviceRun(pdf, concurrency, 'complete');
-      report('service', `service_pages_per_s_${concurrency}_worker`, PAGES / seconds, 'pages/s', { pages: PAGES, seconds: Number(seconds.toFixed(2)), chunkConcurrency: concurrency });
+      report('service', `service_pages_per_s_${concurrency}_worker`, PAGES / seconds, 'pages/s', {
+        pages: PAGES,
+        seconds: Number(seconds.toFixed(2)),
+        chunkConcurrency: concurrency,
+      });
       report('service', `service_overhead_ratio_${concurrency}_worker`, engineSeconds / seconds, 'ratio', { aim: 0.8 });
     }
     const cancel = await serviceRun(pdf, 2, 'cancel');

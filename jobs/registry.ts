@@ -9,7 +9,13 @@ import { registerConversionJobs } from './conversion/conversion.worker.ts';
  * Every queue, worker and schedule of the worker process. Each area exports a
  * `register...` function from jobs/<area>/; the order does not matter.
  */
-const registrations: Array<(deps: Deps) => Promise<void>> = [registerCreditJobs, registerEmailJobs, registerDeliveryEventJobs, registerAuditDigestJobs, async (deps) => void (await registerConversionJobs(deps))];
+const registrations: Array<(deps: Deps) => Promise<void>> = [
+  registerCreditJobs,
+  registerEmailJobs,
+  registerDeliveryEventJobs,
+  registerAuditDigestJobs,
+  async (deps) => void (await registerConversionJobs(deps)),
+];
 
 export async function registerWorkers(deps: Deps): Promise<void> {
   for (const register of registrations) await register(deps);

@@ -22,7 +22,13 @@ for (const [key, entry] of Object.entries(packages)) {
     const hoisted = `node_modules/${name}`;
     if (packages[nested] || packages[hoisted]) continue;
     const [, os, cpu, libc] = match;
-    packages[hoisted] = { version, cpu: [cpu], os: [os], ...(libc === 'gnu' || libc === 'musl' ? { libc: [libc === 'gnu' ? 'glibc' : 'musl'] } : {}), optional: true };
+    packages[hoisted] = {
+      version,
+      cpu: [cpu],
+      os: [os],
+      ...(libc === 'gnu' || libc === 'musl' ? { libc: [libc === 'gnu' ? 'glibc' : 'musl'] } : {}),
+      optional: true,
+    };
     added++;
   }
 }

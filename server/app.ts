@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import express, { type Express, type Request, type Response } from 'express';
 import * as trpcExpress from '@trpc/server/adapters/express';
-import { TRPCError } from '@trpc/server';
+import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './deps.ts';
@@ -66,8 +66,14 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
 
   app.get('/health', async (_req, res) => {
     const [database, queue] = await Promise.all([
-      deps.db.oneFirst(sql.type(z.object({ ok: z.number() }))`select 1 as ok`).then(() => 'ok', () => 'down'),
-      deps.boss.getQueues().then(() => 'ok', () => 'down'),
+      deps.db.oneFirst(sql.type(z.object({ ok: z.number() }))`select 1 as ok`).then(
+        () => 'ok',
+        () => 'down',
+      ),
+      deps.boss.getQueues().then(
+        () => 'ok',
+        () => 'down',
+      ),
     ]);
     const healthy = database === 'ok' && queue === 'ok';
     res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'degraded', database, queue });

@@ -165,7 +165,10 @@ function buildConfig(e: ParsedEnv) {
       jwksUrl: e.AUTH_JWKS_URL,
       issuer: e.AUTH_JWT_ISSUER,
       audience: e.AUTH_JWT_AUDIENCE,
-      adminEmails: (e.ADMIN_EMAILS ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean),
+      adminEmails: (e.ADMIN_EMAILS ?? '')
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
     },
     secrets: {
       proxyShared: e.PROXY_SHARED_SECRET,
@@ -178,7 +181,12 @@ function buildConfig(e: ParsedEnv) {
       // The library logs and checks suppressions only when it has a database.
       // DB_URL + DB_SERVICE_KEY is the specification's pair; our DATABASE_URL counts too.
       loggingEnabled: Boolean(e.DATABASE_URL || (e.DB_URL && e.DB_SERVICE_KEY)),
-      providerA: { apiKey: e.PROVIDER_A_API_KEY, baseUrl: e.PROVIDER_A_BASE_URL ?? 'https://api.resend.com', webhookSecret: e.PROVIDER_A_WEBHOOK_SECRET, costUsd: e.EMAIL_PROVIDER_A_COST_USD },
+      providerA: {
+        apiKey: e.PROVIDER_A_API_KEY,
+        baseUrl: e.PROVIDER_A_BASE_URL ?? 'https://api.resend.com',
+        webhookSecret: e.PROVIDER_A_WEBHOOK_SECRET,
+        costUsd: e.EMAIL_PROVIDER_A_COST_USD,
+      },
       providerB: {
         endpoint: e.PROVIDER_B_ENDPOINT,
         region: e.CLOUD_REGION ?? 'us-east-1',

@@ -7,11 +7,33 @@ export type Log = Logger;
  * replaced, at any depth pino's redaction reaches.
  */
 const REDACTED_PATHS = [
-  'authorization', 'token', 'secret', 'password', 'apiKey', 'api_key', 'accessKeyId', 'secretAccessKey', 'sessionToken',
-  'headers.authorization', 'headers["x-proxy-secret"]', 'headers["x-webhook-secret"]', 'headers.cookie',
-  'req.headers.authorization', 'req.headers["x-proxy-secret"]', 'req.headers["x-webhook-secret"]', 'req.headers.cookie',
-  '*.authorization', '*.token', '*.secret', '*.password', '*.apiKey', '*.api_key', '*.secretAccessKey', '*.sessionToken',
-  'config.secrets', 'config.auth.jwtSecret',
+  'authorization',
+  'token',
+  'secret',
+  'password',
+  'apiKey',
+  'api_key',
+  'accessKeyId',
+  'secretAccessKey',
+  'sessionToken',
+  'headers.authorization',
+  'headers["x-proxy-secret"]',
+  'headers["x-webhook-secret"]',
+  'headers.cookie',
+  'req.headers.authorization',
+  'req.headers["x-proxy-secret"]',
+  'req.headers["x-webhook-secret"]',
+  'req.headers.cookie',
+  '*.authorization',
+  '*.token',
+  '*.secret',
+  '*.password',
+  '*.apiKey',
+  '*.api_key',
+  '*.secretAccessKey',
+  '*.sessionToken',
+  'config.secrets',
+  'config.auth.jwtSecret',
 ];
 
 export function createLog(options: { level?: string; name?: string; destination?: NodeJS.WritableStream } = {}): Log {

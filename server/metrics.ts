@@ -12,13 +12,37 @@ export function createMetrics() {
   collectDefaultMetrics({ register: registry, prefix: 'folio_process_' });
   return {
     registry,
-    emailSends: new Counter({ name: 'folio_email_sends_total', help: 'Library sends by provider and final status', labelNames: ['provider', 'status'] as const, registers: [registry] }),
-    emailFailovers: new Counter({ name: 'folio_email_failovers_total', help: 'Sends that failed over from one provider to the other', labelNames: ['from', 'to'] as const, registers: [registry] }),
+    emailSends: new Counter({
+      name: 'folio_email_sends_total',
+      help: 'Library sends by provider and final status',
+      labelNames: ['provider', 'status'] as const,
+      registers: [registry],
+    }),
+    emailFailovers: new Counter({
+      name: 'folio_email_failovers_total',
+      help: 'Sends that failed over from one provider to the other',
+      labelNames: ['from', 'to'] as const,
+      registers: [registry],
+    }),
     emailDeferred: new Counter({ name: 'folio_email_deferred_total', help: 'Ambiguous sends queued for a same-key retry', registers: [registry] }),
-    emailDeferredDeadLetters: new Counter({ name: 'folio_email_deferred_dead_letters_total', help: 'Deferred sends that reached the dead-letter queue', registers: [registry] }),
-    emailEvents: new Counter({ name: 'folio_email_events_total', help: 'Delivery events recorded, by provider and log event', labelNames: ['provider', 'event'] as const, registers: [registry] }),
+    emailDeferredDeadLetters: new Counter({
+      name: 'folio_email_deferred_dead_letters_total',
+      help: 'Deferred sends that reached the dead-letter queue',
+      registers: [registry],
+    }),
+    emailEvents: new Counter({
+      name: 'folio_email_events_total',
+      help: 'Delivery events recorded, by provider and log event',
+      labelNames: ['provider', 'event'] as const,
+      registers: [registry],
+    }),
     alerts: new Counter({ name: 'folio_admin_alerts_total', help: 'Admin alert dispatches by result', labelNames: ['result'] as const, registers: [registry] }),
-    httpResponses: new Counter({ name: 'folio_http_responses_total', help: 'HTTP responses by status class', labelNames: ['class'] as const, registers: [registry] }),
+    httpResponses: new Counter({
+      name: 'folio_http_responses_total',
+      help: 'HTTP responses by status class',
+      labelNames: ['class'] as const,
+      registers: [registry],
+    }),
     queueBacklog: new Gauge({ name: 'folio_queue_backlog', help: 'Queued jobs waiting, by queue', labelNames: ['queue'] as const, registers: [registry] }),
   };
 }

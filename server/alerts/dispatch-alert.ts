@@ -42,7 +42,12 @@ async function readSettings(db: Database, type: string) {
 }
 
 function messengerText(alert: z.output<typeof AdminAlert>) {
-  return [`[${alert.type}] ${alert.subject}`, alert.message, alert.recipients.length ? `Recipients: ${alert.recipients.join(', ')}` : '', alert.sendId ? `Send log: ${alert.sendId}` : '']
+  return [
+    `[${alert.type}] ${alert.subject}`,
+    alert.message,
+    alert.recipients.length ? `Recipients: ${alert.recipients.join(', ')}` : '',
+    alert.sendId ? `Send log: ${alert.sendId}` : '',
+  ]
     .filter(Boolean)
     .join('\n');
 }
@@ -93,7 +98,13 @@ async function dispatch(deps: AlertDeps, alert: z.output<typeof AdminAlert>, set
   const outcomes = await Promise.all(
     usable.map(async (channel): Promise<{ channel: string; error?: string }> => {
       if (channel === 'email') {
-        const sent = await deps.sendEmail({ category: 'alert', to: emailTo!, subject: `[Folio alert] ${alert.subject}`, text: messengerText(alert), source: `alert:${alert.type}` });
+        const sent = await deps.sendEmail({
+          category: 'alert',
+          to: emailTo!,
+          subject: `[Folio alert] ${alert.subject}`,
+          text: messengerText(alert),
+          source: `alert:${alert.type}`,
+        });
         return sent.ok ? { channel } : { channel, error: `email ${sent.status}: ${sent.error}` };
       }
       const sent = await sendMessengerMessage(deps.messenger, messengerText(alert));
@@ -116,7 +127,10 @@ export function alertResponse(result: AlertDelivery): { status: number; body: Re
     case 'disabled':
       return { status: 200, body: { success: true, delivery: 'disabled' } };
     case 'unconfigured':
-      return { status: 503, body: { code: 'ALERT_CHANNEL_UNCONFIGURED', message: 'No alert channel is configured', success: false, delivery: 'unconfigured', ...escalated } };
+      return {
+        status: 503,
+        body: { code: 'ALERT_CHANNEL_UNCONFIGURED', message: 'No alert channel is configured', success: false, delivery: 'unconfigured', ...escalated },
+      };
     case 'failed':
       return { status: 502, body: { code: 'ALERT_DELIVERY_FAILED', message: 'Every alert channel failed', success: false, delivery: 'failed', ...escalated } };
   }

@@ -14,7 +14,11 @@ export function messengerConfigured(config: MessengerConfig): boolean {
 const TelegramAnswer = z.object({ ok: z.boolean(), description: z.string().optional() });
 
 /** Sends one message; never throws. The token is part of the URL, so errors never carry the URL. */
-export async function sendMessengerMessage(config: MessengerConfig, text: string, options: { timeoutMs?: number } = {}): Promise<{ ok: true } | { ok: false; error: string }> {
+export async function sendMessengerMessage(
+  config: MessengerConfig,
+  text: string,
+  options: { timeoutMs?: number } = {},
+): Promise<{ ok: true } | { ok: false; error: string }> {
   if (!config.botToken || !config.chatId) return { ok: false, error: 'messenger not configured' };
   const url = `${config.baseUrl.replace(/\/+$/, '')}/bot${config.botToken}/sendMessage`;
   try {

@@ -26,7 +26,14 @@ export async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): 
   const url = deps.config.alerts.internalAlertUrl;
   if (!url) {
     const result = await dispatchAdminAlert(
-      { db: deps.db, log: deps.log, metrics: deps.metrics, alertEmail: deps.config.alerts.alertEmail, messenger: deps.config.alerts.messenger, sendEmail: deps.sendEmail },
+      {
+        db: deps.db,
+        log: deps.log,
+        metrics: deps.metrics,
+        alertEmail: deps.config.alerts.alertEmail,
+        messenger: deps.config.alerts.messenger,
+        sendEmail: deps.sendEmail,
+      },
       alert,
     );
     return result.delivery;

@@ -40,7 +40,9 @@ export async function sendAuditDigest(deps: { config: Config; db: Database; log:
   const result: DigestResult = { ok: true, cadence, entries: entries.length, recipients: recipients.length, sent: 0, suppressed: 0, failed: 0 };
   if (recipients.length === 0) return result;
   const lines = entries.map((e) => `${e.created_at.toISOString()}  ${e.action}  ${e.subject ?? ''}  by ${e.actor ?? 'system'}`);
-  const text = entries.length ? `Admin audit log, ${cadence} digest since ${since.toISOString()}:\n\n${lines.join('\n')}` : `No admin audit entries since ${since.toISOString()}.`;
+  const text = entries.length
+    ? `Admin audit log, ${cadence} digest since ${since.toISOString()}:\n\n${lines.join('\n')}`
+    : `No admin audit entries since ${since.toISOString()}.`;
   const html = `<h1>Admin audit digest (${cadence})</h1>${entries.length ? `<ul>${lines.map((l) => `<li>${escapeHtml(l)}</li>`).join('')}</ul>` : `<p>No admin audit entries since ${escapeHtml(since.toISOString())}.</p>`}`;
   // Both cadences run at most once a day, so the UTC date names the run.
   const windowKey = deps.now.toISOString().slice(0, 10);
@@ -50,7 +52,15 @@ export async function sendAuditDigest(deps: { config: Config; db: Database; log:
         const response = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-proxy-secret': deps.config.secrets.proxyShared ?? '' },
-          body: JSON.stringify({ to, subject: `Folio admin audit digest (${cadence}, ${entries.length} entries)`, text, html, category: 'notification', source: `audit-digest:${cadence}`, idempotencyKey: `audit-digest/${cadence}/${windowKey}/${to}` }),
+          body: JSON.stringify({
+            to,
+            subject: `Folio admin audit digest (${cadence}, ${entries.length} entries)`,
+            text,
+            html,
+            category: 'notification',
+            source: `audit-digest:${cadence}`,
+            idempotencyKey: `audit-digest/${cadence}/${windowKey}/${to}`,
+          }),
           signal: AbortSignal.timeout(30_000),
         });
         await response.body?.cancel();

@@ -43,9 +43,12 @@ export function createConversionEvents(databaseUrl: string, log: Log) {
         client = undefined;
         next.end().catch(() => {});
         if (subscribers > 0) {
-          connecting = connect().then(() => {
-            for (const fileId of byFile.keys()) dispatch({ fileId, jobId: null, event: 'resync' });
-          }, () => {});
+          connecting = connect().then(
+            () => {
+              for (const fileId of byFile.keys()) dispatch({ fileId, jobId: null, event: 'resync' });
+            },
+            () => {},
+          );
         }
       }
     });

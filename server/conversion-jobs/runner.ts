@@ -102,7 +102,8 @@ export function createChunkRunner(deps: RunnerDeps) {
       const source = await readAll(await deps.store.get(chunk.sourceKey));
       const engine = await deps.engine();
       const numbers = Array.from({ length: chunk.pageEnd - chunk.pageStart + 1 }, (_, index) => chunk.pageStart + index);
-      const backend = chunk.options.parser === 'vision' || chunk.options.highFidelity === true ? 'chunked-vision' : chunk.options.parser === 'parser' ? 'parser' : 'local';
+      const backend =
+        chunk.options.parser === 'vision' || chunk.options.highFidelity === true ? 'chunked-vision' : chunk.options.parser === 'parser' ? 'parser' : 'local';
       try {
         await engine.convertPages(new Uint8Array(source.buffer, source.byteOffset, source.byteLength), {
           pages: numbers,
@@ -115,7 +116,12 @@ export function createChunkRunner(deps: RunnerDeps) {
             // Progress beats run behind the engine, one at a time, so a page never waits on the database;
             // a beat that matches no row aborts the run before its next page.
             const done = pages.length;
-            beats = beats.then(() => heartbeat(done, true)).then(() => undefined, (error: unknown) => log.warn({ err: error, chunkId: chunk.id }, 'chunk heartbeat failed'));
+            beats = beats
+              .then(() => heartbeat(done, true))
+              .then(
+                () => undefined,
+                (error: unknown) => log.warn({ err: error, chunkId: chunk.id }, 'chunk heartbeat failed'),
+              );
           },
         });
       } catch (error) {
@@ -137,8 +143,10 @@ export function createChunkRunner(deps: RunnerDeps) {
       const costUsd = pagesCost(pages);
       const outcome = await db.transaction(async (tx) => {
         // Job row first: cancel_conversion_job locks it too, so exactly one of the two wins.
-        const job = await tx.maybeOne(sql.type(z.object({ status: z.string() }))`select status from large_conversion_jobs where id = ${chunk.jobId} for update`);
-        if (!job || job.status !== 'processing') return 'lost' as const;
+        const job = await tx.maybeOne(
+          sql.type(z.object({ status: z.string() }))`select status from large_conversion_jobs where id = ${chunk.jobId} for update`,
+        );
+        if (job?.status !== 'processing') return 'lost' as const;
         const done = await tx.query(sql.type(AnyRow)`
           update chunk_jobs set status = 'completed', result_key = ${resultKey}, cost_usd = ${costUsd}, pages_done = ${pages.length},
                                 completed_at = now(), heartbeat_at = now()
@@ -167,7 +175,12 @@ export function createChunkRunner(deps: RunnerDeps) {
       }
       return 'completed';
     } catch (error) {
-      await failJob(chunk.jobId, isDomainError(error) ? error.code : 'CONVERSION_FAILED', isDomainError(error) ? error.message : 'The conversion failed', error);
+      await failJob(
+        chunk.jobId,
+        isDomainError(error) ? error.code : 'CONVERSION_FAILED',
+        isDomainError(error) ? error.message : 'The conversion failed',
+        error,
+      );
       throw error;
     } finally {
       clearInterval(timer);
@@ -183,7 +196,11 @@ export function createChunkRunner(deps: RunnerDeps) {
          where j.id = ${jobId} and j.status in ('pending', 'processing', 'paused_budget', 'assembling', 'waiting_batch')
         returning ${jobColumns}`);
       if (!job) return;
-      await tx.query(sql.type(AnyRow)`update chunk_jobs set status = 'failed', run_id = null where job_id = ${jobId} and status in ('pending', 'processing', 'waiting_batch')`);
+      await tx.query(
+        sql.type(
+          AnyRow,
+        )`update chunk_jobs set status = 'failed', run_id = null where job_id = ${jobId} and status in ('pending', 'processing', 'waiting_batch')`,
+      );
       if (job.holdId) await releaseHold(tx, job.holdId, 'failed').catch(() => {});
       await tx.query(sql.type(AnyRow)`
         update files set status = 'failed', phase = null, error_code = ${code}, error_message = ${message}, updated_at = now() where id = ${job.fileId}`);
@@ -204,7 +221,7 @@ export function createChunkRunner(deps: RunnerDeps) {
     const job = await db.maybeOne(sql.type(JobRow.extend({ originalName: z.string(), sourceKey: z.string() }))`
       select ${jobColumns}, f.original_name as "originalName", f.storage_key as "sourceKey"
         from large_conversion_jobs j join files f on f.id = j.file_id where j.id = ${jobId}`);
-    if (!job || job.status !== 'assembling') return 'skipped';
+    if (job?.status !== 'assembling') return 'skipped';
     try {
       const chunks = await db.any(sql.type(z.object({ resultKey: z.string() }))`
         select result_key as "resultKey" from chunk_jobs where job_id = ${jobId} and status = 'completed' order by chunk_index`);
@@ -250,7 +267,12 @@ export function createChunkRunner(deps: RunnerDeps) {
       });
       return finished ? 'completed' : 'skipped';
     } catch (error) {
-      await failJob(jobId, isDomainError(error) ? error.code : 'ASSEMBLY_FAILED', isDomainError(error) ? error.message : 'Assembling the conversion failed', error);
+      await failJob(
+        jobId,
+        isDomainError(error) ? error.code : 'ASSEMBLY_FAILED',
+        isDomainError(error) ? error.message : 'Assembling the conversion failed',
+        error,
+      );
       throw error;
     }
   }

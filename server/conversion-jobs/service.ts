@@ -10,13 +10,12 @@ import type { EngineProvider } from './engine-provider.ts';
 import { CHUNK_QUEUE, createConversionQueues, JobRow, jobColumns, notifyFragment, snapshotQuery, type Snapshot } from './jobs.queries.ts';
 import { mapConversionErrors } from './sql-errors.ts';
 
-export const ConvertOptions = z
-  .object({
-    highFidelity: z.boolean().optional(),
-    parser: z.enum(['auto', 'local', 'vision', 'parser']).optional(),
-    _batchLane: z.boolean().optional(),
-    _compedFlyerJobId: z.uuid().optional(),
-  });
+export const ConvertOptions = z.object({
+  highFidelity: z.boolean().optional(),
+  parser: z.enum(['auto', 'local', 'vision', 'parser']).optional(),
+  _batchLane: z.boolean().optional(),
+  _compedFlyerJobId: z.uuid().optional(),
+});
 export type ConvertOptions = z.infer<typeof ConvertOptions>;
 
 const FileRow = z.object({
@@ -117,7 +116,12 @@ export function createConversionService(deps: ConversionServiceDeps) {
       const batch = false;
       const status = batch ? 'waiting_batch' : 'pending';
       const result = await db.transaction(async (tx) => {
-        const holdId = await createHold(tx, { customerId: file.customerId, amount: estimate, windowMs: ON_DEMAND_HOLD_WINDOW_MS, reference: `conversion:${fileId}` });
+        const holdId = await createHold(tx, {
+          customerId: file.customerId,
+          amount: estimate,
+          windowMs: ON_DEMAND_HOLD_WINDOW_MS,
+          reference: `conversion:${fileId}`,
+        });
         const jobId = await tx
           .oneFirst(sql.type(z.object({ id: z.uuid() }))`
             insert into large_conversion_jobs (file_id, owner_id, customer_id, status, options, total_pages, total_chunks, hold_id)
@@ -132,7 +136,13 @@ export function createConversionService(deps: ConversionServiceDeps) {
         const chunks = await tx.many(sql.type(z.object({ id: z.uuid(), chunkIndex: z.number() }))`
           insert into chunk_jobs (job_id, chunk_index, page_start, page_end, status)
           select ${jobId}, ordinality - 1, r.s, r.e, ${status}
-            from unnest(${sql.array(ranges.map((r) => r.start), 'int4')}::int[], ${sql.array(ranges.map((r) => r.end), 'int4')}::int[]) with ordinality as r(s, e, ordinality)
+            from unnest(${sql.array(
+              ranges.map((r) => r.start),
+              'int4',
+            )}::int[], ${sql.array(
+              ranges.map((r) => r.end),
+              'int4',
+            )}::int[]) with ordinality as r(s, e, ordinality)
           returning id, chunk_index as "chunkIndex"`);
         await tx.query(sql.type(AnyRow)`
           update files set status = 'processing', phase = ${`Queued: 0/${ranges.length} chunks`}, error_code = null, error_message = null, updated_at = now()
@@ -140,7 +150,12 @@ export function createConversionService(deps: ConversionServiceDeps) {
         if (!batch) {
           const connection = bossDb(tx);
           for (const chunk of chunks) {
-            await deps.boss.send(CHUNK_QUEUE, { chunkId: chunk.id, jobId } satisfies ChunkJobData, { db: connection, retryLimit: 3, retryDelay: 1, expireInSeconds: 60 * 60 });
+            await deps.boss.send(CHUNK_QUEUE, { chunkId: chunk.id, jobId } satisfies ChunkJobData, {
+              db: connection,
+              retryLimit: 3,
+              retryDelay: 1,
+              expireInSeconds: 60 * 60,
+            });
           }
         }
         await tx.query(sql.type(AnyRow)`select ${notifyFragment(fileId, jobId, 'progress')}`);
@@ -153,7 +168,7 @@ export function createConversionService(deps: ConversionServiceDeps) {
     async processNow(fileId: string): Promise<{ resumed: true; jobId: string }> {
       await loadFile(fileId);
       const job = await liveJob(fileId);
-      if (!job || job.status !== 'waiting_batch') throw new DomainError('NOT_BATCH_WAITING', 'The conversion is not waiting for the batch lane');
+      if (job?.status !== 'waiting_batch') throw new DomainError('NOT_BATCH_WAITING', 'The conversion is not waiting for the batch lane');
       await db.transaction(async (tx) => {
         const moved = await tx.query(sql.type(AnyRow)`
           update large_conversion_jobs set status = 'pending', updated_at = now() where id = ${job.id} and status = 'waiting_batch' returning id`);
@@ -168,7 +183,12 @@ export function createConversionService(deps: ConversionServiceDeps) {
         await ensureQueues();
         const connection = bossDb(tx);
         for (const chunk of chunks) {
-          await deps.boss.send(CHUNK_QUEUE, { chunkId: chunk.id, jobId: job.id } satisfies ChunkJobData, { db: connection, retryLimit: 3, retryDelay: 1, expireInSeconds: 60 * 60 });
+          await deps.boss.send(CHUNK_QUEUE, { chunkId: chunk.id, jobId: job.id } satisfies ChunkJobData, {
+            db: connection,
+            retryLimit: 3,
+            retryDelay: 1,
+            expireInSeconds: 60 * 60,
+          });
         }
         await tx.query(sql.type(AnyRow)`select ${notifyFragment(fileId, job.id, 'progress')}`);
       });

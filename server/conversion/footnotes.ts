@@ -28,7 +28,10 @@ export function joinContinuedFootnotes(input: PageResult[]): PageResult[] {
       pages[open!.pageIndex] = { ...host, blocks };
       pages[pageIndex] = { ...page, blocks: page.blocks.filter((block) => block !== continued) };
     } else if (continued) {
-      pages[pageIndex] = { ...page, blocks: page.blocks.map((block) => (block === continued ? { kind: 'paragraph', page: block.page, content: block.content } : block)) };
+      pages[pageIndex] = {
+        ...page,
+        blocks: page.blocks.map((block) => (block === continued ? { kind: 'paragraph', page: block.page, content: block.content } : block)),
+      };
     }
     if (joined && last === continued) open = { ...open!, reached: page.page };
     else {

@@ -102,7 +102,10 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
         return results;
       }
 
-      const [{ createVisionBackend }, { convertLocalPage, openPdf }] = await Promise.all([import('./backends/vision/index.ts'), import('./backends/local/index.ts')]);
+      const [{ createVisionBackend }, { convertLocalPage, openPdf }] = await Promise.all([
+        import('./backends/vision/index.ts'),
+        import('./backends/local/index.ts'),
+      ]);
       vision ??= createVisionBackend({ bedrock: options.conversion.bedrock, log });
       const doc = await openPdf(pdf);
       try {

@@ -28,7 +28,12 @@ async function mapCreditErrors<T>(run: () => Promise<T>): Promise<T> {
     const state = sqlState(error);
     const code = state ? CREDIT_ERRORS[state as keyof typeof CREDIT_ERRORS] : undefined;
     if (!code) throw error;
-    const message = code === 'FREE_PAGE_LIMIT' ? 'This would exceed the 10 free lifetime pages' : code === 'INSUFFICIENT_CREDITS' ? 'Not enough credits' : (error as Error).message;
+    const message =
+      code === 'FREE_PAGE_LIMIT'
+        ? 'This would exceed the 10 free lifetime pages'
+        : code === 'INSUFFICIENT_CREDITS'
+          ? 'Not enough credits'
+          : (error as Error).message;
     throw new DomainError(code, message, { cause: error });
   }
 }

@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import { sql, type Database } from '../db/database.ts';
 
-export const EmailEvent = z.enum(['sent', 'delivery_delayed', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'failed', 'suppressed', 'bounce_transient']);
+export const EmailEvent = z.enum([
+  'sent',
+  'delivery_delayed',
+  'delivered',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'failed',
+  'suppressed',
+  'bounce_transient',
+]);
 export type EmailEvent = z.infer<typeof EmailEvent>;
 
 export type EmailEventInput = {

@@ -16,7 +16,10 @@ export async function handleResendWebhook(deps: RaiseAlertDeps & { now: Date }, 
   const verdict = verifySvixSignature(deps.config.email.providerA.webhookSecret, headers, rawBody, deps.now);
   if (!verdict.ok) {
     deps.log.warn({ event: 'resend_webhook_rejected', reason: verdict.reason }, 'provider-A webhook refused');
-    return { status: 400, body: { code: 'BAD_REQUEST', message: verdict.reason === 'no_secret' ? 'Webhook secret not configured' : 'Invalid webhook signature' } };
+    return {
+      status: 400,
+      body: { code: 'BAD_REQUEST', message: verdict.reason === 'no_secret' ? 'Webhook secret not configured' : 'Invalid webhook signature' },
+    };
   }
   let json: unknown;
   try {
@@ -38,7 +41,15 @@ export async function handleResendWebhook(deps: RaiseAlertDeps & { now: Date }, 
     return { status: 200, body: { ok: true, warning: 'no email id' } };
   }
   if (mapped.input.event === 'bounced' && !mapped.input.suppress) {
-    deps.log.warn({ event: 'email_bounce_not_suppressed', providerMessageId: mapped.input.providerMessageId, reason: mapped.input.error, recipients: mapped.recipients.length }, 'provider-A bounce recorded without suppression');
+    deps.log.warn(
+      {
+        event: 'email_bounce_not_suppressed',
+        providerMessageId: mapped.input.providerMessageId,
+        reason: mapped.input.error,
+        recipients: mapped.recipients.length,
+      },
+      'provider-A bounce recorded without suppression',
+    );
   }
   const recorded = await recordEmailEvent(deps.db, mapped.input);
   deps.metrics?.emailEvents.inc({ provider: 'provider_a', event: mapped.input.event });

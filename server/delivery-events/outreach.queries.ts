@@ -16,13 +16,18 @@ const COLUMN: Partial<Record<EmailEvent, string>> = {
  * permanent bounce or a complaint ends the prospect), and an unsubscribe for
  * a complainant. Every write is idempotent, so a replayed event changes nothing.
  */
-export async function recordOutreachEvent(db: Database, input: { providerMessageId: string; event: EmailEvent; at: Date; recipients: string[]; campaign?: string; suppressed: string[] }) {
+export async function recordOutreachEvent(
+  db: Database,
+  input: { providerMessageId: string; event: EmailEvent; at: Date; recipients: string[]; campaign?: string; suppressed: string[] },
+) {
   const column = COLUMN[input.event];
   const at = input.at.toISOString();
   const prospect = input.recipients[0] ?? null;
   await db.transaction(async (tx) => {
     if (prospect) {
-      await tx.query(sql.type(AnyRow)`insert into prospects (email, last_contacted_at) values (${prospect}, ${at}::timestamptz) on conflict (email) do nothing`);
+      await tx.query(
+        sql.type(AnyRow)`insert into prospects (email, last_contacted_at) values (${prospect}, ${at}::timestamptz) on conflict (email) do nothing`,
+      );
     }
     await tx.query(sql.type(AnyRow)`
       insert into email_sends (provider_message_id, prospect_email, campaign, status)
@@ -44,7 +49,9 @@ export async function recordOutreachEvent(db: Database, input: { providerMessage
       }
       if (input.event === 'complained') {
         for (const email of input.suppressed) {
-          await tx.query(sql.type(AnyRow)`insert into unsubscribes (email, reason, source) values (${email}, 'complaint', 'provider_b') on conflict (email) do nothing`);
+          await tx.query(
+            sql.type(AnyRow)`insert into unsubscribes (email, reason, source) values (${email}, 'complaint', 'provider_b') on conflict (email) do nothing`,
+          );
         }
       }
     }

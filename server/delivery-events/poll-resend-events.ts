@@ -46,7 +46,18 @@ async function knownRows(db: Database, ids: string[]) {
  * row, is recorded with the claim set and no alert.
  */
 export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Promise<PollResult> {
-  const result: PollResult = { ok: true, truncated: false, pages: 0, seen: 0, recorded: 0, unchanged: 0, skipped: 0, backfilled: 0, alerts: 0, alertsFailed: 0 };
+  const result: PollResult = {
+    ok: true,
+    truncated: false,
+    pages: 0,
+    seen: 0,
+    recorded: 0,
+    unchanged: 0,
+    skipped: 0,
+    backfilled: 0,
+    alerts: 0,
+    alertsFailed: 0,
+  };
   const settings = deps.config.email.providerA;
   if (!settings.apiKey) return { ...result, ok: false, error: 'provider A is not configured' };
   const client = new Resend(settings.apiKey, { baseUrl: settings.baseUrl });
@@ -58,7 +69,10 @@ export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Pr
     const { data, error } = await client.emails.list(after ? { limit: POLL_PAGE_SIZE, after } : { limit: POLL_PAGE_SIZE });
     if (error || !data) return { ...result, ok: false, error: `list failed: ${error?.name ?? 'no data'}` };
     result.pages++;
-    const known = await knownRows(deps.db, data.data.map((email) => email.id));
+    const known = await knownRows(
+      deps.db,
+      data.data.map((email) => email.id),
+    );
     for (const email of data.data) {
       result.seen++;
       const lastEvent = email.last_event as string;
@@ -67,13 +81,15 @@ export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Pr
         continue;
       }
       const row = known.get(email.id);
-      const releasedFailure = row !== undefined && row.alerted_at === null && ['bounced', 'complained', 'failed', 'suppressed'].includes(row.status) && row.status === lastEvent;
+      const releasedFailure =
+        row !== undefined && row.alerted_at === null && ['bounced', 'complained', 'failed', 'suppressed'].includes(row.status) && row.status === lastEvent;
       if (row && row.last_event === lastEvent && !releasedFailure) {
         result.unchanged++;
         continue;
       }
       const sentAt = parseResendTime(email.created_at);
-      const backfill = !row && sentAt !== undefined && deps.now.getTime() - sentAt.getTime() > BACKFILL_AGE_MS && (loggingBegan === null || sentAt < loggingBegan);
+      const backfill =
+        !row && sentAt !== undefined && deps.now.getTime() - sentAt.getTime() > BACKFILL_AGE_MS && (loggingBegan === null || sentAt < loggingBegan);
       const to = (Array.isArray(email.to) ? email.to : [email.to]).filter((a): a is string => typeof a === 'string');
       const recorded = await recordEmailEvent(deps.db, {
         provider: 'provider_a',
@@ -82,7 +98,10 @@ export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Pr
         occurredAt: deps.now,
         raw: email,
         lastEvent,
-        error: lastEvent === 'bounced' || lastEvent === 'complained' || lastEvent === 'failed' || lastEvent === 'suppressed' ? `${lastEvent} (reported by the list API)` : undefined,
+        error:
+          lastEvent === 'bounced' || lastEvent === 'complained' || lastEvent === 'failed' || lastEvent === 'suppressed'
+            ? `${lastEvent} (reported by the list API)`
+            : undefined,
         to,
         from: email.from,
         subject: email.subject,

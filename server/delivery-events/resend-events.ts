@@ -37,10 +37,7 @@ function addressOf(value: string) {
   return (match ? match[1]! : value).trim().toLowerCase();
 }
 
-export type ResendMapping =
-  | { kind: 'ignore'; reason: string }
-  | { kind: 'no_email_id' }
-  | { kind: 'record'; input: EmailEventInput; recipients: string[] };
+export type ResendMapping = { kind: 'ignore'; reason: string } | { kind: 'no_email_id' } | { kind: 'record'; input: EmailEventInput; recipients: string[] };
 
 /**
  * Maps a Resend webhook event onto the recording function's input

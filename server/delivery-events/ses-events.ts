@@ -17,8 +17,19 @@ export const SesEventDetail = z
         tags: z.record(z.string(), z.array(z.string())).default({}),
       })
       .passthrough(),
-    bounce: z.object({ bounceType: z.string(), bounceSubType: z.string().optional(), bouncedRecipients: z.array(Recipient).default([]), timestamp: z.string().optional() }).passthrough().optional(),
-    complaint: z.object({ complainedRecipients: z.array(Recipient).default([]), complaintFeedbackType: z.string().optional(), timestamp: z.string().optional() }).passthrough().optional(),
+    bounce: z
+      .object({
+        bounceType: z.string(),
+        bounceSubType: z.string().optional(),
+        bouncedRecipients: z.array(Recipient).default([]),
+        timestamp: z.string().optional(),
+      })
+      .passthrough()
+      .optional(),
+    complaint: z
+      .object({ complainedRecipients: z.array(Recipient).default([]), complaintFeedbackType: z.string().optional(), timestamp: z.string().optional() })
+      .passthrough()
+      .optional(),
     delivery: z.object({ timestamp: z.string().optional() }).passthrough().optional(),
     deliveryDelay: z.object({ timestamp: z.string().optional(), delayType: z.string().optional() }).passthrough().optional(),
     reject: z.object({ reason: z.string().optional() }).passthrough().optional(),
@@ -29,7 +40,13 @@ export const SesEventDetail = z
   .passthrough();
 
 export const EventBridgeEnvelope = z
-  .object({ id: z.string().optional(), 'detail-type': z.string().optional(), source: z.string().optional(), time: z.string().optional(), detail: SesEventDetail })
+  .object({
+    id: z.string().optional(),
+    'detail-type': z.string().optional(),
+    source: z.string().optional(),
+    time: z.string().optional(),
+    detail: SesEventDetail,
+  })
   .passthrough();
 export type EventBridgeEnvelope = z.infer<typeof EventBridgeEnvelope>;
 

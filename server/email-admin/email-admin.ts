@@ -61,7 +61,9 @@ export async function listEmailLog(db: Database, input: EmailLogQuery): Promise<
   const common = [
     query.category ? sql.fragment`category = ${query.category}` : null,
     query.provider ? sql.fragment`provider = ${query.provider}` : null,
-    query.recipient ? sql.fragment`(${query.recipient.trim().toLowerCase()} = any(to_addresses) or ${query.recipient.trim().toLowerCase()} = any(cc_addresses) or ${query.recipient.trim().toLowerCase()} = any(bcc_addresses))` : null,
+    query.recipient
+      ? sql.fragment`(${query.recipient.trim().toLowerCase()} = any(to_addresses) or ${query.recipient.trim().toLowerCase()} = any(cc_addresses) or ${query.recipient.trim().toLowerCase()} = any(bcc_addresses))`
+      : null,
     query.subject ? sql.fragment`subject ilike ${`%${escapeLike(query.subject)}%`}` : null,
   ].filter((f) => f !== null);
   const withStatus = query.status ? [...common, sql.fragment`status = ${query.status}`] : common;
@@ -78,7 +80,12 @@ export async function listEmailLog(db: Database, input: EmailLogQuery): Promise<
     db.any(sql.type(z.object({ status: z.string(), n: z.number() }))`select status, count(*)::int as n from email_log ${where(common)} group by status`),
   ]);
   return {
-    rows: rows.map((row) => ({ ...row, lastEventAt: row.lastEventAt?.toISOString() ?? null, alertedAt: row.alertedAt?.toISOString() ?? null, createdAt: row.createdAt.toISOString() })),
+    rows: rows.map((row) => ({
+      ...row,
+      lastEventAt: row.lastEventAt?.toISOString() ?? null,
+      alertedAt: row.alertedAt?.toISOString() ?? null,
+      createdAt: row.createdAt.toISOString(),
+    })),
     total,
     page: query.page,
     pageSize: query.pageSize,
@@ -97,14 +104,21 @@ export async function listSuppressions(db: Database, input: { page?: number; pag
       select email, reason, source, created_at from email_suppressions ${filter} order by created_at desc, email limit ${pageSize} offset ${(page - 1) * pageSize}`),
     db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from email_suppressions ${filter}`),
   ]);
-  return { suppressions: rows.map((r) => ({ email: r.email, reason: r.reason, source: r.source, createdAt: r.created_at.toISOString() })), total, page, pageSize };
+  return {
+    suppressions: rows.map((r) => ({ email: r.email, reason: r.reason, source: r.source, createdAt: r.created_at.toISOString() })),
+    total,
+    page,
+    pageSize,
+  };
 }
 
 /** Removes a suppression and writes the email_unsuppress audit entry in the same transaction. */
 export async function removeSuppression(db: Database, input: { email: string; actorId: string }) {
   const email = input.email.trim().toLowerCase();
   return db.transaction(async (tx) => {
-    const removed = await tx.maybeOne(sql.type(z.object({ email: z.string(), reason: z.string() }))`delete from email_suppressions where email = ${email} returning email, reason`);
+    const removed = await tx.maybeOne(
+      sql.type(z.object({ email: z.string(), reason: z.string() }))`delete from email_suppressions where email = ${email} returning email, reason`,
+    );
     if (!removed) throw new DomainError('NOT_FOUND', 'No suppression for that address');
     await tx.query(sql.type(z.object({ id: z.unknown() }))`
       insert into admin_audit_log (actor_id, action, subject, details)

@@ -9,7 +9,10 @@
 export type Batcher<In, Out> = (item: In) => Promise<Out>;
 
 /** `run` answers every item in order: a batch-wide failure rejects them all, a per-item one only that caller. */
-export function createBatcher<In, Out>(run: (items: In[]) => Promise<Array<PromiseSettledResult<Out>>>, options: { maxBatch: number; maxInFlight: number }): Batcher<In, Out> {
+export function createBatcher<In, Out>(
+  run: (items: In[]) => Promise<Array<PromiseSettledResult<Out>>>,
+  options: { maxBatch: number; maxInFlight: number },
+): Batcher<In, Out> {
   type Waiting = { item: In; resolve: (value: Out) => void; reject: (error: unknown) => void };
   let waiting: Waiting[] = [];
   let inFlight = 0;
@@ -21,18 +24,20 @@ export function createBatcher<In, Out>(run: (items: In[]) => Promise<Array<Promi
       const batch = waiting.slice(0, options.maxBatch);
       waiting = waiting.slice(batch.length);
       inFlight++;
-      run(batch.map((entry) => entry.item)).then(
-        (results) =>
-          batch.forEach((entry, index) => {
-            const result = results[index];
-            if (result?.status === 'fulfilled') entry.resolve(result.value);
-            else entry.reject(result ? result.reason : new Error('batch answered fewer items than it was given'));
-          }),
-        (error: unknown) => batch.forEach((entry) => entry.reject(error)),
-      ).finally(() => {
-        inFlight--;
-        flush();
-      });
+      run(batch.map((entry) => entry.item))
+        .then(
+          (results) =>
+            batch.forEach((entry, index) => {
+              const result = results[index];
+              if (result?.status === 'fulfilled') entry.resolve(result.value);
+              else entry.reject(result ? result.reason : new Error('batch answered fewer items than it was given'));
+            }),
+          (error: unknown) => batch.forEach((entry) => entry.reject(error)),
+        )
+        .finally(() => {
+          inFlight--;
+          flush();
+        });
     }
   };
 

@@ -36,16 +36,13 @@ export function createEmailService(deps: Deps, options: EmailServiceOptions = {}
   const { providerA, providerB } = deps.config.email;
   const deferQueues = deferQueueNames(deps.config);
 
-  const lookupSuppressions = createBatcher<string[], SuppressionRow[]>(
-    async (lists) => {
-      const rows = await findSuppressions(deps.db, [...new Set(lists.flat())]);
-      return lists.map((list) => {
-        const wanted = new Set(list);
-        return { status: 'fulfilled', value: rows.filter((row) => wanted.has(row.email)) };
-      });
-    },
-    BATCHING,
-  );
+  const lookupSuppressions = createBatcher<string[], SuppressionRow[]>(async (lists) => {
+    const rows = await findSuppressions(deps.db, [...new Set(lists.flat())]);
+    return lists.map((list) => {
+      const wanted = new Set(list);
+      return { status: 'fulfilled', value: rows.filter((row) => wanted.has(row.email)) };
+    });
+  }, BATCHING);
   const writeLog = createBatcher<SendLogEntry, string>(async (entries) => {
     try {
       return (await recordEmailSends(deps.db, entries)).map((value) => ({ status: 'fulfilled', value }));

@@ -40,9 +40,7 @@ export type DeferQueues = { queue: string; deadLetter: string };
 export function deferQueueNames(config: Config): DeferQueues | undefined {
   const configured = config.email.deferQueue;
   if (!configured) return undefined;
-  const base = /^[a-z][a-z0-9+.-]*:\/\//i.test(configured)
-    ? (new URL(configured).pathname.split('/').filter(Boolean).pop() ?? 'email-deferred')
-    : configured;
+  const base = /^[a-z][a-z0-9+.-]*:\/\//i.test(configured) ? (new URL(configured).pathname.split('/').filter(Boolean).pop() ?? 'email-deferred') : configured;
   const queue = base.replace(/[^\w.\-/]/g, '_');
   return { queue, deadLetter: `${queue}.dead-letter` };
 }

@@ -41,6 +41,7 @@ export type RelayResponse = z.infer<typeof RelayResponse>;
 export async function relaySendEmail(email: EmailService, input: RelayRequest): Promise<RelayResponse> {
   const result = await email.send(input);
   if (result.status === 'suppressed') throw new DomainError('EMAIL_SUPPRESSED', result.error, { context: { status: result.status, ok: false, id: result.id } });
-  if (result.status === 'failed') throw new DomainError('EMAIL_FAILED', result.error, { context: { status: result.status, ok: false, errorKind: result.errorKind, id: result.id } });
+  if (result.status === 'failed')
+    throw new DomainError('EMAIL_FAILED', result.error, { context: { status: result.status, ok: false, errorKind: result.errorKind, id: result.id } });
   return { status: result.status, ok: result.ok, id: result.id, provider: result.provider };
 }

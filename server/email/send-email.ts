@@ -70,7 +70,8 @@ export async function deliverEmail(deps: EmailDeps, input: SendRequest, retry?: 
   const replyTo = asList(request.replyTo);
   const from = rewriteFrom(request.from ?? config.email.defaultFrom, config.email.retiredDomain, config.email.senderDomain);
   const badAddress = [from, ...replyTo].find((value) => !parseMailbox(value));
-  if (badAddress !== undefined) return count(deps, { status: 'failed', ok: false, error: `Invalid address: ${badAddress}`, errorKind: 'rejected', failedOver: false });
+  if (badAddress !== undefined)
+    return count(deps, { status: 'failed', ok: false, error: `Invalid address: ${badAddress}`, errorKind: 'rejected', failedOver: false });
 
   const logging = config.email.loggingEnabled;
   if (!logging && !warnedNoDatabase) {
@@ -99,7 +100,10 @@ export async function deliverEmail(deps: EmailDeps, input: SendRequest, retry?: 
       blocked = applied.blocked;
       if (applied.allToBlockedBy) {
         const error = suppressedError(applied.allToBlockedBy);
-        const entry = logEntry({ id, request, recipients, from, tags, idempotencyKey, attempt, failedOver: retry?.failedOver ?? false }, { status: 'suppressed', error });
+        const entry = logEntry(
+          { id, request, recipients, from, tags, idempotencyKey, attempt, failedOver: retry?.failedOver ?? false },
+          { status: 'suppressed', error },
+        );
         return finish(deps, entry, { status: 'suppressed', ok: false, error, suppressedRecipients: blocked.map((item) => item.address) });
       }
     } else {
@@ -181,7 +185,10 @@ export async function deliverEmail(deps: EmailDeps, input: SendRequest, retry?: 
 export async function recordDeadLetteredSend(deps: EmailDeps, job: DeferredSend): Promise<void> {
   const id = attemptLogId(job.correlationId, job.attempt);
   deps.metrics.emailDeferredDeadLetters.inc();
-  deps.log.error({ event: 'email_deferred_dead_letter', logId: id, attempt: job.attempt, idempotencyKey: job.request.idempotencyKey }, 'deferred email reached the dead-letter queue');
+  deps.log.error(
+    { event: 'email_deferred_dead_letter', logId: id, attempt: job.attempt, idempotencyKey: job.request.idempotencyKey },
+    'deferred email reached the dead-letter queue',
+  );
   if (!deps.config.email.loggingEnabled || (await sendLogRowExists(deps.db, id))) return;
   const recipients: Recipients = { to: [], cc: [], bcc: [] };
   for (const field of ['to', 'cc', 'bcc'] as const) {
@@ -205,7 +212,10 @@ export async function recordDeadLetteredSend(deps: EmailDeps, job: DeferredSend)
 /** Provider tags: the caller's (reduced to the characters both providers allow) plus folio_log_id. */
 function providerTags(tags: Array<{ name: string; value: string }>, correlationId: string) {
   const clean = (text: string) => text.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 256);
-  return [...tags.map((tag) => ({ name: clean(tag.name), value: clean(tag.value) })).filter((tag) => tag.name !== 'folio_log_id'), { name: 'folio_log_id', value: correlationId }];
+  return [
+    ...tags.map((tag) => ({ name: clean(tag.name), value: clean(tag.value) })).filter((tag) => tag.name !== 'folio_log_id'),
+    { name: 'folio_log_id', value: correlationId },
+  ];
 }
 
 /** The request as a deferred job stores it: attachments already in base64, everything else as given. */
@@ -258,7 +268,11 @@ async function finish(deps: EmailDeps, entry: SendLogEntry, result: SendResult):
   if (deps.config.email.loggingEnabled) {
     const written = await withinTimeout(deps.email.writeLog(entry), deps.email.hookTimeoutMs);
     if (written.ok) result = { ...result, id: written.value };
-    else deps.log.error({ event: 'email_log_write_failed', err: written.error, timedOut: written.timedOut, logId: entry.id, status: entry.status }, 'email send log write failed');
+    else
+      deps.log.error(
+        { event: 'email_log_write_failed', err: written.error, timedOut: written.timedOut, logId: entry.id, status: entry.status },
+        'email send log write failed',
+      );
   }
   return count(deps, result);
 }

@@ -23,14 +23,23 @@ export function inlineResultKey(fileId: string) {
 export async function runInlineDocx(deps: Pick<Deps, 'db' | 'log'> & { store: ObjectStore; engine: EngineProvider }, fileId: string): Promise<void> {
   const file = await deps.db.maybeOne(sql.type(z.object({ storageKey: z.string(), originalName: z.string(), status: z.string() }))`
     select storage_key as "storageKey", original_name as "originalName", status from files where id = ${fileId}`);
-  if (!file || file.status !== 'processing') return;
+  if (file?.status !== 'processing') return;
   try {
     const source = await readAll(await deps.store.get(file.storageKey));
     const { value: html } = await mammoth.convertToHtml({ buffer: source });
     const baseName = file.originalName.replace(/\.[^.]+$/, '') || 'document';
     const page: PageResult = {
-      page: 1, label: '1', backend: 'local', classification: 'standard', reasons: [], blocks: htmlToBlocks(html, 1),
-      warnings: [], textLayerWords: html.split(/\s+/).length, ocr: false, timings: { ms: 0 }, costUsd: 0,
+      page: 1,
+      label: '1',
+      backend: 'local',
+      classification: 'standard',
+      reasons: [],
+      blocks: htmlToBlocks(html, 1),
+      warnings: [],
+      textLayerWords: html.split(/\s+/).length,
+      ocr: false,
+      timings: { ms: 0 },
+      costUsd: 0,
     };
     const meta: DocumentMeta = { title: baseName, lang: 'en', pageCount: 1, tagged: false, sourceName: file.originalName };
     const engine = await deps.engine();

@@ -43,7 +43,12 @@ function meter(limit: number) {
  * store (never whole in memory), then is sniffed: a PDF is opened with the
  * engine to read its page count; a DOCX starts the inline path.
  */
-export async function receiveUpload(deps: Pick<Deps, 'db' | 'boss' | 'config'>, service: ConversionService, user: AuthUser, req: IncomingMessage): Promise<UploadedFile> {
+export async function receiveUpload(
+  deps: Pick<Deps, 'db' | 'boss' | 'config'>,
+  service: ConversionService,
+  user: AuthUser,
+  req: IncomingMessage,
+): Promise<UploadedFile> {
   const contentType = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the file as multipart/form-data in the field "file"');
   const id = randomUUID();
@@ -110,13 +115,33 @@ export async function receiveUpload(deps: Pick<Deps, 'db' | 'boss' | 'config'>, 
       if (meta.pageCount > deps.config.conversion.uploadMaxPages) {
         throw new DomainError('PDF_TOO_MANY_PAGES', `The PDF has ${meta.pageCount} pages; the limit is ${deps.config.conversion.uploadMaxPages}`);
       }
-      await insertFile(deps, { id, ownerId: user.id, tenantId: user.tenantId, name, contentType: 'application/pdf', size: received.size, pages: meta.pageCount, key: received.key, status: 'uploaded' });
+      await insertFile(deps, {
+        id,
+        ownerId: user.id,
+        tenantId: user.tenantId,
+        name,
+        contentType: 'application/pdf',
+        size: received.size,
+        pages: meta.pageCount,
+        key: received.key,
+        status: 'uploaded',
+      });
       return { id, name, contentType: 'application/pdf', sizeBytes: received.size, pages: meta.pageCount, status: 'uploaded' };
     }
     if (received.head.subarray(0, 4).equals(ZIP_MAGIC) && /\.docx$/i.test(name)) {
       await service.ensureQueues();
       await deps.db.transaction(async (tx) => {
-        await insertFile(tx, { id, ownerId: user.id, tenantId: user.tenantId, name, contentType: DOCX_CONTENT_TYPE, size: received.size, pages: null, key: received.key, status: 'processing' });
+        await insertFile(tx, {
+          id,
+          ownerId: user.id,
+          tenantId: user.tenantId,
+          name,
+          contentType: DOCX_CONTENT_TYPE,
+          size: received.size,
+          pages: null,
+          key: received.key,
+          status: 'processing',
+        });
         await deps.boss.send(DOCX_QUEUE, { fileId: id }, { retryLimit: 1, db: bossDb(tx) });
       });
       return { id, name, contentType: DOCX_CONTENT_TYPE, sizeBytes: received.size, pages: null, status: 'processing' };
@@ -132,7 +157,17 @@ type Queryable = { query: Deps['db']['query'] };
 
 async function insertFile(
   db: { db: Queryable } | Queryable,
-  row: { id: string; ownerId: string; tenantId: string | null; name: string; contentType: string; size: number; pages: number | null; key: string; status: string },
+  row: {
+    id: string;
+    ownerId: string;
+    tenantId: string | null;
+    name: string;
+    contentType: string;
+    size: number;
+    pages: number | null;
+    key: string;
+    status: string;
+  },
 ) {
   const target = 'db' in db ? db.db : db;
   await target.query(sql.type(AnyRow)`

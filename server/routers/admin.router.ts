@@ -20,7 +20,16 @@ function decodePathParam(value: string) {
 
 export const adminRouter = router({
   emailLog: adminProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/admin/email-log', tags: ['admin'], summary: 'Send log with a status summary', description: 'Newest first. Filters: status, category, provider, exact recipient, subject substring. summary counts rows per status under the other filters.' } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/admin/email-log',
+        tags: ['admin'],
+        summary: 'Send log with a status summary',
+        description:
+          'Newest first. Filters: status, category, provider, exact recipient, subject substring. summary counts rows per status under the other filters.',
+      },
+    })
     .input(EmailLogQuery)
     .output(EmailLogPage)
     .query(({ ctx, input }) => listEmailLog(ctx.deps.db, input)),
@@ -30,7 +39,15 @@ export const adminRouter = router({
     .output(SuppressionsPage)
     .query(({ ctx, input }) => listSuppressions(ctx.deps.db, input)),
   removeEmailSuppression: adminProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/admin/email-suppressions/{email}', tags: ['admin'], summary: 'Remove a suppression', description: 'Writes an email_unsuppress entry to the admin audit log. 404 when the address is not suppressed.' } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/admin/email-suppressions/{email}',
+        tags: ['admin'],
+        summary: 'Remove a suppression',
+        description: 'Writes an email_unsuppress entry to the admin audit log. 404 when the address is not suppressed.',
+      },
+    })
     .input(z.object({ email: z.string().min(3).max(320) }))
     .output(z.object({ removed: z.literal(true), email: z.string(), reason: z.string() }))
     .mutation(({ ctx, input }) => removeSuppression(ctx.deps.db, { email: decodePathParam(input.email), actorId: ctx.user.id })),

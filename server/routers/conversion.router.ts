@@ -4,7 +4,15 @@ import { fileOwnerProcedure, router } from '../trpc/trpc.ts';
 
 export const conversionRouter = router({
   start: fileOwnerProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/convert/{fileId}', tags: ['conversion'], summary: 'Starts a chunked conversion; holds credits for the pages first', protect: true } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/convert/{fileId}',
+        tags: ['conversion'],
+        summary: 'Starts a chunked conversion; holds credits for the pages first',
+        protect: true,
+      },
+    })
     .input(ConvertOptions)
     .output(z.object({ jobId: z.uuid(), status: z.string(), totalChunks: z.number(), totalPages: z.number(), streamUrl: z.string() }))
     .mutation(async ({ ctx, input }) => {
@@ -20,7 +28,8 @@ export const conversionRouter = router({
         path: '/api/v1/files/{fileId}/cancel',
         tags: ['conversion'],
         summary: 'Cancels the running conversion: nothing charged, file back to uploaded',
-        description: '409 CONVERSION_FINISHING while assembling; 409 CONVERSION_NOT_INTERRUPTIBLE for the inline DOCX path; 409 NO_ACTIVE_CONVERSION when nothing runs.',
+        description:
+          '409 CONVERSION_FINISHING while assembling; 409 CONVERSION_NOT_INTERRUPTIBLE for the inline DOCX path; 409 NO_ACTIVE_CONVERSION when nothing runs.',
         protect: true,
       },
     })

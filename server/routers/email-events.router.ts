@@ -24,12 +24,20 @@ export const emailEventsRouter = router({
         path: '/internal/email-events/poll',
         tags: ['email'],
         summary: 'Run the provider-A events poller now (x-proxy-secret)',
-        description: 'Reads at most 5 pages (500 emails). 200 with ok false and truncated true when more remain; ok false with error when the list call failed. Counts include backfilled.',
+        description:
+          'Reads at most 5 pages (500 emails). 200 with ok false and truncated true when more remain; ok false with error when the list call failed. Counts include backfilled.',
       },
     })
     .input(z.object({}).optional())
     .output(PollOutput)
     .mutation(({ ctx }) =>
-      pollResendEvents({ config: ctx.deps.config, db: ctx.deps.db, log: ctx.log, metrics: ctx.deps.metrics, sendEmail: (request) => ctx.deps.services.email.send(request), now: ctx.deps.clock.now() }),
+      pollResendEvents({
+        config: ctx.deps.config,
+        db: ctx.deps.db,
+        log: ctx.log,
+        metrics: ctx.deps.metrics,
+        sendEmail: (request) => ctx.deps.services.email.send(request),
+        now: ctx.deps.clock.now(),
+      }),
     ),
 });

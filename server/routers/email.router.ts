@@ -10,7 +10,8 @@ const relayMeta = (path: `/${string}`): OpenApiMeta => ({
     path,
     tags: ['email'],
     summary: 'Send an email through the library (x-proxy-secret)',
-    description: 'Answers 200 with the library result when the email was sent or deferred, 422 EMAIL_SUPPRESSED when every To recipient is suppressed (do not retry), 500 EMAIL_FAILED when the send failed.',
+    description:
+      'Answers 200 with the library result when the email was sent or deferred, 422 EMAIL_SUPPRESSED when every To recipient is suppressed (do not retry), 500 EMAIL_FAILED when the send failed.',
   },
 });
 

@@ -26,13 +26,17 @@ export function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): St
   if (status === 'completed' || (snapshot.jobStatus === null && snapshot.fileStatus === 'completed')) {
     return { event: 'completed', data: { ...base, pagesDone: snapshot.totalPages, downloadUrl: downloadUrl() } };
   }
-  if (status === 'failed') return { event: 'failed', data: { ...base, code: snapshot.errorCode ?? 'CONVERSION_FAILED', message: snapshot.errorMessage ?? 'The conversion failed' } };
+  if (status === 'failed')
+    return { event: 'failed', data: { ...base, code: snapshot.errorCode ?? 'CONVERSION_FAILED', message: snapshot.errorMessage ?? 'The conversion failed' } };
   if (status === 'cancelled') return { event: 'cancelled', data: base };
   const phase =
-    snapshot.jobStatus === 'pending' ? `Queued: ${snapshot.chunksDone}/${snapshot.totalChunks} chunks`
-    : snapshot.jobStatus === 'waiting_batch' ? 'Waiting for the batch lane'
-    : snapshot.jobStatus === 'assembling' ? 'Assembling'
-    : snapshot.phase ?? `Converting: ${snapshot.chunksDone}/${snapshot.totalChunks} chunks`;
+    snapshot.jobStatus === 'pending'
+      ? `Queued: ${snapshot.chunksDone}/${snapshot.totalChunks} chunks`
+      : snapshot.jobStatus === 'waiting_batch'
+        ? 'Waiting for the batch lane'
+        : snapshot.jobStatus === 'assembling'
+          ? 'Assembling'
+          : (snapshot.phase ?? `Converting: ${snapshot.chunksDone}/${snapshot.totalChunks} chunks`);
   return { event: 'progress', data: { ...base, status, phase } };
 }
 
@@ -55,7 +59,12 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
       const id = fileId.data;
       const service = deps.services.conversion;
 
-      res.status(200).set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+      res.status(200).set({
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
       res.flushHeaders();
 
       let closed = false;

@@ -26,13 +26,15 @@ export function mountDownload(app: Express, deps: AppDeps) {
         select f.original_name as "originalName", f.status,
                (select j.result_key from large_conversion_jobs j where j.file_id = f.id and j.status = 'completed' order by j.created_at desc limit 1) as "resultKey"
           from files f where f.id = ${fileId.data}`);
-      if (!target || target.status !== 'completed') return forbidden();
+      if (target?.status !== 'completed') return forbidden();
       const key = target.resultKey ?? inlineResultKey(fileId.data);
       const store = deps.services.conversion.store;
       if (!(await store.exists(key))) return forbidden();
       const body = await store.get(key);
       const base = (target.originalName.replace(/\.[^.]+$/, '') || 'document').replace(/[^\w.-]+/g, '_');
-      res.status(200).set({ 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${base}.zip"`, 'cache-control': 'private, no-store' });
+      res
+        .status(200)
+        .set({ 'content-type': 'application/zip', 'content-disposition': `attachment; filename="${base}.zip"`, 'cache-control': 'private, no-store' });
       await pipeline(body, res);
     } catch (error) {
       deps.log.warn({ err: error }, 'download failed');

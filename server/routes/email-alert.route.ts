@@ -20,7 +20,14 @@ export const mountEmailAlertRoute: RawRouteMount = (app, deps) => {
       const parsed = AdminAlert.safeParse(req.body ?? {});
       if (!parsed.success) throw new DomainError('VALIDATION_FAILED', 'Invalid alert body');
       const result = await dispatchAdminAlert(
-        { db: deps.db, log: deps.log, metrics: deps.metrics, alertEmail: deps.config.alerts.alertEmail, messenger: deps.config.alerts.messenger, sendEmail: (request) => deps.services.email.send(request) },
+        {
+          db: deps.db,
+          log: deps.log,
+          metrics: deps.metrics,
+          alertEmail: deps.config.alerts.alertEmail,
+          messenger: deps.config.alerts.messenger,
+          sendEmail: (request) => deps.services.email.send(request),
+        },
         parsed.data,
       );
       const answer = alertResponse(result);

@@ -17,4 +17,14 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
  */
 export type RawRouteMount = (app: Express, deps: AppDeps) => void;
 
-export const rawRouteMounts: RawRouteMount[] = [mountResendEventsRoute, mountSesEventsRoute, mountEmailAlertRoute, mountMetricsRoute, mountAuditDigestRoute, mountEmailEventsPollShim, mountFileUpload, mountConvertStream, mountDownload];
+export const rawRouteMounts: RawRouteMount[] = [
+  mountResendEventsRoute,
+  mountSesEventsRoute,
+  mountEmailAlertRoute,
+  mountMetricsRoute,
+  mountAuditDigestRoute,
+  mountEmailEventsPollShim,
+  mountFileUpload,
+  mountConvertStream,
+  mountDownload,
+];

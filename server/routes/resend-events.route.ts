@@ -13,7 +13,14 @@ export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
     try {
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const answer = await handleResendWebhook(
-        { config: deps.config, db: deps.db, log: deps.log, metrics: deps.metrics, sendEmail: (request) => deps.services.email.send(request), now: deps.clock.now() },
+        {
+          config: deps.config,
+          db: deps.db,
+          log: deps.log,
+          metrics: deps.metrics,
+          sendEmail: (request) => deps.services.email.send(request),
+          now: deps.clock.now(),
+        },
         { id: header(req.headers['svix-id']), timestamp: header(req.headers['svix-timestamp']), signature: header(req.headers['svix-signature']) },
         rawBody,
       );

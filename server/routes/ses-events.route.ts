@@ -15,7 +15,14 @@ export const mountSesEventsRoute: RawRouteMount = (app, deps) => {
     }
     try {
       const result = await handleSesEvents(
-        { config: deps.config, db: deps.db, log: deps.log, metrics: deps.metrics, sendEmail: (request) => deps.services.email.send(request), now: deps.clock.now() },
+        {
+          config: deps.config,
+          db: deps.db,
+          log: deps.log,
+          metrics: deps.metrics,
+          sendEmail: (request) => deps.services.email.send(request),
+          now: deps.clock.now(),
+        },
         req.body,
       );
       res.status(200).json({ ok: true, ...result });

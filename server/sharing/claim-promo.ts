@@ -21,9 +21,12 @@ const UNSENT_MESSAGE = 'We could not email you a sign-in link. Please request a 
  * (suppressed, failed, or no signing key to mint a link) the answer says so
  * and asks the user to request a link themselves; it never claims "sent".
  */
-export async function claimPromo(deps: Pick<Deps, 'db' | 'config' | 'clock'> & { email: EmailService }, input: { promoSlug: string; email: string }): Promise<PromoClaimResult> {
+export async function claimPromo(
+  deps: Pick<Deps, 'db' | 'config' | 'clock'> & { email: EmailService },
+  input: { promoSlug: string; email: string },
+): Promise<PromoClaimResult> {
   const promo = await findPromo(deps.db, input.promoSlug);
-  if (!promo || !promo.active || (promo.expiresAt && promo.expiresAt <= deps.clock.now())) throw new DomainError('NOT_FOUND', 'Promo not found');
+  if (!promo?.active || (promo.expiresAt && promo.expiresAt <= deps.clock.now())) throw new DomainError('NOT_FOUND', 'Promo not found');
   const address = input.email.trim().toLowerCase();
 
   const secret = resolveSigningSecrets(deps.config).jwt;

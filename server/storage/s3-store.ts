@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -36,7 +36,12 @@ function isNotFound(error: unknown): boolean {
 export function createS3Store(options: S3StoreOptions): ObjectStore {
   const client =
     options.client ??
-    new S3Client({ region: options.region ?? 'us-east-1', endpoint: options.endpoint, forcePathStyle: options.forcePathStyle, credentials: options.credentials });
+    new S3Client({
+      region: options.region ?? 'us-east-1',
+      endpoint: options.endpoint,
+      forcePathStyle: options.forcePathStyle,
+      credentials: options.credentials,
+    });
   const Bucket = options.bucket;
   return {
     driver: 's3',

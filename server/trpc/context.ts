@@ -19,5 +19,4 @@ export type AppDeps = Deps & {
   services: AppServices;
 };
 
-
 export type AuthedContext = AppContext & { user: AuthUser };

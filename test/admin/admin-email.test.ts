@@ -13,6 +13,7 @@ let userToken = '';
 
 async function get(path: string, token = adminToken) {
   const response = await fetch(`${app.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}` } });
+  // biome-ignore lint/suspicious/noExplicitAny: the tests read whatever the route answered, field by field
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
@@ -20,12 +21,29 @@ beforeAll(async () => {
   adminToken = await app.token('boss@folio.example');
   userToken = await app.token('someone@folio.example');
   const send = (fields: Record<string, unknown>) =>
-    recordEmailSend(db, { id: randomUUID(), status: 'sent', category: 'transactional', source: 'test', provider: 'provider_a', provider_message_id: `m-${randomUUID()}`, to: ['reader@example.com'], subject: 'Your invoice 100%', ...fields } as never);
+    recordEmailSend(db, {
+      id: randomUUID(),
+      status: 'sent',
+      category: 'transactional',
+      source: 'test',
+      provider: 'provider_a',
+      provider_message_id: `m-${randomUUID()}`,
+      to: ['reader@example.com'],
+      subject: 'Your invoice 100%',
+      ...fields,
+    } as never);
   await send({});
   await send({ category: 'auth', subject: 'Sign in to Folio' });
   await send({ provider: 'provider_b', to: ['Other@Example.com'], subject: 'Weekly digest' });
   await send({ status: 'failed', error_kind: 'rejected', provider_message_id: undefined, subject: 'Broken' });
-  await recordEmailEvent(db, { provider: 'provider_a', providerMessageId: 'bounced-1', event: 'bounced', to: ['gone@example.com'], subject: 'Welcome', suppress: { addresses: ['gone@example.com'], reason: 'hard_bounce' } });
+  await recordEmailEvent(db, {
+    provider: 'provider_a',
+    providerMessageId: 'bounced-1',
+    event: 'bounced',
+    to: ['gone@example.com'],
+    subject: 'Welcome',
+    suppress: { addresses: ['gone@example.com'], reason: 'hard_bounce' },
+  });
 });
 
 describe('GET /api/admin/email-log', () => {
@@ -73,18 +91,27 @@ describe('email suppressions', () => {
 
   it('removes a suppression and writes an email_unsuppress audit entry', async () => {
     await db.query(sql.type(AnyRow)`insert into email_suppressions (email, reason) values ('manual@example.com', 'manual')`);
-    const response = await fetch(`${app.baseUrl}/api/admin/email-suppressions/${encodeURIComponent('Manual@Example.com')}`, { method: 'DELETE', headers: { authorization: `Bearer ${adminToken}` } });
+    const response = await fetch(`${app.baseUrl}/api/admin/email-suppressions/${encodeURIComponent('Manual@Example.com')}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     const body = await response.json();
     expect([response.status, body]).toEqual([200, { removed: true, email: 'manual@example.com', reason: 'manual' }]);
     const audit = await db.any(sql.type(z.object({ action: z.string(), subject: z.string(), details: z.unknown(), actor: z.string().nullable() }))`
       select a.action, a.subject, a.details, u.email as actor from admin_audit_log a left join users u on u.id = a.actor_id`);
     expect(audit).toEqual([{ action: 'email_unsuppress', subject: 'manual@example.com', details: { reason: 'manual' }, actor: 'boss@folio.example' }]);
-    const again = await fetch(`${app.baseUrl}/api/admin/email-suppressions/manual%40example.com`, { method: 'DELETE', headers: { authorization: `Bearer ${adminToken}` } });
+    const again = await fetch(`${app.baseUrl}/api/admin/email-suppressions/manual%40example.com`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(again.status).toBe(404);
   });
 
   it('refuses removal by a non-admin', async () => {
-    const response = await fetch(`${app.baseUrl}/api/admin/email-suppressions/gone%40example.com`, { method: 'DELETE', headers: { authorization: `Bearer ${userToken}` } });
+    const response = await fetch(`${app.baseUrl}/api/admin/email-suppressions/gone%40example.com`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${userToken}` },
+    });
     expect(response.status).toBe(403);
     expect((await get('/api/admin/email-suppressions')).body.total).toBe(1);
   });
@@ -97,7 +124,13 @@ describe('GET /metrics', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await response.text();
-    for (const name of ['folio_email_failovers_total', 'folio_email_deferred_dead_letters_total', 'folio_email_events_total', 'folio_queue_backlog', 'folio_http_responses_total']) {
+    for (const name of [
+      'folio_email_failovers_total',
+      'folio_email_deferred_dead_letters_total',
+      'folio_email_events_total',
+      'folio_queue_backlog',
+      'folio_http_responses_total',
+    ]) {
       expect(text).toContain(`# TYPE ${name}`);
     }
     expect(text).toMatch(/folio_http_responses_total\{class="2xx"\} [1-9]/);

@@ -17,7 +17,10 @@ const relay = http.createServer((req, res) => {
 });
 await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
 afterAll(() => new Promise((resolve) => relay.close(resolve)));
-const app = await startTestApp({ workers: true, env: { INTERNAL_SEND_EMAIL_URL: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/internal/send-email` } });
+const app = await startTestApp({
+  workers: true,
+  env: { INTERNAL_SEND_EMAIL_URL: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/internal/send-email` },
+});
 
 async function runJob(queue: string) {
   const id = await app.boss.send(queue, {});
@@ -40,7 +43,9 @@ describe('audit digest workers', () => {
   });
 
   it('run twice with the same idempotency keys, so the relay sends each digest once', async () => {
-    await app.database.db.query(sql.type(AnyRow)`insert into audit_digest_subscriptions (email, cadence) values ('a@folio.example', 'daily'), ('b@folio.example', 'daily')`);
+    await app.database.db.query(
+      sql.type(AnyRow)`insert into audit_digest_subscriptions (email, cadence) values ('a@folio.example', 'daily'), ('b@folio.example', 'daily')`,
+    );
     await runJob(AUDIT_DIGEST_QUEUES.daily);
     const first = [...keys].sort();
     expect(first).toHaveLength(2);

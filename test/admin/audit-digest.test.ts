@@ -15,7 +15,15 @@ const relay = http.createServer((req, res) => {
     seen.push({ to: String(body.to), secret: req.headers['x-proxy-secret'], body });
     const status = answers.get(String(body.to)) ?? 200;
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(status === 200 ? { status: 'sent', ok: true } : status === 422 ? { code: 'EMAIL_SUPPRESSED', message: 'suppressed' } : { code: 'EMAIL_FAILED', message: 'failed' }));
+    res.end(
+      JSON.stringify(
+        status === 200
+          ? { status: 'sent', ok: true }
+          : status === 422
+            ? { code: 'EMAIL_SUPPRESSED', message: 'suppressed' }
+            : { code: 'EMAIL_FAILED', message: 'failed' },
+      ),
+    );
   });
 });
 await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
@@ -27,7 +35,10 @@ const unset = await startTestApp({ env: {} });
 const db = app.database.db;
 
 async function run(cadence: string, options: { secret?: string; baseUrl?: string } = {}) {
-  const response = await fetch(`${options.baseUrl ?? app.baseUrl}/internal/audit-digest?cadence=${cadence}`, { method: 'POST', headers: { 'x-proxy-secret': options.secret ?? TEST_PROXY_SECRET } });
+  const response = await fetch(`${options.baseUrl ?? app.baseUrl}/internal/audit-digest?cadence=${cadence}`, {
+    method: 'POST',
+    headers: { 'x-proxy-secret': options.secret ?? TEST_PROXY_SECRET },
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -57,8 +68,14 @@ describe('POST /internal/audit-digest', () => {
   });
 
   it('sends the cadence subscribers the window of audit entries through the relay', async () => {
-    await db.query(sql.type(AnyRow)`insert into audit_digest_subscriptions (email, cadence) values ('a@folio.example', 'daily'), ('b@folio.example', 'weekly')`);
-    await db.query(sql.type(AnyRow)`insert into admin_audit_log (action, subject, created_at) values ('email_unsuppress', 'x@example.com', now() - interval '2 hours'), ('email_unsuppress', 'old@example.com', now() - interval '3 days')`);
+    await db.query(
+      sql.type(AnyRow)`insert into audit_digest_subscriptions (email, cadence) values ('a@folio.example', 'daily'), ('b@folio.example', 'weekly')`,
+    );
+    await db.query(
+      sql.type(
+        AnyRow,
+      )`insert into admin_audit_log (action, subject, created_at) values ('email_unsuppress', 'x@example.com', now() - interval '2 hours'), ('email_unsuppress', 'old@example.com', now() - interval '3 days')`,
+    );
     const daily = await run('daily');
     expect(daily).toMatchObject({ status: 200, body: { ok: true, entries: 1, sent: 1 } });
     expect(seen.map((s) => [s.to, s.secret])).toEqual([['a@folio.example', TEST_PROXY_SECRET]]);
@@ -70,7 +87,11 @@ describe('POST /internal/audit-digest', () => {
   });
 
   it('answers 502 with counts when any digest failed, counts 422 as suppressed, and keeps sending to the others', async () => {
-    await db.query(sql.type(AnyRow)`insert into audit_digest_subscriptions (email, cadence) values ('a@folio.example', 'daily'), ('b@folio.example', 'daily'), ('c@folio.example', 'daily')`);
+    await db.query(
+      sql.type(
+        AnyRow,
+      )`insert into audit_digest_subscriptions (email, cadence) values ('a@folio.example', 'daily'), ('b@folio.example', 'daily'), ('c@folio.example', 'daily')`,
+    );
     answers.set('a@folio.example', 500);
     answers.set('b@folio.example', 422);
     const answer = await run('daily');

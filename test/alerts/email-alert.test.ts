@@ -32,7 +32,12 @@ beforeEach(async () => {
   await app.database.db.query(sql.type(AnyRow)`truncate admin_notification_settings, email_log`);
 });
 
-const alert = { type: 'email_delivery_failure', subject: 'Email bounced: Your invoice', message: 'Provider A reported bounced', recipients: ['reader@example.com'] };
+const alert = {
+  type: 'email_delivery_failure',
+  subject: 'Email bounced: Your invoice',
+  message: 'Provider A reported bounced',
+  recipients: ['reader@example.com'],
+};
 
 async function postAlert(body: unknown, options: { baseUrl?: string; secret?: string | null } = {}) {
   const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -17,14 +17,24 @@ const alertRoute = http.createServer((req, res) => {
   req.on('end', () => {
     received.push({ secret: req.headers['x-proxy-secret'], body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
     res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(status === 200 ? { success: true, delivery: 'delivered' } : status === 503 ? { code: 'ALERT_CHANNEL_UNCONFIGURED', message: 'x' } : { code: 'ALERT_DELIVERY_FAILED', message: 'x' }));
+    res.end(
+      JSON.stringify(
+        status === 200
+          ? { success: true, delivery: 'delivered' }
+          : status === 503
+            ? { code: 'ALERT_CHANNEL_UNCONFIGURED', message: 'x' }
+            : { code: 'ALERT_DELIVERY_FAILED', message: 'x' },
+      ),
+    );
   });
 });
 await new Promise<void>((resolve) => alertRoute.listen(0, '127.0.0.1', resolve));
 afterAll(() => new Promise((resolve) => alertRoute.close(resolve)));
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-const app = await startTestApp({ env: { PROVIDER_A_WEBHOOK_SECRET: SECRET, INTERNAL_ALERT_URL: `http://127.0.0.1:${(alertRoute.address() as AddressInfo).port}/internal/email-alert` } });
+const app = await startTestApp({
+  env: { PROVIDER_A_WEBHOOK_SECRET: SECRET, INTERNAL_ALERT_URL: `http://127.0.0.1:${(alertRoute.address() as AddressInfo).port}/internal/email-alert` },
+});
 const db = app.database.db;
 beforeEach(async () => {
   status = 200;
@@ -38,7 +48,12 @@ async function postBounce() {
   const now = new Date();
   const response = await fetch(`${app.baseUrl}/api/webhooks/resend-events`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'svix-id': id, 'svix-timestamp': String(Math.floor(now.getTime() / 1000)), 'svix-signature': new Webhook(SECRET).sign(id, now, body) },
+    headers: {
+      'content-type': 'application/json',
+      'svix-id': id,
+      'svix-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'svix-signature': new Webhook(SECRET).sign(id, now, body),
+    },
     body,
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };

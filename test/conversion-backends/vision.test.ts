@@ -120,7 +120,11 @@ describe('vision backend: accepted pages', () => {
       {
         kind: 'paragraph',
         page: 2,
-        content: [{ kind: 'text', text: 'Revenue grew in ' }, { kind: 'emphasis', children: [{ kind: 'text', text: 'every' }] }, { kind: 'text', text: ' region.' }],
+        content: [
+          { kind: 'text', text: 'Revenue grew in ' },
+          { kind: 'emphasis', children: [{ kind: 'text', text: 'every' }] },
+          { kind: 'text', text: ' region.' },
+        ],
       },
     ]);
     // 1000 input tokens at $0.003/1k plus 200 output tokens at $0.015/1k.
@@ -163,28 +167,31 @@ describe('vision backend: accepted pages', () => {
 });
 
 describe('vision backend: rejected answers', () => {
-  it.each(['guardrail_intervened', 'content_filtered', 'max_tokens'])('re-asks once on stop reason %s, then falls back to the local engine', async (stopReason) => {
-    const pdf = await makePdf(['rejected']);
-    bedrockFake.next(
-      { kind: 'text', text: '<p>Partial</p>', stopReason, inputTokens: 1000, outputTokens: 100 },
-      { kind: 'text', text: '<p>Partial</p>', stopReason, inputTokens: 1000, outputTokens: 100 },
-    );
-    const { calls, fallback } = localFallback(1);
-    const result = await backend().convertPage(pdf, 1, { textLayerText: 'Partial', fallback });
+  it.each(['guardrail_intervened', 'content_filtered', 'max_tokens'])(
+    're-asks once on stop reason %s, then falls back to the local engine',
+    async (stopReason) => {
+      const pdf = await makePdf(['rejected']);
+      bedrockFake.next(
+        { kind: 'text', text: '<p>Partial</p>', stopReason, inputTokens: 1000, outputTokens: 100 },
+        { kind: 'text', text: '<p>Partial</p>', stopReason, inputTokens: 1000, outputTokens: 100 },
+      );
+      const { calls, fallback } = localFallback(1);
+      const result = await backend().convertPage(pdf, 1, { textLayerText: 'Partial', fallback });
 
-    expect(bedrockFake.requests).toHaveLength(2);
-    expect(bedrockFake.requests.map((request) => request.texts)).toEqual([[PAGE_TEXT], [PAGE_TEXT]]);
-    expect(calls.count).toBe(1);
-    expect(result.backend).toBe('local');
-    expect(result.blocks).toEqual([{ kind: 'paragraph', page: 1, content: [{ kind: 'text', text: 'from the local engine' }] }]);
-    expect(result.warnings).toHaveLength(1);
-    expect(result.warnings[0]).toContain(`stop reason ${stopReason}`);
-    expect(result.warnings[0]).toContain('local engine');
-    expect(result.model).toBeUndefined();
-    expect(result.promptHash).toBeUndefined();
-    // The rejected calls were still paid for.
-    expect(result.costUsd).toBeCloseTo(2 * (0.003 + 0.0015), 10);
-  });
+      expect(bedrockFake.requests).toHaveLength(2);
+      expect(bedrockFake.requests.map((request) => request.texts)).toEqual([[PAGE_TEXT], [PAGE_TEXT]]);
+      expect(calls.count).toBe(1);
+      expect(result.backend).toBe('local');
+      expect(result.blocks).toEqual([{ kind: 'paragraph', page: 1, content: [{ kind: 'text', text: 'from the local engine' }] }]);
+      expect(result.warnings).toHaveLength(1);
+      expect(result.warnings[0]).toContain(`stop reason ${stopReason}`);
+      expect(result.warnings[0]).toContain('local engine');
+      expect(result.model).toBeUndefined();
+      expect(result.promptHash).toBeUndefined();
+      // The rejected calls were still paid for.
+      expect(result.costUsd).toBeCloseTo(2 * (0.003 + 0.0015), 10);
+    },
+  );
 
   it('uses the re-ask when only the first answer is rejected', async () => {
     const pdf = await makePdf(['second try']);
@@ -401,7 +408,10 @@ describe('htmlToBlocks', () => {
         start: 3,
         items: [
           {
-            content: [{ kind: 'text', text: 'First ' }, { kind: 'emphasis', strong: true, children: [{ kind: 'text', text: 'step' }] }],
+            content: [
+              { kind: 'text', text: 'First ' },
+              { kind: 'emphasis', strong: true, children: [{ kind: 'text', text: 'step' }] },
+            ],
             children: { kind: 'list', page: 4, ordered: false, items: [{ content: [{ kind: 'text', text: 'detail' }] }] },
           },
           { content: [{ kind: 'text', text: 'Second' }, { kind: 'lineBreak' }, { kind: 'text', text: 'para' }] },
@@ -425,7 +435,7 @@ describe('htmlToBlocks', () => {
     ]);
   });
 
-  it('carries a block element\'s lang into its content and keeps spaces outside emphasis', () => {
+  it("carries a block element's lang into its content and keeps spaces outside emphasis", () => {
     const blocks = htmlToBlocks(`<h1 lang="de">Bericht</h1><div lang="fr"><p>Bonjour</p></div><p>Say<em> hello </em>now</p>`, 1);
     expect(blocks).toEqual([
       { kind: 'heading', page: 1, level: 1, content: [{ kind: 'lang', lang: 'de', children: [{ kind: 'text', text: 'Bericht' }] }] },
@@ -433,7 +443,11 @@ describe('htmlToBlocks', () => {
       {
         kind: 'paragraph',
         page: 1,
-        content: [{ kind: 'text', text: 'Say ' }, { kind: 'emphasis', children: [{ kind: 'text', text: 'hello' }] }, { kind: 'text', text: ' now' }],
+        content: [
+          { kind: 'text', text: 'Say ' },
+          { kind: 'emphasis', children: [{ kind: 'text', text: 'hello' }] },
+          { kind: 'text', text: ' now' },
+        ],
       },
     ]);
   });
@@ -449,7 +463,10 @@ describe('htmlToBlocks', () => {
     expect(table).toEqual({
       kind: 'table',
       page: 1,
-      caption: [{ kind: 'text', text: 'Results ' }, { kind: 'emphasis', children: [{ kind: 'text', text: '2024' }] }],
+      caption: [
+        { kind: 'text', text: 'Results ' },
+        { kind: 'emphasis', children: [{ kind: 'text', text: '2024' }] },
+      ],
       rows: [
         [
           { header: true, scope: 'col', content: [] },

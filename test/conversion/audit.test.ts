@@ -38,7 +38,9 @@ describe('audit', () => {
   it('flags missing lang and title, and skipped heading levels', async () => {
     const audit = await auditHtml('<!DOCTYPE html><html><head></head><body><main><h2>x</h2><h4>y</h4></main></body></html>');
     const rules = audit.violations.map((v) => v.rule);
-    expect(rules).toEqual(expect.arrayContaining(['html-has-lang', 'document-title', 'folio-html-lang', 'folio-document-title', 'folio-heading-order', 'folio-page-has-h1']));
+    expect(rules).toEqual(
+      expect.arrayContaining(['html-has-lang', 'document-title', 'folio-html-lang', 'folio-document-title', 'folio-heading-order', 'folio-page-has-h1']),
+    );
     expect(audit.violations.find((v) => v.rule === 'folio-heading-order')?.count).toBe(2);
   });
 
@@ -46,11 +48,25 @@ describe('audit', () => {
     const bad: ConvertedDocument = {
       meta: { title: 'Bad', lang: 'en', pageCount: 1, tagged: false, sourceName: 'bad.pdf' },
       pages: [
-        page(1, [
-          { kind: 'heading', page: 1, level: 1, content: [t('Bad')] },
-          { kind: 'figure', page: 1, image: { mime: 'image/png', base64: PNG_BASE64, width: 2, height: 2 }, decorative: false, needsAlt: true },
-          { kind: 'table', page: 1, rows: [[{ header: false, content: [t('a')] }, { header: false, content: [t('b')] }]], uncertain: true },
-        ], { ocr: true, classification: 'complex', reasons: ['ocr', 'table', 'figure'] }),
+        page(
+          1,
+          [
+            { kind: 'heading', page: 1, level: 1, content: [t('Bad')] },
+            { kind: 'figure', page: 1, image: { mime: 'image/png', base64: PNG_BASE64, width: 2, height: 2 }, decorative: false, needsAlt: true },
+            {
+              kind: 'table',
+              page: 1,
+              rows: [
+                [
+                  { header: false, content: [t('a')] },
+                  { header: false, content: [t('b')] },
+                ],
+              ],
+              uncertain: true,
+            },
+          ],
+          { ocr: true, classification: 'complex', reasons: ['ocr', 'table', 'figure'] },
+        ),
       ],
     };
     const report = (await renderDocument(bad)).report as FolioReport;
@@ -65,7 +81,14 @@ describe('audit', () => {
     const pages = [1, 2].map((n) =>
       page(n, [
         { kind: 'heading', page: n, level: n === 1 ? 1 : 2, content: [t(`Part ${n}`)] },
-        { kind: 'figure', page: n, image: { mime: 'image/png', base64: big, width: 2, height: 2 }, decorative: false, needsAlt: n === 2, ...(n === 1 ? { alt: 'A described picture' } : {}) },
+        {
+          kind: 'figure',
+          page: n,
+          image: { mime: 'image/png', base64: big, width: 2, height: 2 },
+          decorative: false,
+          needsAlt: n === 2,
+          ...(n === 1 ? { alt: 'A described picture' } : {}),
+        },
       ]),
     );
     const rendered = renderHtml({ meta: { title: 'Pictures', lang: 'en', pageCount: 2, tagged: false, sourceName: 'p.pdf' }, pages });
@@ -97,7 +120,10 @@ describe('audit', () => {
       meta: { title: 'Skip', lang: 'en', pageCount: 12, tagged: false, sourceName: 's.pdf' },
       pages: pages.map((p) => ({ ...p, blocks: p.blocks.filter((b) => b.kind === 'paragraph') })),
     });
-    const head = skipping.shell.before.replace('<h1 id="doc-title">', '<h2 id="doc-title">').replace('</h1>\n</header>', '</h2>\n</header>').replace(/<html lang="en">/, '<html>');
+    const head = skipping.shell.before
+      .replace('<h1 id="doc-title">', '<h2 id="doc-title">')
+      .replace('</h1>\n</header>', '</h2>\n</header>')
+      .replace(/<html lang="en">/, '<html>');
     const partsWithH4 = [...skipping.mainParts];
     partsWithH4[partsWithH4.length - 1] = '<h4>Late</h4>';
     const broken = { html: head + partsWithH4.join('\n') + skipping.shell.after, shell: { before: head, after: skipping.shell.after }, mainParts: partsWithH4 };

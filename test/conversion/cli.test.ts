@@ -27,14 +27,19 @@ type Run = { code: number | null; stdout: string; stderr: string };
 
 function folio(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(ROOT, 'bin/folio.ts'), ...args], {
-      cwd: dir,
-      env: { ...process.env, CONVERSION_POOL_SIZE: '2', LOG_LEVEL: 'error', ...env },
-      timeout: 120_000,
-      maxBuffer: 16 * 1024 * 1024,
-    }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [path.join(ROOT, 'bin/folio.ts'), ...args],
+      {
+        cwd: dir,
+        env: { ...process.env, CONVERSION_POOL_SIZE: '2', LOG_LEVEL: 'error', ...env },
+        timeout: 120_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -115,7 +120,11 @@ describe('folio convert', () => {
 
 describe('argument parsing', () => {
   it('reads page ranges and selects pages within the document', () => {
-    expect(parsePageRanges('1-3,7,5-6')).toEqual([{ first: 1, last: 3 }, { first: 7, last: 7 }, { first: 5, last: 6 }]);
+    expect(parsePageRanges('1-3,7,5-6')).toEqual([
+      { first: 1, last: 3 },
+      { first: 7, last: 7 },
+      { first: 5, last: 6 },
+    ]);
     expect(selectPages(parsePageRanges('2-20,1'), 4)).toEqual([1, 2, 3, 4]);
     expect(selectPages(parsePageRanges('9-10'), 4)).toEqual([]);
     expect(selectPages(undefined, 3)).toEqual([1, 2, 3]);
@@ -124,7 +133,11 @@ describe('argument parsing', () => {
 
   it('maps backends and resolves paths against the working folder', () => {
     expect(parseCliArgs(['convert', 'a.pdf', '-o', 'out', '--backend', 'vision'], '/home/reader')).toEqual({
-      command: 'convert', inputs: ['/home/reader/a.pdf'], outDir: '/home/reader/out', backend: 'chunked-vision', pages: undefined,
+      command: 'convert',
+      inputs: ['/home/reader/a.pdf'],
+      outDir: '/home/reader/out',
+      backend: 'chunked-vision',
+      pages: undefined,
     });
     expect(parseCliArgs(['convert', 'a.pdf'], '/home/reader')).toMatchObject({ outDir: '/home/reader', backend: 'local' });
     expect(() => parseCliArgs(['export', 'a.pdf'])).toThrow(UsageError);

@@ -88,7 +88,9 @@ describe('shared corpus through the local engine', () => {
       continue;
     }
 
-    it(`${entry.file}: converts${entry.tagged ? ', tags kept' : isText(entry) ? ', text and order match pdftotext' : isImageOnly(entry) ? ', OCR' : ''}`, { timeout: timeoutFor(entry) }, async () => {
+    it(`${entry.file}: converts${entry.tagged ? ', tags kept' : isText(entry) ? ', text and order match pdftotext' : isImageOnly(entry) ? ', OCR' : ''}`, {
+      timeout: timeoutFor(entry),
+    }, async () => {
       const result = await convert(entry);
       expect(result.html).toMatch(/<html[^>]*\slang="[^"]+"/);
       expect(result.outputs.taggedPdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
@@ -97,14 +99,19 @@ describe('shared corpus through the local engine', () => {
       if (entry.tagged) checkTags(entry, result);
       if (!entry.tagged && isText(entry) && poppler) await checkText(entry, result);
       if (isImageOnly(entry)) {
-        expect(result.pages.some((page) => page.ocr), 'a page was OCRed').toBe(true);
+        expect(
+          result.pages.some((page) => page.ocr),
+          'a page was OCRed',
+        ).toBe(true);
         expect(wordsOf(result.text).length, 'OCR found words').toBeGreaterThanOrEqual(10);
       }
       // every HTML of a text PDF passes the audit, save for pictures nobody described: those fail it
       // honestly (the renderer leaves them without alt), and nothing else may
       if ((entry.pdftotextChars ?? 0) > 0) {
         const report = result.outputs.report;
-        const undescribed = allBlocks(result.pages.flatMap((page) => page.blocks)).filter((block) => block.kind === 'figure' && block.needsAlt && block.image).length;
+        const undescribed = allBlocks(result.pages.flatMap((page) => page.blocks)).filter(
+          (block) => block.kind === 'figure' && block.needsAlt && block.image,
+        ).length;
         const violations = (report.audit as { violations?: AuditFinding[] } | undefined)?.violations ?? [];
         const others = violations.filter((violation) => violation.rule !== 'image-alt' && violation.rule !== 'folio-image-alt');
         const detail = JSON.stringify(report.audit ?? report).slice(0, 1500);
@@ -118,10 +125,16 @@ describe('shared corpus through the local engine', () => {
 describe('bad input beyond the corpus', () => {
   it('a truncated PDF is PDF_MALFORMED, a PDF with zero pages is PDF_NO_PAGES, text is NOT_A_PDF', async () => {
     const whole = await readFile(corpus.find((entry) => entry.file === 'multicolumn-latex.pdf')!.path);
-    const zeroPages = '%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R /Size 3 >>\n%%EOF\n';
+    const zeroPages =
+      '%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n2 0 obj\n<< /Type /Pages /Kids [] /Count 0 >>\nendobj\ntrailer\n<< /Root 1 0 R /Size 3 >>\n%%EOF\n';
     const codes = [];
     for (const bytes of [whole.subarray(0, Math.floor(whole.length / 2)), Buffer.from(zeroPages, 'latin1'), Buffer.from('hello, not a pdf'), Buffer.alloc(0)]) {
-      codes.push(await engine.inspect(new Uint8Array(bytes)).then(() => 'no error', (error: unknown) => (isDomainError(error) ? error.code : String(error))));
+      codes.push(
+        await engine.inspect(new Uint8Array(bytes)).then(
+          () => 'no error',
+          (error: unknown) => (isDomainError(error) ? error.code : String(error)),
+        ),
+      );
     }
     expect(codes).toEqual(['PDF_MALFORMED', 'PDF_NO_PAGES', 'NOT_A_PDF', 'NOT_A_PDF']);
   });
@@ -129,7 +142,9 @@ describe('bad input beyond the corpus', () => {
 
 function checkTags(entry: CorpusEntry, result: Converted) {
   // The author's headings, in order, with their levels; an empty heading tag has nothing to read and is dropped.
-  const expected = entry.headings.filter((heading) => heading.text.trim() !== '').map((heading) => ({ level: heading.level, text: normaliseHeading(heading.text) }));
+  const expected = entry.headings
+    .filter((heading) => heading.text.trim() !== '')
+    .map((heading) => ({ level: heading.level, text: normaliseHeading(heading.text) }));
   const produced = htmlHeadings(result.html);
   expect(subsequence(expected, produced), `headings ${JSON.stringify(produced)} should contain, in order, ${JSON.stringify(expected)}`).toBe(true);
   const counts = entry.elementCounts;
@@ -170,7 +185,9 @@ async function checkText(entry: CorpusEntry, result: Converted) {
   const ours = wordsOf(result.text);
   const recall = wordRecall(reference, ours);
   const detail = `${reference.length} prose words of ${pdftotextWords.length} pdftotext words, agreed by pdf.js; recall of all pdftotext words: ${wordRecall(pdftotextWords, ours).toFixed(3)}`;
-  expect(recall, `word recall ${recall.toFixed(3)} (${detail}); missing e.g. ${missingWords(reference, ours).join(' ')}`).toBeGreaterThanOrEqual(MIN_WORD_RECALL);
+  expect(recall, `word recall ${recall.toFixed(3)} (${detail}); missing e.g. ${missingWords(reference, ours).join(' ')}`).toBeGreaterThanOrEqual(
+    MIN_WORD_RECALL,
+  );
   // Order needs enough words to mean anything, and right-to-left text is excluded: pdftotext gives
   // its visual order, which reverses words, where we keep the logical order.
   const rtl = reference.filter((word) => /[\p{Script=Arabic}\p{Script=Hebrew}]/u.test(word)).length > reference.length / 2;

@@ -106,7 +106,8 @@ describe('engine.convertPages (local, worker pool)', () => {
     const pdf = corpus('multicolumn-latex.pdf');
     const seen: number[][] = [[], [], []];
     const runs = [[1, 2, 3], [3, 1], [2]].map((pages, run) =>
-      engine.convertPages(pdf, { pages, backend: 'local', onPage: (result) => void seen[run]!.push(result.page) }));
+      engine.convertPages(pdf, { pages, backend: 'local', onPage: (result) => void seen[run]!.push(result.page) }),
+    );
     const results = await Promise.all(runs);
     expect(results.map((pages) => pages.map((result) => result.page))).toEqual([[1, 2, 3], [3, 1], [2]]);
     expect(seen).toEqual([[1, 2, 3], [3, 1], [2]]);
@@ -207,7 +208,13 @@ describe('page pool', () => {
     const pool = createPagePool({ size: 2, workerUrl: new URL(`data:text/javascript,${encodeURIComponent(source)}`) });
     try {
       const seen: number[] = [];
-      const results = await pool.run({ pdf: new Uint8Array(8), key: 'stand-in', pages: [1, 2, 3, 4], options: { docLang: 'en', tagged: false }, onPage: (result) => void seen.push(result.page) });
+      const results = await pool.run({
+        pdf: new Uint8Array(8),
+        key: 'stand-in',
+        pages: [1, 2, 3, 4],
+        options: { docLang: 'en', tagged: false },
+        onPage: (result) => void seen.push(result.page),
+      });
       expect(seen).toEqual([1, 2, 3, 4]);
       expect(results[1]!.warnings.join(' ')).toMatch(/page worker stopped: page worker exited with code 3/);
       expect(results[1]!.blocks).toEqual([]);
@@ -218,7 +225,9 @@ describe('page pool', () => {
   });
 
   // a stand-in worker that signs each page with its thread id and dies on the page given in the URL's hash
-  const signingWorker = (dieOn: number) => new URL(`data:text/javascript,${encodeURIComponent(`
+  const signingWorker = (dieOn: number) =>
+    new URL(
+      `data:text/javascript,${encodeURIComponent(`
     import { parentPort, threadId } from 'node:worker_threads';
     parentPort.on('message', (message) => {
       if (message.type !== 'page') return;
@@ -226,7 +235,8 @@ describe('page pool', () => {
       parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
         page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
         warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } });
-    });`)}`);
+    });`)}`,
+    );
 
   it('fails an audit whose worker dies, so the engine can audit in its own thread instead', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/index.ts');
@@ -235,7 +245,9 @@ describe('page pool', () => {
       parentPort.on('message', (message) => { if (message.type === 'audit') process.exit(5); });`;
     const pool = createPagePool({ size: 1, workerUrl: new URL(`data:text/javascript,${encodeURIComponent(source)}`) });
     try {
-      await expect(pool.audit('<!DOCTYPE html><html lang="en"><head><title>x</title></head><body><main><h1>x</h1></main></body></html>')).rejects.toThrow(/exited with code 5/);
+      await expect(pool.audit('<!DOCTYPE html><html lang="en"><head><title>x</title></head><body><main><h1>x</h1></main></body></html>')).rejects.toThrow(
+        /exited with code 5/,
+      );
     } finally {
       await pool.close();
     }
@@ -261,7 +273,13 @@ describe('page pool', () => {
     const pool = createPagePool({ size: 2, workerUrl: signingWorker(2) });
     try {
       const seen: number[] = [];
-      const results = await pool.run({ pdf: new Uint8Array(8), key: 'died', pages: [1, 2, 3, 4, 5, 6, 7, 8], options: { docLang: 'en', tagged: false }, onPage: (result) => void seen.push(result.page) });
+      const results = await pool.run({
+        pdf: new Uint8Array(8),
+        key: 'died',
+        pages: [1, 2, 3, 4, 5, 6, 7, 8],
+        options: { docLang: 'en', tagged: false },
+        onPage: (result) => void seen.push(result.page),
+      });
       expect(seen).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(results[1]!.warnings.join(' ')).toMatch(/page worker stopped/);
       // pages 3 and 4 were claimed by the worker that died: another worker converts them

@@ -6,7 +6,7 @@ import { page } from './render-fixture.ts';
 /** A small deterministic generator, so a failure names a seed that replays it. */
 function random(seed: number) {
   let state = seed;
-  return () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 function randomPages(seed: number): PageResult[] {

@@ -29,7 +29,8 @@ async function convert(file: string, pages?: number[]): Promise<PageResult[]> {
   }
 }
 
-const text = (list: Inline[] | undefined): string => (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : ' ')).join('');
+const text = (list: Inline[] | undefined): string =>
+  (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : ' ')).join('');
 const blocksOf = (results: PageResult[]): Block[] => results.flatMap((result) => result.blocks);
 
 afterAll(async () => {
@@ -97,7 +98,17 @@ describe('local backend: tagged formulas', () => {
   it('drops markup outside the MathML allow-list from a formula the document carries', async () => {
     const { structTreeToBlocks } = await import('../../server/conversion/backends/local/tagged.ts');
     const blocks = structTreeToBlocks(
-      { children: [{ role: 'Formula', alt: 'x', mathML: '<math display="block"><mi onclick="alert(1)">x</mi><script>alert(1)</script><annotation encoding="application/x-tex">x</annotation></math>', children: [] }] },
+      {
+        children: [
+          {
+            role: 'Formula',
+            alt: 'x',
+            mathML:
+              '<math display="block"><mi onclick="alert(1)">x</mi><script>alert(1)</script><annotation encoding="application/x-tex">x</annotation></math>',
+            children: [],
+          },
+        ],
+      },
       { page: 1, docLang: 'en', textById: new Map(), links: new Map() },
     );
     expect(blocks).toHaveLength(1);
@@ -163,7 +174,7 @@ describe('local backend: untagged PDFs from their layout', () => {
     }
   });
 
-  it('reads a neighbour\'s text layer once: the page converted from the read-ahead equals one read afresh', async () => {
+  it("reads a neighbour's text layer once: the page converted from the read-ahead equals one read afresh", async () => {
     const bytes = corpus('geotopo-117-pages.pdf');
     const meta = await inspectDocument(bytes, 'geotopo-117-pages.pdf');
     const doc = await openPdf(bytes);
@@ -197,7 +208,9 @@ describe('local backend: untagged PDFs from their layout', () => {
     expect(page!.ocr).toBe(true);
     expect(page!.reasons).toContain('ocr');
     expect(page!.textLayerWords).toBe(0);
-    const words = blocksOf([page!]).map((block) => (block.kind === 'paragraph' ? text(block.content) : '')).join(' ');
+    const words = blocksOf([page!])
+      .map((block) => (block.kind === 'paragraph' ? text(block.content) : ''))
+      .join(' ');
     expect(words).toMatch(/tip-toeing/);
     expect(words).toMatch(/widow/);
   });
@@ -208,7 +221,11 @@ describe('garbled text layers', () => {
     const [page] = await convert('font-without-unicode-map.pdf');
     expect(page!.ocr).toBe(true);
     expect(page!.warnings.join(' ')).toMatch(/cannot be read/);
-    expect(blocksOf([page!]).map((block) => (block.kind === 'paragraph' ? text(block.content) : '')).join(' ')).toMatch(/Phone/);
+    expect(
+      blocksOf([page!])
+        .map((block) => (block.kind === 'paragraph' ? text(block.content) : ''))
+        .join(' '),
+    ).toMatch(/Phone/);
   });
 
   it('does not take dense mathematics or table-of-contents leaders for garbage', () => {

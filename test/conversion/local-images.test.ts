@@ -17,7 +17,8 @@ import { CORPUS_DIR } from '../helpers/corpus.ts';
 type Figure = Extract<Block, { kind: 'figure' }>;
 
 const corpus = (file: string) => new Uint8Array(readFileSync(path.join(CORPUS_DIR, file)));
-const text = (list: Inline[] | undefined): string => (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : ' ')).join('');
+const text = (list: Inline[] | undefined): string =>
+  (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : ' ')).join('');
 const figuresOf = (results: PageResult[]): Figure[] => results.flatMap((result) => result.blocks).filter((block): block is Figure => block.kind === 'figure');
 
 async function convert(bytes: Uint8Array, name = 'test.pdf'): Promise<PageResult[]> {

@@ -46,10 +46,12 @@ async function convert(bytes: Uint8Array): Promise<PageResult[]> {
   }
 }
 
-const text = (list: Inline[] | undefined): string => (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' ')).join('');
+const text = (list: Inline[] | undefined): string =>
+  (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' ')).join('');
 const paragraphs = (blocks: Block[]) => blocks.flatMap((block) => (block.kind === 'paragraph' ? [text(block.content)] : []));
 const line = (doc: Doc, x1: number, y: number, x2: number, width: number) => doc.lineWidth(width).moveTo(x1, y).lineTo(x2, y).stroke();
-const write = (doc: Doc, value: string, x: number, y: number, size = 10, font = 'Helvetica') => doc.font(font).fontSize(size).text(value, x, y, { lineBreak: false });
+const write = (doc: Doc, value: string, x: number, y: number, size = 10, font = 'Helvetica') =>
+  doc.font(font).fontSize(size).text(value, x, y, { lineBreak: false });
 
 const PROSE = [
   'The survey measured every fastener in the store room twice.',
@@ -74,12 +76,17 @@ function booktabs(doc: Doc, options: { cmidrule: boolean; header?: string }) {
   write(doc, 'Width', 200, 186);
   write(doc, 'Height', 300, 186);
   line(doc, 66, 201, 400, 0.5);
-  [['Bolt', '12 mm', '40 mm'], ['Nut', '10 mm', '8 mm'], ['Washer', '16 mm', '2 mm']].forEach((row, index) => row.forEach((value, column) => write(doc, value, [72, 200, 300][column]!, 207 + index * 16)));
+  [
+    ['Bolt', '12 mm', '40 mm'],
+    ['Nut', '10 mm', '8 mm'],
+    ['Washer', '16 mm', '2 mm'],
+  ].forEach((row, index) => row.forEach((value, column) => write(doc, value, [72, 200, 300][column]!, 207 + index * 16)));
   line(doc, 66, 256, 400, 0.8);
   write(doc, 'The sizes above are nominal and measured at room temperature.', 72, 280, 11);
 }
 
-const shape = (table: Table) => table.rows.map((row) => row.map((cell) => [text(cell.content), cell.header ? (cell.scope ?? 'th') : 'td', cell.rowSpan ?? 1, cell.colSpan ?? 1]));
+const shape = (table: Table) =>
+  table.rows.map((row) => row.map((cell) => [text(cell.content), cell.header ? (cell.scope ?? 'th') : 'td', cell.rowSpan ?? 1, cell.colSpan ?? 1]));
 
 describe('booktabs-style tables (horizontal rules only)', () => {
   it('reads the table between its top and bottom rules: header rows above the mid rule, a spanning header from its cmidrule, "Item" over both header rows', async () => {
@@ -90,11 +97,29 @@ describe('booktabs-style tables (horizontal rules only)', () => {
     expect(table.uncertain).toBeUndefined();
     expect(text(table.caption)).toBe('Table 2: Fastener sizes');
     expect(shape(table)).toEqual([
-      [['Item', 'col', 2, 1], ['Measurements', 'colgroup', 1, 2]],
-      [['Width', 'col', 1, 1], ['Height', 'col', 1, 1]],
-      [['Bolt', 'td', 1, 1], ['12 mm', 'td', 1, 1], ['40 mm', 'td', 1, 1]],
-      [['Nut', 'td', 1, 1], ['10 mm', 'td', 1, 1], ['8 mm', 'td', 1, 1]],
-      [['Washer', 'td', 1, 1], ['16 mm', 'td', 1, 1], ['2 mm', 'td', 1, 1]],
+      [
+        ['Item', 'col', 2, 1],
+        ['Measurements', 'colgroup', 1, 2],
+      ],
+      [
+        ['Width', 'col', 1, 1],
+        ['Height', 'col', 1, 1],
+      ],
+      [
+        ['Bolt', 'td', 1, 1],
+        ['12 mm', 'td', 1, 1],
+        ['40 mm', 'td', 1, 1],
+      ],
+      [
+        ['Nut', 'td', 1, 1],
+        ['10 mm', 'td', 1, 1],
+        ['8 mm', 'td', 1, 1],
+      ],
+      [
+        ['Washer', 'td', 1, 1],
+        ['16 mm', 'td', 1, 1],
+        ['2 mm', 'td', 1, 1],
+      ],
     ]);
     // the table's text is not repeated around it, and the prose keeps its place
     const kinds = page!.blocks.map((block) => (block.kind === 'paragraph' ? text(block.content) : block.kind));
@@ -105,12 +130,18 @@ describe('booktabs-style tables (horizontal rules only)', () => {
     const [page] = await convert(await drawPdf((doc) => booktabs(doc, { cmidrule: false, header: 'Measurements in millimetres' })));
     const table = page!.blocks.find((block): block is Table => block.kind === 'table')!;
     expect(shape(table).slice(0, 2)).toEqual([
-      [['Item', 'col', 2, 1], ['Measurements in millimetres', 'colgroup', 1, 2]],
-      [['Width', 'col', 1, 1], ['Height', 'col', 1, 1]],
+      [
+        ['Item', 'col', 2, 1],
+        ['Measurements in millimetres', 'colgroup', 1, 2],
+      ],
+      [
+        ['Width', 'col', 1, 1],
+        ['Height', 'col', 1, 1],
+      ],
     ]);
   });
 
-  it('does not take prose set between two rules of the same width (a pull quote, a page\'s head and foot rules) for a table', async () => {
+  it("does not take prose set between two rules of the same width (a pull quote, a page's head and foot rules) for a table", async () => {
     const [page] = await convert(
       await drawPdf((doc) => {
         line(doc, 72, 60, 523, 0.5);
@@ -134,8 +165,19 @@ function chart(doc: Doc) {
     line(doc, 115, y, 120, 1);
     write(doc, label, 92, y - 4, 8);
   }
-  const points: [number, number][] = [[170, 300], [270, 220], [370, 250]];
-  doc.lineWidth(1.5).strokeColor('#1060c0').moveTo(...points[0]!).lineTo(...points[1]!).lineTo(...points[2]!).stroke().strokeColor('black');
+  const points: [number, number][] = [
+    [170, 300],
+    [270, 220],
+    [370, 250],
+  ];
+  doc
+    .lineWidth(1.5)
+    .strokeColor('#1060c0')
+    .moveTo(...points[0]!)
+    .lineTo(...points[1]!)
+    .lineTo(...points[2]!)
+    .stroke()
+    .strokeColor('black');
   for (const [x, y] of points) doc.circle(x, y, 3).fillColor('#1060c0').fill();
   doc.fillColor('black');
   for (const [index, year] of ['2019', '2020', '2021'].entries()) write(doc, year, 160 + index * 100, 366, 8);
@@ -155,12 +197,19 @@ function decoys(doc: Doc) {
   line(doc, 72, 60, 523, 0.5);
   write(doc, 'Station notes', 72, 70, 16, 'Helvetica-Bold');
   for (const [index, value] of ['Gauge A: clean', 'Gauge B: clean', 'Gauge C: blocked'].entries()) {
-    doc.rect(66, 98 + index * 16, 460, 16).fillColor(index % 2 ? '#e8eef8' : '#d0dcf0').fill().fillColor('black');
+    doc
+      .rect(66, 98 + index * 16, 460, 16)
+      .fillColor(index % 2 ? '#e8eef8' : '#d0dcf0')
+      .fill()
+      .fillColor('black');
     write(doc, value, 72, 101 + index * 16, 11);
   }
   for (let index = 0; index < 5; index++) {
     doc.circle(78, 204 + index * 12, 2.5).fill();
-    doc.font('Helvetica').fontSize(10).text(`Checklist item ${index + 1}: inspect the funnel`, 88, 199 + index * 12, { lineBreak: false, underline: true });
+    doc
+      .font('Helvetica')
+      .fontSize(10)
+      .text(`Checklist item ${index + 1}: inspect the funnel`, 88, 199 + index * 12, { lineBreak: false, underline: true });
   }
   doc.lineWidth(1).roundedRect(66, 280, 460, 48, 8).stroke();
   write(doc, 'Remark: gauges cleaned weekly.', 76, 290, 11);
@@ -195,7 +244,11 @@ describe('figures drawn with vector paths', () => {
   it('finds no figure in a page frame, shaded rows, a list with drawn bullets and underlines, a rounded callout or rules, and leaves their text in the flow', async () => {
     const [page] = await convert(await drawPdf(decoys));
     expect(page!.blocks.filter((block) => block.kind === 'figure')).toEqual([]);
-    const all = page!.blocks.map((block) => (block.kind === 'list' ? block.items.map((item) => text(item.content)).join(' ') : 'content' in block ? text(block.content as Inline[]) : '')).join(' ');
+    const all = page!.blocks
+      .map((block) =>
+        block.kind === 'list' ? block.items.map((item) => text(item.content)).join(' ') : 'content' in block ? text(block.content as Inline[]) : '',
+      )
+      .join(' ');
     for (const words of ['Gauge C: blocked', 'Checklist item 5', 'See the handbook.', 'after the separator rule']) expect(all).toContain(words);
   });
 
@@ -214,7 +267,8 @@ describe('figures drawn with vector paths', () => {
 
 /** Body lines of a column: enough text at body size for the layout to see the column. */
 function column(doc: Doc, x: number, lines: number, from = 80) {
-  for (let index = 0; index < lines; index++) write(doc, `Body line ${index + 1} of the column sets the text size here.`.slice(0, 46), x, from + index * 14, 10);
+  for (let index = 0; index < lines; index++)
+    write(doc, `Body line ${index + 1} of the column sets the text size here.`.slice(0, 46), x, from + index * 14, 10);
 }
 
 describe('footnotes that go on in the next column or on the next page', () => {
@@ -265,7 +319,12 @@ describe('footnotes that go on in the next column or on the next page', () => {
     const joined = { pages: joinContinuedFootnotes(pages) };
     const notes = joined.pages.map((page) => page.blocks.filter((block) => block.kind === 'footnote').map((note) => [note.label, text(note.content)]));
     expect(notes).toEqual([
-      [['2', 'This note is long and runs over the foot of the page, so that its last words are set on the next page, where it ends without a marker of its own.']],
+      [
+        [
+          '2',
+          'This note is long and runs over the foot of the page, so that its last words are set on the next page, where it ends without a marker of its own.',
+        ],
+      ],
       [['3', 'A second note that starts on the second page.']],
     ]);
     // the pages given are left as they were
@@ -286,7 +345,9 @@ describe('footnotes that go on in the next column or on the next page', () => {
     try {
       const pages = await engine.convertPages(bytes.slice(), { pages: [1, 2], backend: 'local' });
       const { html } = await engine.render({ meta: await engine.inspect(bytes.slice()), pages });
-      const notes = [...html.matchAll(/<div class="footnote" role="doc-footnote"[^>]*>([\s\S]*?)<\/div>/g)].map((match) => htmlText(match[1]!).replace(/\s+/g, ' ').trim());
+      const notes = [...html.matchAll(/<div class="footnote" role="doc-footnote"[^>]*>([\s\S]*?)<\/div>/g)].map((match) =>
+        htmlText(match[1]!).replace(/\s+/g, ' ').trim(),
+      );
       expect(notes).toHaveLength(2);
       expect(notes[0]).toMatch(/^2 This note is long .* set on the next page, where it ends without a marker of its own\.$/);
       expect(notes[1]).toMatch(/^3 A second note/);

@@ -136,7 +136,9 @@ describe('TeX from the text of a formula', () => {
   it('takes scripts from the layout only where they touch their base', () => {
     expect(formulaToTex([{ text: 'e' }, { text: 'iπ', script: 'sup' }, { text: ' = −1' }])).toBe('e^{i\\pi} = -1');
     // a smaller glyph after a space is not a script of what precedes it
-    expect(formulaToTex([{ text: 'α' }, { text: '1', script: 'sub' }, { text: ' ≤ ' }, { text: 'α', script: 'sup' }, { text: '2', script: 'sub' }])).toBe('\\alpha_{1} \\leq \\alpha_{2}');
+    expect(formulaToTex([{ text: 'α' }, { text: '1', script: 'sub' }, { text: ' ≤ ' }, { text: 'α', script: 'sup' }, { text: '2', script: 'sub' }])).toBe(
+      '\\alpha_{1} \\leq \\alpha_{2}',
+    );
   });
 
   it('repairs the pdfTeX pieces of ↦ and long arrows', () => {
@@ -200,12 +202,19 @@ async function ruledTablePdf(options: { boldHeader: boolean; heavyRule: boolean;
   } else line(xs[1]!, ys[0]!, xs[1]!, ys[4]!);
   line(xs[2]!, ys[1]!, xs[2]!, ys[4]!);
   const cell = (value: string, column: number, row: number, header = false) =>
-    doc.font(header && options.boldHeader ? 'Helvetica-Bold' : 'Helvetica').fontSize(10).text(value, xs[column]! + 6, ys[row]! + 8, { lineBreak: false });
+    doc
+      .font(header && options.boldHeader ? 'Helvetica-Bold' : 'Helvetica')
+      .fontSize(10)
+      .text(value, xs[column]! + 6, ys[row]! + 8, { lineBreak: false });
   cell('Item', 0, 0, true);
   cell('Measurements', 1, 0, true);
   cell('Width', 1, 1, true);
   cell('Height', 2, 1, true);
-  for (const [row, values] of [[2, ['Bolt', '12 mm', '40 mm']], [3, ['Nut', '10 mm', '8 mm']]] as const) values.forEach((value, column) => cell(value, column, row));
+  for (const [row, values] of [
+    [2, ['Bolt', '12 mm', '40 mm']],
+    [3, ['Nut', '10 mm', '8 mm']],
+  ] as const)
+    values.forEach((value, column) => cell(value, column, row));
   doc.font('Helvetica').fontSize(11).text('The sizes above are nominal and measured at room temperature.', 60, 230);
   doc.end();
   await done;
@@ -219,7 +228,9 @@ describe('tables from ruling lines', () => {
     const table = tables[0]!;
     expect(table.uncertain).toBeUndefined();
     expect(text(table.caption)).toBe('Table 1: Fastener sizes');
-    const shape = table.rows.map((row) => row.map((cell) => ({ text: text(cell.content), header: cell.header, scope: cell.scope, rowSpan: cell.rowSpan, colSpan: cell.colSpan })));
+    const shape = table.rows.map((row) =>
+      row.map((cell) => ({ text: text(cell.content), header: cell.header, scope: cell.scope, rowSpan: cell.rowSpan, colSpan: cell.colSpan })),
+    );
     expect(shape).toEqual([
       [
         { text: 'Item', header: true, scope: 'col', rowSpan: 2, colSpan: undefined },
@@ -234,7 +245,9 @@ describe('tables from ruling lines', () => {
     ]);
     // the table's text is not repeated as paragraphs, and the text after it follows it
     const index = blocks.indexOf(table);
-    expect(blocks.slice(index + 1).map((block) => (block.kind === 'paragraph' ? text(block.content) : block.kind))).toEqual(['The sizes above are nominal and measured at room temperature.']);
+    expect(blocks.slice(index + 1).map((block) => (block.kind === 'paragraph' ? text(block.content) : block.kind))).toEqual([
+      'The sizes above are nominal and measured at room temperature.',
+    ]);
     expect(blocks.slice(0, index)).toEqual([]);
   };
 

@@ -175,7 +175,10 @@ describe('document language from its pages', () => {
     const settled = settle(meta, pages);
     expect(settled.meta.lang).toBe('en-GB');
     expect(settled.pages[0]!.blocks).toEqual(pages[0]!.blocks);
-    expect(settled.pages[1]!.blocks[0]).toMatchObject({ kind: 'paragraph', content: [{ kind: 'lang', lang: 'de', children: [{ kind: 'text', text: 'eins zwei drei' }] }] });
+    expect(settled.pages[1]!.blocks[0]).toMatchObject({
+      kind: 'paragraph',
+      content: [{ kind: 'lang', lang: 'de', children: [{ kind: 'text', text: 'eins zwei drei' }] }],
+    });
     expect(settled.pages[2]!.blocks).toEqual(pages[2]!.blocks);
   });
 

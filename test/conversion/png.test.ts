@@ -46,7 +46,18 @@ describe('opaque figures as RGB PNG', () => {
       (
         await renderTaggedPdf({
           meta: { title: 'Figure', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
-          pages: [page(1, [{ kind: 'figure', page: 1, image: { mime: 'image/png', base64: bytes.toString('base64'), width: 40, height: 30 }, alt: 'A blue bar', decorative: false, needsAlt: false }])],
+          pages: [
+            page(1, [
+              {
+                kind: 'figure',
+                page: 1,
+                image: { mime: 'image/png', base64: bytes.toString('base64'), width: 40, height: 30 },
+                alt: 'A blue bar',
+                decorative: false,
+                needsAlt: false,
+              },
+            ]),
+          ],
         })
       ).toString('latin1');
     expect(await pdfWith(rgb)).not.toMatch(/\/SMask/);

@@ -1,8 +1,7 @@
 import type { Block, ConvertedDocument, PageResult } from '../../server/conversion/model.ts';
 
 /** A 2×2 red PNG: real bytes pdfkit can embed and a browser can show. */
-export const PNG_BASE64 =
-  'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4z8DwnwGMgRQAH+4D/dJQfRoAAAAASUVORK5CYII=';
+export const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEUlEQVR4nGP4z8DwnwGMgRQAH+4D/dJQfRoAAAAASUVORK5CYII=';
 
 export function page(n: number, blocks: Block[], extra: Partial<PageResult> = {}): PageResult {
   return {

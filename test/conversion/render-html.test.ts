@@ -43,11 +43,13 @@ describe('HTML renderer', () => {
   it('uses the title as h1 when the document starts below level 1, and never jumps a level', () => {
     const { html } = renderHtml({
       meta: { title: 'Deep', lang: 'en', pageCount: 1, tagged: false, sourceName: 'd.pdf' },
-      pages: [page(1, [
-        { kind: 'heading', page: 1, level: 4, content: [t('A')] },
-        { kind: 'heading', page: 1, level: 6, content: [t('B')] },
-        { kind: 'heading', page: 1, level: 1, content: [t('C')] },
-      ])],
+      pages: [
+        page(1, [
+          { kind: 'heading', page: 1, level: 4, content: [t('A')] },
+          { kind: 'heading', page: 1, level: 6, content: [t('B')] },
+          { kind: 'heading', page: 1, level: 1, content: [t('C')] },
+        ]),
+      ],
     });
     const d = dom(html);
     expect(Array.from(d.querySelectorAll('h1,h2,h3,h4,h5,h6')).map((h) => `${h.tagName}:${h.textContent}`)).toEqual(['H1:Deep', 'H2:A', 'H3:B', 'H2:C']);
@@ -57,7 +59,10 @@ describe('HTML renderer', () => {
 
   it('marks pages with their labels', () => {
     const markers = Array.from(doc.querySelectorAll('[role="doc-pagebreak"]'));
-    expect(markers.map((m) => [m.id, m.getAttribute('title')])).toEqual([['page-1', 'Page 1'], ['page-ii', 'Page ii']]);
+    expect(markers.map((m) => [m.id, m.getAttribute('title')])).toEqual([
+      ['page-1', 'Page 1'],
+      ['page-ii', 'Page ii'],
+    ]);
   });
 
   it('renders nested lists with their start number', () => {
@@ -132,13 +137,18 @@ describe('HTML renderer', () => {
     const rows = (first: string[]) => [first, ['1', '2'], ['3', '4']].map((r) => r.map((text) => ({ header: false, content: [t(text)] })));
     const out = renderHtml({
       meta: { title: 'T', lang: 'en', pageCount: 1, tagged: true, sourceName: 't.pdf' },
-      pages: [page(1, [
-        { kind: 'table', page: 1, rows: rows(['Column 1', 'Column 2']) },
-        { kind: 'table', page: 1, rows: rows(['2019', '2020']) },
-      ])],
+      pages: [
+        page(1, [
+          { kind: 'table', page: 1, rows: rows(['Column 1', 'Column 2']) },
+          { kind: 'table', page: 1, rows: rows(['2019', '2020']) },
+        ]),
+      ],
     });
     const [labelled, numeric] = Array.from(dom(out.html).querySelectorAll('table'));
-    expect(Array.from(labelled!.querySelectorAll('thead th')).map((th) => `${th.getAttribute('scope')}:${th.textContent}`)).toEqual(['col:Column 1', 'col:Column 2']);
+    expect(Array.from(labelled!.querySelectorAll('thead th')).map((th) => `${th.getAttribute('scope')}:${th.textContent}`)).toEqual([
+      'col:Column 1',
+      'col:Column 2',
+    ]);
     expect(numeric!.querySelector('th')).toBeNull();
     expect(out.warnings.map((w) => w.kind)).toEqual(['inferred-table-headers', 'table-without-headers']);
   });
@@ -157,23 +167,32 @@ describe('HTML renderer', () => {
   it('renders the block content of a cell (a list of links, a figure) inside the cell', () => {
     const out = renderHtml({
       meta: { title: 'Infobox', lang: 'en', pageCount: 1, tagged: true, sourceName: 'i.pdf' },
-      pages: [page(1, [
-        {
-          kind: 'table',
-          page: 1,
-          rows: [[
-            { header: true, scope: 'row', content: [t('Repository')] },
-            {
-              header: false,
-              content: [t('github.com/mozilla/pdf.js')],
-              blocks: [
-                { kind: 'figure', page: 1, alt: 'Logo', decorative: false, needsAlt: false },
-                { kind: 'list', page: 1, ordered: false, items: [{ content: [{ kind: 'link', href: 'https://github.com/mozilla/pdf.js', children: [t('github.com/mozilla/pdf.js')] }] }] },
+      pages: [
+        page(1, [
+          {
+            kind: 'table',
+            page: 1,
+            rows: [
+              [
+                { header: true, scope: 'row', content: [t('Repository')] },
+                {
+                  header: false,
+                  content: [t('github.com/mozilla/pdf.js')],
+                  blocks: [
+                    { kind: 'figure', page: 1, alt: 'Logo', decorative: false, needsAlt: false },
+                    {
+                      kind: 'list',
+                      page: 1,
+                      ordered: false,
+                      items: [{ content: [{ kind: 'link', href: 'https://github.com/mozilla/pdf.js', children: [t('github.com/mozilla/pdf.js')] }] }],
+                    },
+                  ],
+                },
               ],
-            },
-          ]],
-        },
-      ])],
+            ],
+          },
+        ]),
+      ],
     });
     const cell = dom(out.html).querySelector('table td')!;
     expect(cell.querySelector('ul li a')?.getAttribute('href')).toBe('https://github.com/mozilla/pdf.js');
@@ -183,15 +202,28 @@ describe('HTML renderer', () => {
   it('keeps only MathML from a backend, and repairs links with no text or no target', () => {
     const out = renderHtml({
       meta: { title: 'M', lang: 'en', pageCount: 1, tagged: false, sourceName: 'm.pdf' },
-      pages: [page(1, [
-        {
-          kind: 'formula', page: 1, text: 'x squared', tex: 'x^2', display: true,
-          mathml: '<math onclick="evil()"><semantics><msup><mi>x</mi><mn>2</mn></msup></semantics><script>alert(1)</script><mtext><b>bold</b></mtext></math>',
-        },
-        { kind: 'formula', page: 1, text: 'y', mathml: '<div>not math</div>', display: false },
-        { kind: 'figure', page: 1, alt: 'A chart of sales', decorative: false, needsAlt: false },
-        { kind: 'paragraph', page: 1, content: [{ kind: 'link', href: 'https://a.example/', children: [] }, { kind: 'footnoteRef', id: 'zz', label: '9' }] },
-      ])],
+      pages: [
+        page(1, [
+          {
+            kind: 'formula',
+            page: 1,
+            text: 'x squared',
+            tex: 'x^2',
+            display: true,
+            mathml: '<math onclick="evil()"><semantics><msup><mi>x</mi><mn>2</mn></msup></semantics><script>alert(1)</script><mtext><b>bold</b></mtext></math>',
+          },
+          { kind: 'formula', page: 1, text: 'y', mathml: '<div>not math</div>', display: false },
+          { kind: 'figure', page: 1, alt: 'A chart of sales', decorative: false, needsAlt: false },
+          {
+            kind: 'paragraph',
+            page: 1,
+            content: [
+              { kind: 'link', href: 'https://a.example/', children: [] },
+              { kind: 'footnoteRef', id: 'zz', label: '9' },
+            ],
+          },
+        ]),
+      ],
     });
     expect(out.html).not.toMatch(/onclick|<script|alert|<b>/);
     const d = dom(out.html);

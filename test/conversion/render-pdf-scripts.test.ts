@@ -180,11 +180,25 @@ describe.skipIf(!tools)('tagged PDF with Korean, Japanese and Chinese', () => {
       doc('ko', '코로나-19 관련 보험약관', [
         { kind: 'heading', page: 1, level: 1, content: [t('재해보험금 지급문제')] },
         { kind: 'paragraph', page: 1, content: [t(`${sentence} (WHO) `.repeat(4))] },
-        { kind: 'table', page: 1, rows: [[{ header: true, content: [t('항목')] }, { header: true, content: [t('내용')] }], [{ header: false, content: [t('보험')] }, { header: false, content: [t('재해보험금 지급')] }]] },
+        {
+          kind: 'table',
+          page: 1,
+          rows: [
+            [
+              { header: true, content: [t('항목')] },
+              { header: true, content: [t('내용')] },
+            ],
+            [
+              { header: false, content: [t('보험')] },
+              { header: false, content: [t('재해보험금 지급')] },
+            ],
+          ],
+        },
       ]),
     );
     const fonts = pdffonts(file);
-    for (const face of ['NotoSansKR-Regular', 'NotoSansKR-Bold']) expect(fonts.find((f) => f.name === face)).toEqual({ name: face, emb: true, sub: true, uni: true });
+    for (const face of ['NotoSansKR-Regular', 'NotoSansKR-Bold'])
+      expect(fonts.find((f) => f.name === face)).toEqual({ name: face, emb: true, sub: true, uni: true });
     const text = plainText(file);
     expect(text).toContain('재해보험금 지급문제');
     expect(text.split(sentence).length - 1).toBe(4);
@@ -216,11 +230,22 @@ describe.skipIf(!tools)('tagged PDF with Korean, Japanese and Chinese', () => {
   it('draws Thai and Devanagari with their Noto faces, their text in /ActualText since their glyphs are reordered', async () => {
     const thai = 'ภาษาไทยเป็นภาษาที่มีวรรณยุกต์';
     const hindi = 'हिन्दी भारत की भाषा है।';
-    const file = await render('thai-hindi.pdf', doc('th', 'ไทย', [{ kind: 'paragraph', page: 1, content: [t(thai)] }, { kind: 'paragraph', page: 1, content: [t(hindi)] }]));
+    const file = await render(
+      'thai-hindi.pdf',
+      doc('th', 'ไทย', [
+        { kind: 'paragraph', page: 1, content: [t(thai)] },
+        { kind: 'paragraph', page: 1, content: [t(hindi)] },
+      ]),
+    );
     const names = pdffonts(file).map((f) => f.name);
     expect(names).toEqual(expect.arrayContaining(['NotoSansThai-Regular', 'NotoSansDevanagari-Regular']));
     expect(plainText(file)).toContain('ภาษาไทยเป็นภาษา');
-    expect(actualTexts(file)).toEqual(expect.arrayContaining([{ type: '/Span', text: thai, parent: '/P' }, { type: '/Span', text: hindi, parent: '/P' }]));
+    expect(actualTexts(file)).toEqual(
+      expect.arrayContaining([
+        { type: '/Span', text: thai, parent: '/P' },
+        { type: '/Span', text: hindi, parent: '/P' },
+      ]),
+    );
   });
 
   it('embeds nothing but DejaVu for a document without such text', async () => {
@@ -267,7 +292,12 @@ describe.skipIf(!tools)('tagged PDF with right-to-left text', () => {
   });
 
   it('keeps an Arabic phrase inside an English paragraph right to left, the paragraph itself left to right', async () => {
-    const file = await render('mixed.pdf', doc('en', 'Mixed', [{ kind: 'paragraph', page: 1, content: [t('Arabic '), { kind: 'lang', lang: 'ar', children: [t('مرحبا بالعالم')] }, t(' and more.')] }]));
+    const file = await render(
+      'mixed.pdf',
+      doc('en', 'Mixed', [
+        { kind: 'paragraph', page: 1, content: [t('Arabic '), { kind: 'lang', lang: 'ar', children: [t('مرحبا بالعالم')] }, t(' and more.')] },
+      ]),
+    );
     expect(plainText(file)).toContain('Arabic مرحبا بالعالم and more.');
     expect(await pdfjsText(file)).toContain('Arabic مرحبا بالعالم and more.');
     const found = bboxWords(file);
@@ -283,7 +313,20 @@ describe.skipIf(!tools)('tagged PDF with right-to-left text', () => {
       'hebrew-table.pdf',
       doc('he', 'טבלה', [
         { kind: 'paragraph', page: 1, content: [t('שלום עולם עם 42 ו English בסוף')] },
-        { kind: 'table', page: 1, rows: [[{ header: true, content: [t('שם')] }, { header: true, content: [t('גיל')] }], [{ header: false, content: [t('דנה')] }, { header: false, content: [t('30')] }]] },
+        {
+          kind: 'table',
+          page: 1,
+          rows: [
+            [
+              { header: true, content: [t('שם')] },
+              { header: true, content: [t('גיל')] },
+            ],
+            [
+              { header: false, content: [t('דנה')] },
+              { header: false, content: [t('30')] },
+            ],
+          ],
+        },
       ]),
     );
     const found = bboxWords(file);
@@ -295,12 +338,24 @@ describe.skipIf(!tools)('tagged PDF with right-to-left text', () => {
     expect(at('בסוף').xMax).toBeLessThan(at('English').xMin);
     // First column on the right: its header right of the second's.
     expect(at('שם').xMin).toBeGreaterThan(at('גיל').xMax);
-    expect(actualTexts(file)).toEqual(expect.arrayContaining([{ type: '/TH', text: 'שם', parent: '/TR' }, { type: '/TD', text: 'דנה', parent: '/TR' }]));
+    expect(actualTexts(file)).toEqual(
+      expect.arrayContaining([
+        { type: '/TH', text: 'שם', parent: '/TR' },
+        { type: '/TD', text: 'דנה', parent: '/TR' },
+      ]),
+    );
   });
 
   it('carries long Arabic paragraphs across pages, breaking inside them, with every word in order', async () => {
     const paragraphs = Array.from({ length: 3 }, (_, p) => Array.from({ length: 40 }, (_, i) => `${sentence} ${p * 100 + i}`).join(' '));
-    const file = await render('arabic-long.pdf', doc('ar', 'طويل', paragraphs.map((text) => ({ kind: 'paragraph' as const, page: 1, content: [t(text)] }))));
+    const file = await render(
+      'arabic-long.pdf',
+      doc(
+        'ar',
+        'طويل',
+        paragraphs.map((text) => ({ kind: 'paragraph' as const, page: 1, content: [t(text)] })),
+      ),
+    );
     const info = execFileSync('pdfinfo', [file], { encoding: 'utf8' });
     expect(Number(/^Pages:\s+(\d+)$/m.exec(info)?.[1])).toBeGreaterThanOrEqual(2);
     expect(info).toMatch(/^Tagged:\s+yes$/m);
@@ -308,7 +363,11 @@ describe.skipIf(!tools)('tagged PDF with right-to-left text', () => {
     expect(plainText(file, withoutRunningArtifacts(pdftotextPages(file)).join('\n'))).toContain(paragraphs.join(' '));
     const tree = execFileSync('pdfinfo', ['-struct-text', file], { encoding: 'utf8' });
     expect(tree.split('\n').filter((l) => /^ {2}P\b/.test(l))).toHaveLength(3);
-    expect(actualTexts(file).filter((a) => a.type === '/Span' && a.parent === '/P').map((a) => a.text)).toEqual(paragraphs);
+    expect(
+      actualTexts(file)
+        .filter((a) => a.type === '/Span' && a.parent === '/P')
+        .map((a) => a.text),
+    ).toEqual(paragraphs);
   });
 
   it('converts arabic-rtl-habibi.pdf end to end: the Arabic words of the model come back, on a right-aligned line', async () => {

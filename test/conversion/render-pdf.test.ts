@@ -45,7 +45,10 @@ describe('tagged PDF renderer', () => {
     });
     const first = await write('first.pdf', await renderTaggedPdf(only('Quartz jigs vexed', 'Klimt')));
     const second = await write('second.pdf', await renderTaggedPdf(only('Bright whale onyx', 'Zephyr')));
-    for (const [file, words] of [[first, 'Quartz jigs vexed Klimt'], [second, 'Bright whale onyx Zephyr']] as const) {
+    for (const [file, words] of [
+      [first, 'Quartz jigs vexed Klimt'],
+      [second, 'Bright whale onyx Zephyr'],
+    ] as const) {
       expect((await run('pdftotext', [file, '-'])).stdout).toContain(words);
       const fonts = (await run('pdffonts', [file])).stdout;
       // a subset per document (a tag like ABCDEF+DejaVuSans), embedded, with its Unicode map
@@ -72,7 +75,10 @@ describe('tagged PDF renderer', () => {
     expect(info).toMatch(/^Tagged:\s+yes$/m);
     expect(info).toMatch(/^Title:\s+Annual <Report> & "Review"$/m);
     const struct = (await run('pdfinfo', ['-struct-text', file])).stdout;
-    const top = struct.split('\n').filter((l) => /^ {2}[A-Z]/.test(l)).map((l) => l.trim().split(' ')[0]);
+    const top = struct
+      .split('\n')
+      .filter((l) => /^ {2}[A-Z]/.test(l))
+      .map((l) => l.trim().split(' ')[0]);
     expect(top).toEqual(['H1', 'P', 'H2', 'L', 'Table', 'Figure', 'Caption', 'H2', 'Formula', 'Formula', 'H3', 'BlockQuote', 'Code', 'P', 'H2', 'Note']);
     expect(struct).toMatch(/^ {4}LI/m);
     expect(struct).toMatch(/^ {6}Lbl/m);
@@ -109,7 +115,10 @@ describe('tagged PDF renderer', () => {
     const info = (await run('pdfinfo', [file])).stdout;
     expect(Number(/^Pages:\s+(\d+)$/m.exec(info)?.[1])).toBeGreaterThan(5);
     const struct = (await run('pdfinfo', ['-struct-text', file])).stdout;
-    const top = struct.split('\n').filter((l) => /^ {2}[A-Z]/.test(l)).map((l) => l.trim().split(' ')[0]);
+    const top = struct
+      .split('\n')
+      .filter((l) => /^ {2}[A-Z]/.test(l))
+      .map((l) => l.trim().split(' ')[0]);
     expect(top.slice(0, 3)).toEqual(['H1', 'H2', 'P']);
     expect(top.filter((x) => x === 'P')).toHaveLength(120);
     // Running headers and page numbers are artifacts: not in the tree's text.
@@ -128,7 +137,14 @@ describe('tagged PDF renderer', () => {
         page(1, [
           { kind: 'heading', page: 1, level: 9 as never, content: [t('中文标题 \ud800 ')] },
           { kind: 'paragraph', page: 1, content: [t('عربي \u202e mixed 日本語 😀\u0001'), { kind: 'link', href: 'javascript:x', children: [] }] },
-          { kind: 'figure', page: 1, image: { mime: 'image/png', base64: 'not-base64!!', width: 0, height: -5 }, alt: 'broken', decorative: false, needsAlt: false },
+          {
+            kind: 'figure',
+            page: 1,
+            image: { mime: 'image/png', base64: 'not-base64!!', width: 0, height: -5 },
+            alt: 'broken',
+            decorative: false,
+            needsAlt: false,
+          },
           { kind: 'figure', page: 1, image: { mime: 'image/jpeg', base64: 'AAAA', width: 10000, height: 10000 }, decorative: true, needsAlt: false },
           { kind: 'table', page: 1, rows: [wide, [], [{ header: false, rowSpan: 99, colSpan: 99, content: [] }]] },
           { kind: 'list', page: 1, ordered: true, items: [] },

@@ -34,7 +34,15 @@ function longDocument(pages: number): ConvertedDocument {
         page: n,
         content: [t('Words that fill the page. '.repeat(60)), { kind: 'footnoteRef', id: `note-${n}`, label: String(n) }],
       });
-      if (n % 50 === 0) blocks.push({ kind: 'figure', page: n, image: { mime: 'image/png', base64: PNG_BASE64, width: 2, height: 2 }, alt: `Picture ${n}`, decorative: false, needsAlt: false });
+      if (n % 50 === 0)
+        blocks.push({
+          kind: 'figure',
+          page: n,
+          image: { mime: 'image/png', base64: PNG_BASE64, width: 2, height: 2 },
+          alt: `Picture ${n}`,
+          decorative: false,
+          needsAlt: false,
+        });
       // every note but the last page's comes one page later
       if (n > 1) blocks.push({ kind: 'footnote', page: n, id: `note-${n - 1}`, label: String(n - 1), content: [t(`Note for page ${n - 1}.`)] });
       return page(n, blocks);
@@ -79,7 +87,8 @@ describe('streaming render', () => {
     const inMemoryPdf = await getDocument({ data: new Uint8Array(await renderTaggedPdf(document)), verbosity: 0 }).promise;
     expect(streamed.numPages).toBe(inMemoryPdf.numPages);
     expect(streamed.numPages).toBeGreaterThan(50);
-    const lastText = async (doc: typeof streamed) => ((await (await doc.getPage(doc.numPages)).getTextContent()).items as { str: string }[]).map((item) => item.str).join('');
+    const lastText = async (doc: typeof streamed) =>
+      ((await (await doc.getPage(doc.numPages)).getTextContent()).items as { str: string }[]).map((item) => item.str).join('');
     expect(await lastText(streamed)).toBe(await lastText(inMemoryPdf));
     await streamed.loadingTask.destroy();
     await inMemoryPdf.loadingTask.destroy();

@@ -37,9 +37,26 @@ afterAll(async () => {
 describe('report', () => {
   it('carries per-page backend, class, reasons, OCR flag, warnings, audit, timings, cost and totals', () => {
     const report = outputs.report as FolioReport;
-    expect(report).toMatchObject({ wcagStatus: 'passed', pages: 2, standardPages: 1, complexPages: 1, costUsd: 0.0123, lang: 'en-GB', sourceName: 'annual.pdf' });
+    expect(report).toMatchObject({
+      wcagStatus: 'passed',
+      pages: 2,
+      standardPages: 1,
+      complexPages: 1,
+      costUsd: 0.0123,
+      lang: 'en-GB',
+      sourceName: 'annual.pdf',
+    });
     expect(report.backends).toEqual({ local: 1, 'chunked-vision': 1 });
-    expect(report.pageDetails[1]).toMatchObject({ page: 2, label: 'ii', backend: 'chunked-vision', classification: 'complex', reasons: ['formula'], ocr: false, model: 'test-model', promptHash: 'abc' });
+    expect(report.pageDetails[1]).toMatchObject({
+      page: 2,
+      label: 'ii',
+      backend: 'chunked-vision',
+      classification: 'complex',
+      reasons: ['formula'],
+      ocr: false,
+      model: 'test-model',
+      promptHash: 'abc',
+    });
     expect(report.totals).toMatchObject({ headings: 5, tables: 1, figures: 2, formulas: 2, figuresMissingAlt: 0, violations: 0, words: 68 });
     // Nested blocks count too: the quoted paragraph is the third.
     expect(report.totals.blocks).toMatchObject({ paragraph: 3, blockquote: 1, list: 1, footnote: 1 });
@@ -60,7 +77,9 @@ describe('report', () => {
     expect(doc.documentElement.lang).toBe('en');
     expect(doc.querySelector('h1')?.textContent).toContain('Annual <Report>');
     expect(doc.querySelector('.status-passed')?.textContent).toBe('Passed');
-    const pages = Array.from(doc.querySelectorAll('caption')).find((c) => c.textContent === 'Pages')!.closest('table')!;
+    const pages = Array.from(doc.querySelectorAll('caption'))
+      .find((c) => c.textContent === 'Pages')!
+      .closest('table')!;
     expect(pages.querySelectorAll('tbody tr')).toHaveLength(2);
     expect(pages.querySelector('tbody tr:nth-child(2)')?.textContent).toContain('chunked-vision');
     expect(doc.body.textContent).toContain('color-contrast');

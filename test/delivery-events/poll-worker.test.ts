@@ -11,7 +11,13 @@ const resend = await startResendFake({ apiKey: 're_worker' });
 const messenger = await startMessengerFake({ token: 'bot-token' });
 const app = await startTestApp({
   workers: true,
-  env: { PROVIDER_A_API_KEY: 're_worker', PROVIDER_A_BASE_URL: resend.url, MESSENGER_API_BASE_URL: messenger.url, MESSENGER_BOT_TOKEN: 'bot-token', MESSENGER_CHAT_ID: '1' },
+  env: {
+    PROVIDER_A_API_KEY: 're_worker',
+    PROVIDER_A_BASE_URL: resend.url,
+    MESSENGER_API_BASE_URL: messenger.url,
+    MESSENGER_BOT_TOKEN: 'bot-token',
+    MESSENGER_CHAT_ID: '1',
+  },
 });
 afterAll(async () => {
   await resend.close();
@@ -46,7 +52,8 @@ describe('email-events.poll worker', () => {
       { ...base, id: randomUUID(), to: ['b@example.com'], subject: 'B', last_event: 'bounced' },
     );
     await runJob();
-    const snapshot = () => app.database.db.any(sql.type(z.object({ provider_message_id: z.string(), status: z.string(), claimed: z.boolean() }))`
+    const snapshot = () =>
+      app.database.db.any(sql.type(z.object({ provider_message_id: z.string(), status: z.string(), claimed: z.boolean() }))`
       select provider_message_id, status, alerted_at is not null as claimed from email_log order by provider_message_id`);
     const first = await snapshot();
     expect(first).toHaveLength(2);

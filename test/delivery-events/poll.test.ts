@@ -12,7 +12,13 @@ const messenger = await startMessengerFake({ token: 'bot-token' });
 const clock = createTestClock();
 const app = await startTestApp({
   clock,
-  env: { PROVIDER_A_API_KEY: 're_poll', PROVIDER_A_BASE_URL: resend.url, MESSENGER_API_BASE_URL: messenger.url, MESSENGER_BOT_TOKEN: 'bot-token', MESSENGER_CHAT_ID: '1' },
+  env: {
+    PROVIDER_A_API_KEY: 're_poll',
+    PROVIDER_A_BASE_URL: resend.url,
+    MESSENGER_API_BASE_URL: messenger.url,
+    MESSENGER_BOT_TOKEN: 'bot-token',
+    MESSENGER_CHAT_ID: '1',
+  },
 });
 afterAll(async () => {
   await resend.close();
@@ -40,12 +46,21 @@ function email(minutesAgo: number, lastEvent: string, fields: Partial<ListedEmai
 }
 
 async function poll() {
-  const response = await fetch(`${app.baseUrl}/internal/email-events/poll`, { method: 'POST', headers: { 'x-proxy-secret': TEST_PROXY_SECRET, 'content-type': 'application/json' }, body: '{}' });
+  const response = await fetch(`${app.baseUrl}/internal/email-events/poll`, {
+    method: 'POST',
+    headers: { 'x-proxy-secret': TEST_PROXY_SECRET, 'content-type': 'application/json' },
+    body: '{}',
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const count = () => db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from email_log where category <> 'alert'`);
-const row = (id: string) => db.one(sql.type(z.object({ status: z.string(), last_event: z.string().nullable(), alerted_at: z.date().nullable() }))`select status, last_event, alerted_at from email_log where provider_message_id = ${id}`);
+const row = (id: string) =>
+  db.one(
+    sql.type(
+      z.object({ status: z.string(), last_event: z.string().nullable(), alerted_at: z.date().nullable() }),
+    )`select status, last_event, alerted_at from email_log where provider_message_id = ${id}`,
+  );
 
 beforeEach(async () => {
   clock.set(new Date());
@@ -57,7 +72,11 @@ beforeEach(async () => {
 
 describe('POST /internal/email-events/poll', () => {
   it('refuses a wrong x-proxy-secret', async () => {
-    const response = await fetch(`${app.baseUrl}/internal/email-events/poll`, { method: 'POST', headers: { 'x-proxy-secret': 'nope', 'content-type': 'application/json' }, body: '{}' });
+    const response = await fetch(`${app.baseUrl}/internal/email-events/poll`, {
+      method: 'POST',
+      headers: { 'x-proxy-secret': 'nope', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(response.status).toBe(403);
   });
 
@@ -86,7 +105,15 @@ describe('POST /internal/email-events/poll', () => {
   it('alerts once for a failure of mail the library logged, however old, and never suppresses on a bounce', async () => {
     const old = email(600, 'bounced');
     resend.listed.push(old);
-    await recordEmailSend(db, { id: randomUUID(), status: 'sent', category: 'transactional', provider: 'provider_a', provider_message_id: old.id, to: ['reader@example.com'], subject: 'Old' } as never);
+    await recordEmailSend(db, {
+      id: randomUUID(),
+      status: 'sent',
+      category: 'transactional',
+      provider: 'provider_a',
+      provider_message_id: old.id,
+      to: ['reader@example.com'],
+      subject: 'Old',
+    } as never);
     expect((await poll()).body).toMatchObject({ alerts: 1, backfilled: 0 });
     expect(messenger.messages).toHaveLength(1);
     expect((await poll()).body).toMatchObject({ alerts: 0, unchanged: 1 });
@@ -94,7 +121,15 @@ describe('POST /internal/email-events/poll', () => {
   });
 
   it('backfill rule: mail first seen, over an hour old and before the oldest log row, is recorded with the claim set and no alert', async () => {
-    await recordEmailSend(db, { id: randomUUID(), status: 'sent', category: 'transactional', provider: 'provider_a', provider_message_id: 'first-logged', to: ['x@example.com'], subject: 'First' } as never);
+    await recordEmailSend(db, {
+      id: randomUUID(),
+      status: 'sent',
+      category: 'transactional',
+      provider: 'provider_a',
+      provider_message_id: 'first-logged',
+      to: ['x@example.com'],
+      subject: 'First',
+    } as never);
     await db.query(sql.type(AnyRow)`update email_log set created_at = now() - interval '3 hours'`);
     const history = email(240, 'bounced');
     const complaintHistory = email(300, 'complained');

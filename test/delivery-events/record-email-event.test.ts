@@ -26,7 +26,12 @@ const Row = z.object({
   raw: z.unknown(),
   error: z.string().nullable(),
 });
-const rows = () => db.any(sql.type(Row)`select id, status, category, source, provider_message_id, to_addresses, subject, idempotency_key, last_event, last_event_at, alerted_at, raw, error from email_log order by created_at`);
+const rows = () =>
+  db.any(
+    sql.type(
+      Row,
+    )`select id, status, category, source, provider_message_id, to_addresses, subject, idempotency_key, last_event, last_event_at, alerted_at, raw, error from email_log order by created_at`,
+  );
 const suppressions = () => db.any(sql.type(z.object({ email: z.string(), reason: z.string() }))`select email, reason from email_suppressions order by email`);
 
 function sendEntry(messageId: string, fields: Partial<SendLogEntry> = {}): SendLogEntry {
@@ -52,7 +57,14 @@ function sendEntry(messageId: string, fields: Partial<SendLogEntry> = {}): SendL
 
 const t0 = Date.parse('2026-11-23T10:00:00Z');
 function event(messageId: string, name: EmailEvent, minute: number, extra: Partial<EmailEventInput> = {}): EmailEventInput {
-  return { provider: 'provider_a', providerMessageId: messageId, event: name, occurredAt: new Date(t0 + minute * 60_000), raw: { type: `email.${name}`, minute }, ...extra };
+  return {
+    provider: 'provider_a',
+    providerMessageId: messageId,
+    event: name,
+    occurredAt: new Date(t0 + minute * 60_000),
+    raw: { type: `email.${name}`, minute },
+    ...extra,
+  };
 }
 
 describe('record_email_event: send log status', () => {
@@ -102,9 +114,18 @@ describe('record_email_event: send log status', () => {
   });
 
   it('creates a row with category unknown and bare lowercase recipients for mail the library never sent', async () => {
-    const result = await recordEmailEvent(db, event('foreign-1', 'delivered', 0, { to: ['Someone <Someone@Example.COM>'.replace(/.*<|>/g, ''), ' Other@Example.com '], subject: 'Sign in' }));
+    const result = await recordEmailEvent(
+      db,
+      event('foreign-1', 'delivered', 0, { to: ['Someone <Someone@Example.COM>'.replace(/.*<|>/g, ''), ' Other@Example.com '], subject: 'Sign in' }),
+    );
     const [row] = await rows();
-    expect(row).toMatchObject({ id: result.send_id, status: 'delivered', category: 'unknown', to_addresses: ['someone@example.com', 'other@example.com'], subject: 'Sign in' });
+    expect(row).toMatchObject({
+      id: result.send_id,
+      status: 'delivered',
+      category: 'unknown',
+      to_addresses: ['someone@example.com', 'other@example.com'],
+      subject: 'Sign in',
+    });
   });
 
   it('keeps the failure reason in error and never replaces it', async () => {
@@ -127,7 +148,15 @@ describe('record_email_event: send log status', () => {
     const all = await rows();
     expect(all).toHaveLength(2);
     for (const row of all) {
-      expect(row).toMatchObject({ status: 'delivered', category: 'transactional', source: 'api:test', idempotency_key: 'key-1', to_addresses: ['reader@example.com'], subject: 'Hello', last_event: 'delivered' });
+      expect(row).toMatchObject({
+        status: 'delivered',
+        category: 'transactional',
+        source: 'api:test',
+        idempotency_key: 'key-1',
+        to_addresses: ['reader@example.com'],
+        subject: 'Hello',
+        last_event: 'delivered',
+      });
     }
   });
 
@@ -205,7 +234,10 @@ describe('record_email_event: alert claim', () => {
   });
 
   it('outreach (alert false) neither alerts nor claims, but still suppresses', async () => {
-    const result = await recordEmailEvent(db, event('out-1', 'complained', 1, { alert: false, suppress: { addresses: ['Prospect@Example.com'], reason: 'complaint' } }));
+    const result = await recordEmailEvent(
+      db,
+      event('out-1', 'complained', 1, { alert: false, suppress: { addresses: ['Prospect@Example.com'], reason: 'complaint' } }),
+    );
     expect(result.alert).toBe(false);
     expect((await rows())[0]?.alerted_at).toBeNull();
     expect(await suppressions()).toEqual([{ email: 'prospect@example.com', reason: 'complaint' }]);

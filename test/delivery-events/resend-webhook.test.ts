@@ -57,8 +57,17 @@ beforeEach(async () => {
   await db.query(sql.type(AnyRow)`truncate email_log, email_suppressions, admin_notification_settings`);
 });
 
-const Row = z.object({ id: z.uuid(), status: z.string(), category: z.string(), last_event: z.string().nullable(), error: z.string().nullable(), alerted_at: z.date().nullable(), to_addresses: z.array(z.string()) });
-const rows = (database = db) => database.any(sql.type(Row)`select id, status, category, last_event, error, alerted_at, to_addresses from email_log order by created_at`);
+const Row = z.object({
+  id: z.uuid(),
+  status: z.string(),
+  category: z.string(),
+  last_event: z.string().nullable(),
+  error: z.string().nullable(),
+  alerted_at: z.date().nullable(),
+  to_addresses: z.array(z.string()),
+});
+const rows = (database = db) =>
+  database.any(sql.type(Row)`select id, status, category, last_event, error, alerted_at, to_addresses from email_log order by created_at`);
 const suppressions = () => db.any(sql.type(z.object({ email: z.string(), reason: z.string() }))`select email, reason from email_suppressions order by email`);
 
 async function post(body: string, headers: Record<string, string>, baseUrl = app.baseUrl) {
@@ -76,7 +85,11 @@ function signed(body: string, options: { at?: Date; library?: 'standardwebhooks'
 describe('POST /api/webhooks/resend-events: signature', () => {
   it('accepts the Standard Webhooks test vector at its own time', async () => {
     clock.set(new Date(Number(VECTOR.timestamp) * 1000 + 60_000));
-    const answer = await post(VECTOR.body, { 'svix-id': VECTOR.id, 'svix-timestamp': VECTOR.timestamp, 'svix-signature': `v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= ${VECTOR.signature}` });
+    const answer = await post(VECTOR.body, {
+      'svix-id': VECTOR.id,
+      'svix-timestamp': VECTOR.timestamp,
+      'svix-signature': `v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= ${VECTOR.signature}`,
+    });
     expect(answer.status).toBe(200);
     expect(await rows()).toEqual([]);
   });
@@ -100,7 +113,10 @@ describe('POST /api/webhooks/resend-events: signature', () => {
     });
   }
 
-  for (const [label, offset] of [['more than 5 minutes old', -301_000], ['more than 5 minutes ahead', 301_000]] as const) {
+  for (const [label, offset] of [
+    ['more than 5 minutes old', -301_000],
+    ['more than 5 minutes ahead', 301_000],
+  ] as const) {
     it(`answers 400 and records nothing for a timestamp ${label}`, async () => {
       const body = fixture('email.bounced');
       const answer = await post(body, signed(body, { at: new Date(clock.now().getTime() + offset) }));
@@ -119,7 +135,7 @@ describe('POST /api/webhooks/resend-events: signature', () => {
     const body = fixture('email.bounced');
     const id = 'msg_other';
     const at = clock.now();
-    const signature = new StandardWebhook('whsec_' + Buffer.from('another secret of 24 by').toString('base64')).sign(id, at, body);
+    const signature = new StandardWebhook(`whsec_${Buffer.from('another secret of 24 by').toString('base64')}`).sign(id, at, body);
     const answer = await post(body, { 'svix-id': id, 'svix-timestamp': String(Math.floor(at.getTime() / 1000)), 'svix-signature': signature });
     expect(answer.status).toBe(400);
     expect(await rows()).toEqual([]);

@@ -9,7 +9,13 @@ import { startTestApp } from '../helpers/app.ts';
 const SECRET = 'bus-secret-1234';
 const messenger = await startMessengerFake({ token: 'bot-token' });
 const app = await startTestApp({
-  env: { CLOUD_WEBHOOK_SECRET: SECRET, CLOUD_CONFIGURATION_SET: 'outreach', MESSENGER_API_BASE_URL: messenger.url, MESSENGER_BOT_TOKEN: 'bot-token', MESSENGER_CHAT_ID: '7' },
+  env: {
+    CLOUD_WEBHOOK_SECRET: SECRET,
+    CLOUD_CONFIGURATION_SET: 'outreach',
+    MESSENGER_API_BASE_URL: messenger.url,
+    MESSENGER_BOT_TOKEN: 'bot-token',
+    MESSENGER_CHAT_ID: '7',
+  },
 });
 afterAll(() => messenger.close());
 const db = app.database.db;
@@ -18,7 +24,10 @@ beforeEach(async () => {
   await db.query(sql.type(AnyRow)`truncate email_log, email_suppressions, email_sends, prospects, unsubscribes, admin_notification_settings`);
 });
 
-type Envelope = { detail: { mail: { messageId: string; destination: string[]; tags: Record<string, string[]> } } & Record<string, unknown> } & Record<string, unknown>;
+type Envelope = { detail: { mail: { messageId: string; destination: string[]; tags: Record<string, string[]> } } & Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 function fixture(name: string, options: { messageId?: string; configurationSet?: string; to?: string[] } = {}): Envelope {
   const event = JSON.parse(readFileSync(new URL(`../fixtures/ses/${name}.json`, import.meta.url), 'utf8')) as Envelope;
   if (options.messageId) event.detail.mail.messageId = options.messageId;
@@ -34,7 +43,14 @@ async function post(body: unknown, secret: string | null = SECRET) {
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const Row = z.object({ status: z.string(), category: z.string(), last_event: z.string().nullable(), error: z.string().nullable(), alerted_at: z.date().nullable(), configuration_set: z.string().nullable() });
+const Row = z.object({
+  status: z.string(),
+  category: z.string(),
+  last_event: z.string().nullable(),
+  error: z.string().nullable(),
+  alerted_at: z.date().nullable(),
+  configuration_set: z.string().nullable(),
+});
 const rows = () => db.any(sql.type(Row)`select status, category, last_event, error, alerted_at, configuration_set from email_log order by created_at`);
 const suppressions = () => db.any(sql.type(z.object({ email: z.string(), reason: z.string() }))`select email, reason from email_suppressions order by email`);
 
@@ -105,11 +121,17 @@ describe('POST /api/webhooks/ses-events: provider-B table', () => {
   it('outreach: opens and clicks move the status, a bounce suppresses and updates the bookkeeping but never alerts', async () => {
     const messageId = `out-${randomUUID()}`;
     const to = ['Prospect@Example.com'];
-    await post([fixture('send', { messageId, configurationSet: 'outreach', to }), fixture('open', { messageId, configurationSet: 'outreach', to }), fixture('click', { messageId, configurationSet: 'outreach', to })]);
+    await post([
+      fixture('send', { messageId, configurationSet: 'outreach', to }),
+      fixture('open', { messageId, configurationSet: 'outreach', to }),
+      fixture('click', { messageId, configurationSet: 'outreach', to }),
+    ]);
     expect(await rows()).toMatchObject([{ status: 'clicked', configuration_set: 'outreach' }]);
     const bounced = `out-${randomUUID()}`;
     const event = fixture('bounce.permanent', { messageId: bounced, configurationSet: 'outreach', to });
-    (event.detail as unknown as { bounce: { bouncedRecipients: { emailAddress: string }[] } }).bounce.bouncedRecipients = [{ emailAddress: 'Prospect@Example.com' }];
+    (event.detail as unknown as { bounce: { bouncedRecipients: { emailAddress: string }[] } }).bounce.bouncedRecipients = [
+      { emailAddress: 'Prospect@Example.com' },
+    ];
     const answer = await post(event);
     expect(answer.body).toMatchObject({ alerts: 0 });
     expect(messenger.messages).toEqual([]);
@@ -126,7 +148,9 @@ describe('POST /api/webhooks/ses-events: provider-B table', () => {
   it('outreach complaint adds an unsubscribe', async () => {
     const to = ['Prospect@Example.com'];
     const event = fixture('complaint', { configurationSet: 'outreach', to });
-    (event.detail as unknown as { complaint: { complainedRecipients: { emailAddress: string }[] } }).complaint.complainedRecipients = [{ emailAddress: 'prospect@example.com' }];
+    (event.detail as unknown as { complaint: { complainedRecipients: { emailAddress: string }[] } }).complaint.complainedRecipients = [
+      { emailAddress: 'prospect@example.com' },
+    ];
     await post(event);
     expect(await db.anyFirst(sql.type(z.object({ email: z.string() }))`select email from unsubscribes`)).toEqual(['prospect@example.com']);
   });

@@ -192,7 +192,12 @@ describe('deferred retry', () => {
     await registerEmailJobs(deps);
     try {
       const correlationId = crypto.randomUUID();
-      const job: DeferredSend = { request: { ...message, provider: 'provider_a', idempotencyKey: 'worker-test' }, correlationId, attempt: 2, failedOver: false };
+      const job: DeferredSend = {
+        request: { ...message, provider: 'provider_a', idempotencyKey: 'worker-test' },
+        correlationId,
+        attempt: 2,
+        failedOver: false,
+      };
       await harness.boss.send(QUEUE, job);
       const row = await eventually(async () => (await harness.rows()).find((candidate) => candidate.attempt === 2 && candidate.status === 'sent'), 10_000);
       expect(row).toMatchObject({ idempotency_key: 'worker-test', tags: { folio_log_id: correlationId } });

@@ -42,7 +42,14 @@ async function post(path: string, body: unknown, secret: string | null = TEST_PR
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const relayBody = { to: 'reader@example.com', subject: 'Weekly audit digest', html: '<p>All good</p>', category: 'notification', source: 'cron:audit-digest', tags: [{ name: 'cadence', value: 'weekly' }] };
+const relayBody = {
+  to: 'reader@example.com',
+  subject: 'Weekly audit digest',
+  html: '<p>All good</p>',
+  category: 'notification',
+  source: 'cron:audit-digest',
+  tags: [{ name: 'cadence', value: 'weekly' }],
+};
 
 describe.each(['/api/send-email', '/internal/send-email'])('POST %s', (path) => {
   it('answers 403 without the right x-proxy-secret and sends nothing', async () => {
@@ -56,7 +63,9 @@ describe.each(['/api/send-email', '/internal/send-email'])('POST %s', (path) => 
     expect(status).toBe(200);
     expect(body).toEqual({ status: 'sent', ok: true, id: expect.any(String), provider: 'provider_a' });
     expect(resend.requests[0]!.headers['idempotency-key']).toBe('digest/1');
-    const row = await db.one(sql.type(z.object({ source: z.string(), category: z.string() }))`select source, category from email_log where id = ${body.id as string}`);
+    const row = await db.one(
+      sql.type(z.object({ source: z.string(), category: z.string() }))`select source, category from email_log where id = ${body.id as string}`,
+    );
     expect(row).toEqual({ source: 'cron:audit-digest', category: 'notification' });
   });
 
@@ -104,7 +113,9 @@ describe('POST /api/promo/:promoSlug/claim', () => {
     expect(claims.email).toBe('new.user@example.com');
     const category = await db.oneFirst(sql.type(z.object({ category: z.string() }))`select category from email_log`);
     expect(category).toBe('auth');
-    const claim = await db.one(sql.type(z.object({ claims: z.number(), last_send_status: z.string() }))`select claims, last_send_status from promo_claims where promo_slug = 'spring'`);
+    const claim = await db.one(
+      sql.type(z.object({ claims: z.number(), last_send_status: z.string() }))`select claims, last_send_status from promo_claims where promo_slug = 'spring'`,
+    );
     expect(claim).toEqual({ claims: 1, last_send_status: 'sent' });
   });
 

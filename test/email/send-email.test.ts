@@ -31,7 +31,11 @@ describe('sendEmail: provider A (Resend) failure kinds', () => {
     ['a dropped connection', { kind: 'drop' }, 'ambiguous'],
     ['409 concurrent_idempotent_requests', { kind: 'error', status: 409 }, 'ambiguous'],
     ['400 validation_error', { kind: 'error', status: 400 }, 'rejected'],
-    ['403 validation_error (domain not verified)', { kind: 'error', status: 403, name: 'validation_error', message: 'The example.com domain is not verified.' }, 'rejected'],
+    [
+      '403 validation_error (domain not verified)',
+      { kind: 'error', status: 403, name: 'validation_error', message: 'The example.com domain is not verified.' },
+      'rejected',
+    ],
     ['422 validation_error', { kind: 'error', status: 422 }, 'rejected'],
     ['409 invalid_idempotent_request', { kind: 'error', status: 409, name: 'invalid_idempotent_request' }, 'rejected'],
   ];
@@ -67,7 +71,11 @@ describe('sendEmail: provider B (SES v2) failure kinds', () => {
     ['MailFromDomainNotVerifiedException', { kind: 'error', type: 'MailFromDomainNotVerifiedException' }, 'unavailable'],
     ['403 UnrecognizedClientException (credentials refused)', { kind: 'error', type: 'UnrecognizedClientException' }, 'unavailable'],
     ['403 InvalidSignatureException', { kind: 'error', type: 'InvalidSignatureException' }, 'unavailable'],
-    ['403 ExpiredTokenException', { kind: 'error', type: 'ExpiredTokenException', message: 'The security token included in the request is expired' }, 'unavailable'],
+    [
+      '403 ExpiredTokenException',
+      { kind: 'error', type: 'ExpiredTokenException', message: 'The security token included in the request is expired' },
+      'unavailable',
+    ],
     ['503', { kind: 'status', status: 503 }, 'unavailable'],
     ['500', { kind: 'status', status: 500 }, 'ambiguous'],
     ['502 with an HTML body', { kind: 'status', status: 502, nonJson: true }, 'ambiguous'],
@@ -76,23 +84,39 @@ describe('sendEmail: provider B (SES v2) failure kinds', () => {
     ['a dropped connection', { kind: 'drop' }, 'ambiguous'],
     ['MessageRejected', { kind: 'error', type: 'MessageRejected', message: 'Email address is not verified.' }, 'rejected'],
     ['BadRequestException', { kind: 'error', type: 'BadRequestException' }, 'rejected'],
-    ['NotFoundException (unknown configuration set)', { kind: 'error', type: 'NotFoundException', message: 'Configuration set <nope> does not exist.' }, 'rejected'],
+    [
+      'NotFoundException (unknown configuration set)',
+      { kind: 'error', type: 'NotFoundException', message: 'Configuration set <nope> does not exist.' },
+      'rejected',
+    ],
   ];
-  it.each(rows.map(([label, answer, kind]) => [label, kind, answer] as const))('%s is %s, tried exactly once (SDK retries off) and logged', async (_label, kind, answer) => {
-    const { email } = harness.library();
-    harness.ses.next(answer);
-    const result = await email.send({ ...message, provider: 'provider_b' });
-    expect(result).toMatchObject({ status: 'failed', ok: false, errorKind: kind, provider: 'provider_b' });
-    expect(harness.ses.requests).toHaveLength(1);
-    const [row] = await harness.rows();
-    expect(row).toMatchObject({ status: 'failed', error_kind: kind, provider: 'provider_b' });
-  });
+  it.each(rows.map(([label, answer, kind]) => [label, kind, answer] as const))(
+    '%s is %s, tried exactly once (SDK retries off) and logged',
+    async (_label, kind, answer) => {
+      const { email } = harness.library();
+      harness.ses.next(answer);
+      const result = await email.send({ ...message, provider: 'provider_b' });
+      expect(result).toMatchObject({ status: 'failed', ok: false, errorKind: kind, provider: 'provider_b' });
+      expect(harness.ses.requests).toHaveLength(1);
+      const [row] = await harness.rows();
+      expect(row).toMatchObject({ status: 'failed', error_kind: kind, provider: 'provider_b' });
+    },
+  );
 
   it('is unavailable, without a crash, when no credentials can be found', async () => {
     const saved = { ...process.env };
     // Only the SDK's default chain reads these; keep it off the developer's own credentials and the metadata service.
     Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent' });
-    for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_WEB_IDENTITY_TOKEN_FILE']) delete process.env[name];
+    for (const name of [
+      'AWS_ACCESS_KEY_ID',
+      'AWS_SECRET_ACCESS_KEY',
+      'AWS_SESSION_TOKEN',
+      'AWS_PROFILE',
+      'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+      'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+      'AWS_WEB_IDENTITY_TOKEN_FILE',
+    ])
+      delete process.env[name];
     try {
       const { email } = harness.library({ CLOUD_ACCESS_KEY_ID: undefined, CLOUD_SECRET_ACCESS_KEY: undefined });
       const result = await email.send({ ...message, provider: 'provider_b' });
@@ -124,7 +148,10 @@ describe('sendEmail: success', () => {
       to: ['Reader <reader@example.com>'],
       from: 'Folio <no-reply@folio.example>',
       headers: { 'X-Folio-Log-Id': result.id },
-      tags: [{ name: 'kind', value: 'ready' }, { name: 'folio_log_id', value: result.id }],
+      tags: [
+        { name: 'kind', value: 'ready' },
+        { name: 'folio_log_id', value: result.id },
+      ],
     });
     expect(harness.resend.delivered[0]!.id).toBe(result.providerMessageId);
     expect(await harness.rows()).toEqual([
@@ -174,7 +201,12 @@ describe('sendEmail: success', () => {
     expect(body.Content?.Simple?.Headers).toEqual([{ Name: 'X-Folio-Log-Id', Value: result.id }]);
     expect(body.Content?.Simple?.Attachments?.[0]).toMatchObject({ FileName: 'report.html', RawContent: Buffer.from('<h1>Report</h1>').toString('base64') });
     const [row] = await harness.rows();
-    expect(row).toMatchObject({ provider: 'provider_b', configuration_set: 'transactional', cc_addresses: ['copy@example.com'], bcc_addresses: ['hidden@example.com'] });
+    expect(row).toMatchObject({
+      provider: 'provider_b',
+      configuration_set: 'transactional',
+      cc_addresses: ['copy@example.com'],
+      bcc_addresses: ['hidden@example.com'],
+    });
   });
 
   it('lets the request pick the configuration set', async () => {
@@ -185,7 +217,11 @@ describe('sendEmail: success', () => {
 
   it('answers failed, without a provider call or a throw, for a request it cannot send', async () => {
     const { email } = harness.library();
-    expect(await email.send({ ...message, to: 'not-an-address' })).toMatchObject({ status: 'failed', errorKind: 'rejected', error: 'Invalid to address: not-an-address' });
+    expect(await email.send({ ...message, to: 'not-an-address' })).toMatchObject({
+      status: 'failed',
+      errorKind: 'rejected',
+      error: 'Invalid to address: not-an-address',
+    });
     expect(await email.send({ ...message, text: undefined, html: undefined })).toMatchObject({ status: 'failed', errorKind: 'rejected' });
     expect(await email.send(null as never)).toMatchObject({ status: 'failed', ok: false });
     expect(harness.resend.requests).toHaveLength(0);
@@ -247,7 +283,9 @@ describe('sendEmail: failover', () => {
 
   it('takes the provider pair from the settings row over the environment, read once at start', async () => {
     const db = harness.database.db;
-    await db.query(sql.type(z.object({}))`insert into settings (key, value) values ('email.providers', ${sql.jsonb({ primary: 'provider_b', fallback: 'provider_a' })})`);
+    await db.query(
+      sql.type(z.object({}))`insert into settings (key, value) values ('email.providers', ${sql.jsonb({ primary: 'provider_b', fallback: 'provider_a' })})`,
+    );
     const { email } = harness.library({ EMAIL_PRIMARY: 'provider_a' });
     harness.ses.next({ kind: 'error', type: 'TooManyRequestsException' });
     expect(await email.send(message)).toMatchObject({ status: 'sent', provider: 'provider_a', failedOver: true });
@@ -284,9 +322,17 @@ describe('sendEmail: suppressions', () => {
     const result = await email.send({ ...message, category });
     if (blocked) {
       const words = { hard_bounce: 'hard bounce', complaint: 'complaint', manual: 'manual' }[reason];
-      expect(result).toEqual({ status: 'suppressed', ok: false, error: `Recipient suppressed: ${words}`, suppressedRecipients: ['reader@example.com'], id: expect.any(String) });
+      expect(result).toEqual({
+        status: 'suppressed',
+        ok: false,
+        error: `Recipient suppressed: ${words}`,
+        suppressedRecipients: ['reader@example.com'],
+        id: expect.any(String),
+      });
       expect(harness.resend.requests).toHaveLength(0);
-      expect(await harness.rows()).toEqual([expect.objectContaining({ id: result.id, status: 'suppressed', provider: null, category, to_addresses: ['reader@example.com'] })]);
+      expect(await harness.rows()).toEqual([
+        expect.objectContaining({ id: result.id, status: 'suppressed', provider: null, category, to_addresses: ['reader@example.com'] }),
+      ]);
     } else {
       expect(result).toMatchObject({ status: 'sent', ok: true });
     }
@@ -300,7 +346,9 @@ describe('sendEmail: suppressions', () => {
     expect(result).toMatchObject({ status: 'sent', ok: true, suppressedRecipients: ['gone@example.com', 'angry@example.com'] });
     expect(harness.resend.requests[0]!.json).toMatchObject({ to: ['stays@example.com'], bcc: ['audit@example.com'] });
     expect(harness.resend.requests[0]!.json).not.toHaveProperty('cc');
-    expect(await harness.rows()).toEqual([expect.objectContaining({ status: 'sent', to_addresses: ['stays@example.com'], cc_addresses: [], bcc_addresses: ['audit@example.com'] })]);
+    expect(await harness.rows()).toEqual([
+      expect.objectContaining({ status: 'sent', to_addresses: ['stays@example.com'], cc_addresses: [], bcc_addresses: ['audit@example.com'] }),
+    ]);
   });
 
   it('sends nothing when every To is blocked, even with unblocked cc', async () => {

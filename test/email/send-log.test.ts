@@ -89,7 +89,9 @@ describe('record_email_send', () => {
   it('inserts one row with bare lowercase recipients and returns its id', async () => {
     const sent = entry();
     expect(await recordEmailSend(db, sent)).toBe(sent.id);
-    expect(await rows()).toEqual([expect.objectContaining({ id: sent.id, status: 'sent', to_addresses: ['reader@example.com'], cost_usd: '0.000400', attempt: 1 })]);
+    expect(await rows()).toEqual([
+      expect.objectContaining({ id: sent.id, status: 'sent', to_addresses: ['reader@example.com'], cost_usd: '0.000400', attempt: 1 }),
+    ]);
   });
 
   it('is idempotent for the same id (a rerun of the same attempt)', async () => {

@@ -44,7 +44,10 @@ export async function startMessengerFake(options: { token: string }): Promise<Me
         return answer(400, { ok: false, error_code: 400, description: 'Bad Request: message text is empty' });
       }
       messages.push({ token: match[1]!, chatId: body.chat_id, text: body.text });
-      answer(200, { ok: true, result: { message_id: nextId++, date: Math.floor(Date.now() / 1000), chat: { id: body.chat_id, type: 'private' }, text: body.text } });
+      answer(200, {
+        ok: true,
+        result: { message_id: nextId++, date: Math.floor(Date.now() / 1000), chat: { id: body.chat_id, type: 'private' }, text: body.text },
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -57,6 +60,10 @@ export async function startMessengerFake(options: { token: string }): Promise<Me
       messages.length = 0;
       failures = 0;
     },
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

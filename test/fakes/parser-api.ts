@@ -73,9 +73,9 @@ export async function renderFromText(pdf: Buffer): Promise<string> {
       }
       if (line.trim()) lines.push(line.trim());
     }
-    const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+    const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
     const [title, ...rest] = lines;
-    const body = `${title ? `<h1>${escape(title)}</h1>` : ''}${rest.length ? `<p>${escape(rest.join(' '))}</p>` : ''}`;
+    const body = `${title ? `<h1>${escapeHtml(title)}</h1>` : ''}${rest.length ? `<p>${escapeHtml(rest.join(' '))}</p>` : ''}`;
     return `<!DOCTYPE html><html><head><meta charset="utf-8"><style>#preview-content{font-family:serif}</style></head><body><div id="preview-content">${body}</div></body></html>`;
   } finally {
     await task.destroy();
@@ -193,7 +193,13 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
         return sendJson(res, 200, { status, num_pages: 1, percent_done: Math.round((100 * job.polls) / (job.behaviour.pendingPolls + 1)) });
       }
       if (job.behaviour.error) return sendJson(res, 200, { status: 'error', error: job.behaviour.error });
-      return sendJson(res, 200, { status: 'completed', num_pages: 1, num_pages_completed: 1, percent_done: 100, conversion_status: { html: { status: 'completed' } } });
+      return sendJson(res, 200, {
+        status: 'completed',
+        num_pages: 1,
+        num_pages_completed: 1,
+        percent_done: 100,
+        conversion_status: { html: { status: 'completed' } },
+      });
     }
     if (!done || job.behaviour.error) return sendJson(res, 404, { error: 'Output not ready', error_info: { id: 'conversion_not_ready' } });
     job.html ??= await job.behaviour.render(job.pdf);

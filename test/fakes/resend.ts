@@ -24,13 +24,28 @@ export type ResendAnswer =
   | { kind: 'drop'; accepted?: boolean };
 
 /** One entry of the `GET /emails` list, as Resend returns it (`created_at` in its "2026-04-03 22:13:42.674981+00" form). */
-export type ListedEmail = { id: string; message_id?: string; to: string[]; from: string; created_at: string; subject: string; bcc: string[] | null; cc: string[] | null; reply_to: string[] | null; last_event: string; scheduled_at: string | null };
+export type ListedEmail = {
+  id: string;
+  message_id?: string;
+  to: string[];
+  from: string;
+  created_at: string;
+  subject: string;
+  bcc: string[] | null;
+  cc: string[] | null;
+  reply_to: string[] | null;
+  last_event: string;
+  scheduled_at: string | null;
+};
 
 export type RecordedRequest = { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; json: unknown };
 export type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
 
 const DEFAULT_ERRORS: Record<number, { name: string; message: string }> = {
-  400: { name: 'validation_error', message: 'Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.' },
+  400: {
+    name: 'validation_error',
+    message: 'Invalid `to` field. The email address needs to follow the `email@example.com` or `Name <email@example.com>` format.',
+  },
   401: { name: 'missing_api_key', message: 'Missing API key in the authorization header.' },
   403: { name: 'invalid_api_key', message: 'API key is invalid' },
   404: { name: 'not_found', message: 'The requested endpoint does not exist.' },
@@ -104,7 +119,8 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
     const url = new URL(req.url ?? '/', 'http://fake');
     const limitText = url.searchParams.get('limit');
     const limit = limitText === null ? 20 : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return sendError(res, 422, 'validation_error', 'The `limit` parameter must be an integer between 1 and 100.');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      return sendError(res, 422, 'validation_error', 'The `limit` parameter must be an integer between 1 and 100.');
     const after = url.searchParams.get('after');
     const before = url.searchParams.get('before');
     if (after && before) return sendError(res, 422, 'validation_error', 'You can only use `after` or `before`, not both.');
@@ -162,7 +178,8 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
     const idempotencyKey = typeof key === 'string' ? key : undefined;
     let id: string;
     if (idempotencyKey !== undefined) {
-      if (idempotencyKey.length < 1 || idempotencyKey.length > 256) return sendError(res, 400, 'invalid_idempotency_key', 'Idempotency key must be between 1-256 characters.');
+      if (idempotencyKey.length < 1 || idempotencyKey.length > 256)
+        return sendError(res, 400, 'invalid_idempotency_key', 'Idempotency key must be between 1-256 characters.');
       const bodyHash = createHash('sha256').update(rawBody).digest('hex');
       const seen = keys.get(idempotencyKey);
       if (seen && now() - seen.at < IDEMPOTENCY_WINDOW_MS) {

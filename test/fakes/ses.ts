@@ -102,7 +102,8 @@ export async function startSesFake(): Promise<SesFake> {
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse, body: SesSendEmailBody | undefined) {
     if (req.method !== 'POST' || req.url !== '/v2/email/outbound-emails') return sendError(res, 'NotFoundException', 404, 'Unknown operation');
-    if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) return sendError(res, 'UnrecognizedClientException', 403, 'The security token included in the request is invalid.');
+    if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 '))
+      return sendError(res, 'UnrecognizedClientException', 403, 'The security token included in the request is invalid.');
 
     const answer = script.shift() ?? standing;
     if (answer?.kind === 'error') {

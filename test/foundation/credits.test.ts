@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createHold, deductCredits, expireHolds, getBalance, releaseHold, settleHold, useFreePages } from '../../server/credits/credits.ts';
 import { sql } from '../../server/db/database.ts';
-import { DomainError } from '../../server/errors.ts';
+import type { DomainError } from '../../server/errors.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 
 const { db } = await createTestDatabase({ poolSize: 20 });

@@ -39,7 +39,9 @@ describe('HTTP surface', () => {
 
   it('answers a wrongly typed tRPC input with a 400 and the issues', async () => {
     const input = encodeURIComponent(JSON.stringify({ 0: 42 }));
-    const response = await fetch(`${app.baseUrl}/trpc/account.me?batch=1&input=${input}`, { headers: { authorization: `Bearer ${await app.token('typed@example.com')}` } });
+    const response = await fetch(`${app.baseUrl}/trpc/account.me?batch=1&input=${input}`, {
+      headers: { authorization: `Bearer ${await app.token('typed@example.com')}` },
+    });
     expect(response.status).toBe(400);
     const [body] = (await response.json()) as Array<{ error: { data: { code: string } } }>;
     expect(body!.error.data.code).toBe('VALIDATION_FAILED');
@@ -50,7 +52,10 @@ describe('Bearer authentication', () => {
   it('answers 401 without a token, with an expired one, and with a wrongly signed one', async () => {
     expect(await get('/api/me')).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED' } });
     const expired = await app.token('late@example.com', { expiresIn: -60 });
-    expect(await get('/api/me', { authorization: `Bearer ${expired}` })).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED', message: 'Token expired' } });
+    expect(await get('/api/me', { authorization: `Bearer ${expired}` })).toMatchObject({
+      status: 401,
+      body: { code: 'UNAUTHORIZED', message: 'Token expired' },
+    });
     const forged = await new SignJWT({ email: 'forged@example.com' })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject('test:forged@example.com')

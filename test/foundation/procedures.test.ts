@@ -53,7 +53,9 @@ describe('file owner procedure', () => {
 
   it('lets an admin of the owner’s tenant in, and nobody from another tenant', async () => {
     const db = app.database.db;
-    const [tenantA, tenantB] = await Promise.all(['A', 'B'].map((name) => db.oneFirst(sql.type(z.object({ id: z.uuid() }))`insert into tenants (name) values (${name}) returning id`)));
+    const [tenantA, tenantB] = await Promise.all(
+      ['A', 'B'].map((name) => db.oneFirst(sql.type(z.object({ id: z.uuid() }))`insert into tenants (name) values (${name}) returning id`)),
+    );
     const member = await userId('member@example.com');
     const adminA = await userId('admin-a@example.com');
     const adminB = await userId('admin-b@example.com');
@@ -78,7 +80,19 @@ describe('admin procedure', () => {
 describe('proxy-secret procedure', () => {
   it('admits the shared secret and answers 403 to a missing or wrong one', async () => {
     expect(await callerWith({ 'x-proxy-secret': TEST_PROXY_SECRET }).internal()).toBe('ok');
-    expect(codeOf(await callerWith({}).internal().catch((error) => error))).toBe('FORBIDDEN');
-    expect(codeOf(await callerWith({ 'x-proxy-secret': `${TEST_PROXY_SECRET}x` }).internal().catch((error) => error))).toBe('FORBIDDEN');
+    expect(
+      codeOf(
+        await callerWith({})
+          .internal()
+          .catch((error) => error),
+      ),
+    ).toBe('FORBIDDEN');
+    expect(
+      codeOf(
+        await callerWith({ 'x-proxy-secret': `${TEST_PROXY_SECRET}x` })
+          .internal()
+          .catch((error) => error),
+      ),
+    ).toBe('FORBIDDEN');
   });
 });

@@ -16,7 +16,10 @@ describe('JWKS token verification', async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   afterAll(() => new Promise((resolve) => server.close(resolve)));
-  const verify = createTokenVerifier({ jwksUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`, issuer: 'https://idp.example.com' });
+  const verify = createTokenVerifier({
+    jwksUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/jwks.json`,
+    issuer: 'https://idp.example.com',
+  });
 
   const sign = (key: CryptoKey, claims: { iss?: string; kid?: string } = {}) =>
     new SignJWT({ email: 'jwks@example.com' })

@@ -40,7 +40,9 @@ export type TestApp = {
  * pg-boss started in it. `env` is the environment the app would see (no
  * process.env leaks in); tests point provider URLs at their fakes through it.
  */
-export async function startTestApp(options: { env?: Record<string, string | undefined>; clock?: Clock; services?: Partial<AppServices>; database?: TestDatabase; workers?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { env?: Record<string, string | undefined>; clock?: Clock; services?: Partial<AppServices>; database?: TestDatabase; workers?: boolean } = {},
+): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'folio-test-data-'));
   const config = loadConfig({
@@ -55,7 +57,15 @@ export async function startTestApp(options: { env?: Record<string, string | unde
   });
   const boss = await startBoss(database.url, { supervise: options.workers ?? false, schedule: false, migrate: false });
   const log = process.env.TEST_LOG ? createLog({ level: process.env.TEST_LOG }) : silentLog;
-  const deps: Deps = { config, db: database.db, boss, log, clock: options.clock ?? { now: () => new Date() }, databaseUrl: database.url, metrics: createMetrics() };
+  const deps: Deps = {
+    config,
+    db: database.db,
+    boss,
+    log,
+    clock: options.clock ?? { now: () => new Date() },
+    databaseUrl: database.url,
+    metrics: createMetrics(),
+  };
   const built = buildApp(deps, { services: options.services });
   const server = await new Promise<Server>((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
@@ -74,6 +84,7 @@ export async function startTestApp(options: { env?: Record<string, string | unde
     database,
     boss,
     config,
-    token: (email, tokenOptions) => signSessionToken(TEST_JWT_SECRET, { subject: `test:${email}`, email }, { expiresIn: tokenOptions?.expiresIn, now: deps.clock.now() }),
+    token: (email, tokenOptions) =>
+      signSessionToken(TEST_JWT_SECRET, { subject: `test:${email}`, email }, { expiresIn: tokenOptions?.expiresIn, now: deps.clock.now() }),
   };
 }

@@ -66,7 +66,8 @@ export function readCorpus(dir = CORPUS_DIR): CorpusEntry[] {
 }
 
 /** Block-level tags get a space on each side before parsing, so "<p>a</p><p>b</p>" reads as two words. */
-const BLOCK_TAG = /<(\/?)(p|div|li|h[1-6]|td|th|tr|caption|figcaption|section|article|nav|header|footer|main|aside|ul|ol|dl|dt|dd|table|br|hr|figure|pre|blockquote|math|mrow|mi|mn|mo|annotation|details|summary)\b/gi;
+const BLOCK_TAG =
+  /<(\/?)(p|div|li|h[1-6]|td|th|tr|caption|figcaption|section|article|nav|header|footer|main|aside|ul|ol|dl|dt|dd|table|br|hr|figure|pre|blockquote|math|mrow|mi|mn|mo|annotation|details|summary)\b/gi;
 
 /**
  * The visible text of an HTML document's body (no style, script or title).
@@ -116,9 +117,7 @@ export function htmlElements(html: string, selector: string): number {
 }
 
 function inlineText(inlines: Inline[] | undefined): string {
-  return (inlines ?? [])
-    .map((inline) => ('children' in inline ? inlineText(inline.children) : 'text' in inline ? inline.text : ' '))
-    .join('');
+  return (inlines ?? []).map((inline) => ('children' in inline ? inlineText(inline.children) : 'text' in inline ? inline.text : ' ')).join('');
 }
 
 function blockText(block: Block): string {

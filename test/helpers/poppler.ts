@@ -107,11 +107,13 @@ export function agreedWords(reference: string[], other: string[]): string[] {
 
 function presenceMatcher(candidate: string[]): (word: string) => boolean {
   const available = counts(candidate);
-  const joined = counts(candidate.flatMap((word, i) => {
-    const next = candidate[i + 1];
-    const third = candidate[i + 2];
-    return next === undefined ? [] : third === undefined ? [word + next] : [word + next, word + next + third];
-  }));
+  const joined = counts(
+    candidate.flatMap((word, i) => {
+      const next = candidate[i + 1];
+      const third = candidate[i + 2];
+      return next === undefined ? [] : third === undefined ? [word + next] : [word + next, word + next + third];
+    }),
+  );
   return (word) => take(available, word) || take(joined, word);
 }
 

@@ -55,7 +55,12 @@ describe('upload → convert → stream → download', () => {
     expect(last.data).toMatchObject({ chunksDone: 3, totalChunks: 3, totalPages: 3 });
 
     expect(await balance(app, email)).toEqual({ credits: 97, held: 0, freeUsed: 0, freeHeld: 0 });
-    expect(await jobState(app, fileId)).toMatchObject({ status: 'completed', holdStatus: 'settled', chunks: ['completed', 'completed', 'completed'], fileStatus: 'completed' });
+    expect(await jobState(app, fileId)).toMatchObject({
+      status: 'completed',
+      holdStatus: 'settled',
+      chunks: ['completed', 'completed', 'completed'],
+      fileStatus: 'completed',
+    });
     expect(await ledger(fileId)).toEqual({ rows: 3, outcomes: ['completed', 'completed', 'completed'] });
     const outbox = await app.deps.db.any(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
     expect(outbox.map((row) => row.type)).toEqual(['conversion.completed']);
@@ -159,15 +164,31 @@ describe('cancel', () => {
     engine.holdConvert();
     try {
       await api(app, token, 'POST', `/api/convert/${fileId}`, {});
-      await until(() => jobState(app, fileId), (job) => job?.status === 'processing' && job.chunks.includes('processing'), 15_000, 'a running chunk');
+      await until(
+        () => jobState(app, fileId),
+        (job) => job?.status === 'processing' && job.chunks.includes('processing'),
+        15_000,
+        'a running chunk',
+      );
       expect(await balance(app, email)).toMatchObject({ credits: 10, held: 3 });
       const stream = fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } });
       const response = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
       expect(response.status).toBe(200);
       expect((await readEvents(await stream)).at(-1)?.event).toBe('cancelled');
-      expect(await jobState(app, fileId)).toMatchObject({ status: 'cancelled', holdStatus: 'released', holdOutcome: 'cancelled', fileStatus: 'uploaded', chunks: ['cancelled', 'cancelled', 'cancelled'] });
+      expect(await jobState(app, fileId)).toMatchObject({
+        status: 'cancelled',
+        holdStatus: 'released',
+        holdOutcome: 'cancelled',
+        fileStatus: 'uploaded',
+        chunks: ['cancelled', 'cancelled', 'cancelled'],
+      });
       // The held chunks notice through their heartbeat and book their (zero) spend as aborted.
-      const booked = await until(() => ledger(fileId), (rows) => rows.rows >= 1, 10_000, 'aborted chunk spend');
+      const booked = await until(
+        () => ledger(fileId),
+        (rows) => rows.rows >= 1,
+        10_000,
+        'aborted chunk spend',
+      );
       expect(booked.outcomes.every((outcome) => outcome === 'aborted')).toBe(true);
     } finally {
       engine.releaseConvert();
@@ -185,14 +206,24 @@ describe('cancel', () => {
     engine.holdRender();
     try {
       await api(app, token, 'POST', `/api/convert/${fileId}`, {});
-      await until(() => jobState(app, fileId), (job) => job?.status === 'assembling', 30_000, 'assembling');
+      await until(
+        () => jobState(app, fileId),
+        (job) => job?.status === 'assembling',
+        30_000,
+        'assembling',
+      );
       const response = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
       expect(response.status).toBe(409);
       expect(await response.json()).toMatchObject({ code: 'CONVERSION_FINISHING' });
     } finally {
       engine.releaseRender();
     }
-    await until(() => jobState(app, fileId), (job) => job?.status === 'completed', 30_000, 'completed');
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.status === 'completed',
+      30_000,
+      'completed',
+    );
     expect(await balance(app, email)).toEqual({ credits: 7, held: 0, freeUsed: 0, freeHeld: 0 });
   }, 60_000);
 
@@ -204,12 +235,27 @@ describe('cancel', () => {
       const fileId = await uploadPdf(app, token);
       engine.holdConvert();
       await api(app, token, 'POST', `/api/convert/${fileId}`, {});
-      await until(() => jobState(app, fileId), (job) => job?.chunks.filter((status) => status === 'processing').length === 2, 15_000, 'two running chunks');
+      await until(
+        () => jobState(app, fileId),
+        (job) => job?.chunks.filter((status) => status === 'processing').length === 2,
+        15_000,
+        'two running chunks',
+      );
       engine.releaseConvert();
       // Let roughly the chunks finish as the cancel arrives.
-      await until(() => jobState(app, fileId), (job) => (job?.chunks.filter((status) => status === 'completed').length ?? 0) >= 2 || job?.status !== 'processing', 30_000, 'two chunks done');
+      await until(
+        () => jobState(app, fileId),
+        (job) => (job?.chunks.filter((status) => status === 'completed').length ?? 0) >= 2 || job?.status !== 'processing',
+        30_000,
+        'two chunks done',
+      );
       const cancel = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
-      const final = await until(() => jobState(app, fileId), (job) => ['completed', 'cancelled', 'failed'].includes(job?.status ?? ''), 30_000, 'a final state');
+      const final = await until(
+        () => jobState(app, fileId),
+        (job) => ['completed', 'cancelled', 'failed'].includes(job?.status ?? ''),
+        30_000,
+        'a final state',
+      );
       const money = await balance(app, email);
       if (cancel.status === 200) {
         expect(final).toMatchObject({ status: 'cancelled', holdOutcome: 'cancelled', fileStatus: 'uploaded' });

@@ -149,7 +149,16 @@ export function balance(app: TestApp, email: string) {
 }
 
 export function jobState(app: TestApp, fileId: string) {
-  return app.deps.db.maybeOne(sql.type(z.object({ id: z.uuid(), status: z.string(), holdStatus: z.string().nullable(), holdOutcome: z.string().nullable(), chunks: z.array(z.string()), fileStatus: z.string() }))`
+  return app.deps.db.maybeOne(sql.type(
+    z.object({
+      id: z.uuid(),
+      status: z.string(),
+      holdStatus: z.string().nullable(),
+      holdOutcome: z.string().nullable(),
+      chunks: z.array(z.string()),
+      fileStatus: z.string(),
+    }),
+  )`
     select j.id, j.status, h.status as "holdStatus", h.outcome as "holdOutcome",
            array(select c.status from chunk_jobs c where c.job_id = j.id order by c.chunk_index) as chunks, f.status as "fileStatus"
       from large_conversion_jobs j join files f on f.id = j.file_id left join credit_holds h on h.id = j.hold_id

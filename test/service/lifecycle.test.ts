@@ -38,9 +38,24 @@ async function user(email: string, credits = 100) {
 
 async function docx(text: string): Promise<string> {
   const zip = new yazl.ZipFile();
-  zip.addBuffer(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`), '[Content_Types].xml');
-  zip.addBuffer(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`), '_rels/.rels');
-  zip.addBuffer(Buffer.from(`<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`), 'word/document.xml');
+  zip.addBuffer(
+    Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+    ),
+    '[Content_Types].xml',
+  );
+  zip.addBuffer(
+    Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
+    ),
+    '_rels/.rels',
+  );
+  zip.addBuffer(
+    Buffer.from(
+      `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`,
+    ),
+    'word/document.xml',
+  );
   zip.end();
   const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'folio-docx-')), 'letter.docx');
   await fs.writeFile(file, await readAll(zip.outputStream as never));
@@ -58,15 +73,27 @@ describe('jobs before any worker runs', () => {
     const { jobId } = (await started.json()) as { jobId: string };
     expect(started.status).toBe(200);
     await app.deps.db.query(sql.type(AnyRow)`update flyer_jobs set comp_conversion_id = ${jobId} where id = ${flyer}`);
-    expect(await jobState(app, fileId)).toMatchObject({ status: 'pending', holdStatus: 'held', fileStatus: 'processing', chunks: ['pending', 'pending', 'pending'] });
+    expect(await jobState(app, fileId)).toMatchObject({
+      status: 'pending',
+      holdStatus: 'held',
+      fileStatus: 'processing',
+      chunks: ['pending', 'pending', 'pending'],
+    });
     const list = (await (await api(app, token, 'GET', '/api/files')).json()) as { files: Array<Record<string, unknown>> };
     expect(list.files[0]).toMatchObject({ id: fileId, status: 'processing', phase: 'Queued: 0/3 chunks', batchWaiting: false });
 
     const response = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
     expect(response.status).toBe(200);
-    expect(await jobState(app, fileId)).toMatchObject({ status: 'cancelled', holdOutcome: 'cancelled', fileStatus: 'uploaded', chunks: ['cancelled', 'cancelled', 'cancelled'] });
+    expect(await jobState(app, fileId)).toMatchObject({
+      status: 'cancelled',
+      holdOutcome: 'cancelled',
+      fileStatus: 'uploaded',
+      chunks: ['cancelled', 'cancelled', 'cancelled'],
+    });
     expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
-    expect(await app.deps.db.oneFirst(sql.type(z.object({ c: z.uuid().nullable() }))`select comp_conversion_id as c from flyer_jobs where id = ${flyer}`)).toBeNull();
+    expect(
+      await app.deps.db.oneFirst(sql.type(z.object({ c: z.uuid().nullable() }))`select comp_conversion_id as c from flyer_jobs where id = ${flyer}`),
+    ).toBeNull();
   });
 
   it('process-now resumes a job parked for the batch lane; cancel works on waiting_batch too', async () => {
@@ -81,7 +108,12 @@ describe('jobs before any worker runs', () => {
         update chunk_jobs set status = 'waiting_batch' where job_id in (select id from j)`);
     }
     const list = (await (await api(app, token, 'GET', '/api/files')).json()) as { files: Array<{ id: string; batchWaiting: boolean }> };
-    expect(list.files.filter((file) => file.batchWaiting).map((file) => file.id).sort()).toEqual([first, second].sort());
+    expect(
+      list.files
+        .filter((file) => file.batchWaiting)
+        .map((file) => file.id)
+        .sort(),
+    ).toEqual([first, second].sort());
 
     const resumed = await api(app, token, 'POST', `/api/v1/files/${first}/process-now`);
     expect(resumed.status).toBe(200);
@@ -100,7 +132,9 @@ describe('jobs before any worker runs', () => {
       select id, customer_id, 'processing', gen_random_uuid(), 2 from users where email = ${email} returning id`);
     await app.deps.db.query(sql.type(AnyRow)`update customers set credits_remaining = 8 where id = (select customer_id from users where email = ${email})`);
     await app.deps.db.query(sql.type(AnyRow)`select cancel_flyer_job(${flyer})`);
-    const row = await app.deps.db.one(sql.type(z.object({ status: z.string(), message: z.string().nullable(), claim: z.uuid().nullable(), refunded: z.boolean() }))`
+    const row = await app.deps.db.one(sql.type(
+      z.object({ status: z.string(), message: z.string().nullable(), claim: z.uuid().nullable(), refunded: z.boolean() }),
+    )`
       select status, error_message as message, claim_id as claim, refunded from flyer_jobs where id = ${flyer}`);
     expect(row).toEqual({ status: 'failed', message: 'Cancelled by user', claim: null, refunded: true });
     expect(await balance(app, email)).toMatchObject({ credits: 10 });
@@ -119,11 +153,21 @@ describe('with workers', () => {
       update chunk_jobs set status = 'processing', run_id = gen_random_uuid(), attempt = 1, heartbeat_at = now() - interval '1 hour', pages_done = 1
        where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) and chunk_index = 0`);
     const workers = await startWorkers();
-    await until(() => jobState(app, fileId), (job) => job?.chunks[1] === 'completed' && job.chunks[2] === 'completed', 30_000, 'the live chunks');
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.chunks[1] === 'completed' && job.chunks[2] === 'completed',
+      30_000,
+      'the live chunks',
+    );
     expect((await jobState(app, fileId))?.chunks[0]).toBe('processing');
     expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 1, reassembled: 0 });
     expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 0, reassembled: 0 });
-    await until(() => jobState(app, fileId), (job) => job?.status === 'completed', 30_000, 'completed');
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.status === 'completed',
+      30_000,
+      'completed',
+    );
     const ledger = await app.deps.db.one(sql.type(z.object({ rows: z.number(), attempts: z.array(z.number()) }))`
       select (select count(*)::int from cost_ledger l where l.job_id = j.id) as rows,
              array(select attempt from chunk_jobs c where c.job_id = j.id order by chunk_index) as attempts
@@ -140,7 +184,13 @@ describe('with workers', () => {
     await startWorkers();
     const token = await user('docx@example.com');
     engine.holdRender();
-    const response = await upload(app, token, await docx('Hello inline world'), 'letter.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+    const response = await upload(
+      app,
+      token,
+      await docx('Hello inline world'),
+      'letter.docx',
+      'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    );
     const file = (await response.json()) as { id: string; status: string };
     expect(response.status, JSON.stringify(file)).toBe(201);
     expect(file.status).toBe('processing');
@@ -169,7 +219,8 @@ describe('with workers', () => {
       const streams = Array.from({ length: 5 }, () => fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } }));
       await Promise.all(streams);
       // the answer's headers can arrive before the LISTEN statement shows in pg_stat_activity
-      const countListeners = () => app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+      const countListeners = () =>
+        app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
         select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen folio_conversion%'`);
       await until(countListeners, (n) => n > 0, 10_000, 'the LISTEN connection');
       expect(await countListeners()).toBe(1);
@@ -227,7 +278,12 @@ describe('with workers', () => {
     try {
       for (const fileId of [stuck, cancelled]) await api(app, token, 'POST', `/api/convert/${fileId}`, {});
       await api(app, token, 'POST', `/api/v1/files/${cancelled}/cancel`);
-      await until(() => jobState(app, stuck), (job) => job?.status === 'processing', 15_000, 'processing');
+      await until(
+        () => jobState(app, stuck),
+        (job) => job?.status === 'processing',
+        15_000,
+        'processing',
+      );
       // Two hours of silence, as a wedged worker would leave.
       await app.deps.db.query(sql.type(AnyRow)`
         update large_conversion_jobs set updated_at = now() - interval '3 hours' where file_id in (${stuck}, ${cancelled})`);

@@ -11,7 +11,14 @@ import { api, balance, CORPUS, jobState, makePaid, until, upload } from './harne
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const BIG = path.join(CORPUS, 'geotopo-117-pages.pdf');
-const ENV = { CHUNK_PAGES: '40', CHUNK_CONCURRENCY: '1', CHUNK_HEARTBEAT_INTERVAL_MS: '100', CONVERSION_POOL_SIZE: '1', UPLOAD_MAX_PAGES: '200', UPLOAD_MAX_BYTES: String(8 * 1024 * 1024) };
+const ENV = {
+  CHUNK_PAGES: '40',
+  CHUNK_CONCURRENCY: '1',
+  CHUNK_HEARTBEAT_INTERVAL_MS: '100',
+  CONVERSION_POOL_SIZE: '1',
+  UPLOAD_MAX_PAGES: '200',
+  UPLOAD_MAX_BYTES: String(8 * 1024 * 1024),
+};
 
 let app: TestApp;
 beforeAll(async () => {
@@ -54,15 +61,29 @@ describe('a worker process killed mid-chunk', () => {
     expect((await api(app, token, 'POST', `/api/convert/${file.id}`, {})).status).toBe(200);
 
     const env = {
-      PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', LOG_LEVEL: 'error', DATABASE_URL: app.database.url,
-      FOLIO_DATA_DIR: app.config.dataDir, DOWNLOAD_TOKEN_SECRET: 'test-download-secret', WEBHOOK_SECRET_KEY: 'test-webhook-key', AUTH_JWT_SECRET: 'x'.repeat(40), ...ENV,
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'error',
+      DATABASE_URL: app.database.url,
+      FOLIO_DATA_DIR: app.config.dataDir,
+      DOWNLOAD_TOKEN_SECRET: 'test-download-secret',
+      WEBHOOK_SECRET_KEY: 'test-webhook-key',
+      AUTH_JWT_SECRET: 'x'.repeat(40),
+      ...ENV,
     };
     const child = spawn(process.execPath, ['jobs/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise((resolve) => child.on('exit', resolve));
     try {
-      await until(() => jobState(app, file.id), (job) => job?.chunks[0] === 'processing', 60_000, 'the child to claim a chunk');
       await until(
-        () => app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        () => jobState(app, file.id),
+        (job) => job?.chunks[0] === 'processing',
+        60_000,
+        'the child to claim a chunk',
+      );
+      await until(
+        () =>
+          app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
           select pages_done as n from chunk_jobs where job_id = (select id from large_conversion_jobs where file_id = ${file.id}) and chunk_index = 0`),
         (pages) => pages >= 2,
         60_000,
@@ -78,8 +99,18 @@ describe('a worker process killed mid-chunk', () => {
 
     const runner = await registerConversionJobs(app.deps, { store: app.deps.services.conversion.store, schedule: false });
     // The dead run's heartbeat goes stale; recovery hands its chunk to a live worker.
-    await until(() => runner.recoverOrphans(1_000), (result) => result.requeued === 1, 20_000, 'the orphan re-queued');
-    await until(() => jobState(app, file.id), (job) => job?.status === 'completed', 100_000, 'completed');
+    await until(
+      () => runner.recoverOrphans(1_000),
+      (result) => result.requeued === 1,
+      20_000,
+      'the orphan re-queued',
+    );
+    await until(
+      () => jobState(app, file.id),
+      (job) => job?.status === 'completed',
+      100_000,
+      'completed',
+    );
     const rows = await app.deps.db.one(sql.type(z.object({ completed: z.number(), attempts: z.array(z.number()) }))`
       select (select count(*)::int from cost_ledger l where l.job_id = j.id and l.metadata->>'outcome' is null) as completed,
              array(select attempt from chunk_jobs c where c.job_id = j.id order by chunk_index) as attempts

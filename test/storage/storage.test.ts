@@ -78,7 +78,12 @@ beforeAll(async () => {
   s3rver = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir });
   const address = (await s3rver.run()) as AddressInfo;
   s3Endpoint = `http://127.0.0.1:${address.port}`;
-  const client = new S3Client({ region: 'us-east-1', endpoint: s3Endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+  const client = new S3Client({
+    region: 'us-east-1',
+    endpoint: s3Endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
   await client.send(new CreateBucketCommand({ Bucket: 'folio-test' }));
   client.destroy();
 });
@@ -91,5 +96,11 @@ afterAll(async () => {
 
 contract('fs store', () => createFsStore(fsRoot));
 contract('s3 store (s3rver)', () =>
-  createS3Store({ bucket: 'folio-test', endpoint: s3Endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }),
+  createS3Store({
+    bucket: 'folio-test',
+    endpoint: s3Endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  }),
 );

@@ -17,7 +17,10 @@ export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] as const;
 
 /** Rules that cannot work without layout; they are switched off and the report says so. */
 export const DISABLED_RULES = [
-  { rule: 'color-contrast', reason: 'jsdom has no layout or computed colours, so contrast cannot be measured; the stylesheet uses a fixed high-contrast palette in light and dark mode' },
+  {
+    rule: 'color-contrast',
+    reason: 'jsdom has no layout or computed colours, so contrast cannot be measured; the stylesheet uses a fixed high-contrast palette in light and dark mode',
+  },
 ] as const;
 
 export type AuditFinding = {
@@ -54,10 +57,12 @@ type AxeResults = { violations: AxeRule[]; incomplete: AxeRule[]; passes: AxeRul
 type AxeWindow = Window & { axe: { run: (context: unknown, options: unknown) => Promise<AxeResults>; version: string } };
 
 function wcagCriteria(tags: string[]): string[] {
-  return tags.filter((t) => /^wcag\d{3,4}$/.test(t)).map((t) => {
-    const digits = t.slice(4);
-    return `${digits[0]}.${digits[1]}.${digits.slice(2)}`;
-  });
+  return tags
+    .filter((t) => /^wcag\d{3,4}$/.test(t))
+    .map((t) => {
+      const digits = t.slice(4);
+      return `${digits[0]}.${digits[1]}.${digits.slice(2)}`;
+    });
 }
 
 function selector(el: Element): string {
@@ -69,7 +74,11 @@ function selector(el: Element): string {
       break;
     }
     const parent: Element | null = node.parentElement;
-    const index = parent ? Array.from(parent.children).filter((c) => c.tagName === node!.tagName).indexOf(node) + 1 : 1;
+    const index = parent
+      ? Array.from(parent.children)
+          .filter((c) => c.tagName === node!.tagName)
+          .indexOf(node) + 1
+      : 1;
     parts.unshift(`${node.tagName.toLowerCase()}:nth-of-type(${index})`);
     node = parent;
   }
@@ -79,7 +88,9 @@ function selector(el: Element): string {
 function accessibleText(el: Element): string {
   const label = el.getAttribute('aria-label')?.trim() ?? '';
   if (label) return label;
-  const imgAlts = Array.from(el.querySelectorAll('img[alt]')).map((i) => i.getAttribute('alt') ?? '').join(' ');
+  const imgAlts = Array.from(el.querySelectorAll('img[alt]'))
+    .map((i) => i.getAttribute('alt') ?? '')
+    .join(' ');
   return `${el.textContent ?? ''} ${imgAlts}`.trim();
 }
 
@@ -93,9 +104,14 @@ function folioChecks(document: Document, state: SliceState, slice: { first: bool
   };
   const root = document.documentElement;
   if (slice.first) {
-    add('folio-html-lang', 'The page has no valid lang attribute', ['3.1.1'], /^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/.test(root.getAttribute('lang') ?? '') ? [] : [root]);
+    add(
+      'folio-html-lang',
+      'The page has no valid lang attribute',
+      ['3.1.1'],
+      /^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/.test(root.getAttribute('lang') ?? '') ? [] : [root],
+    );
     const title = document.querySelector('head > title');
-    add('folio-document-title', 'The page has no non-empty <title>', ['2.4.2'], title && title.textContent?.trim() ? [] : [root]);
+    add('folio-document-title', 'The page has no non-empty <title>', ['2.4.2'], title?.textContent?.trim() ? [] : [root]);
   }
   // Headings before <main> (the shell) repeat in every slice: only the first slice counts them.
   const headings = Array.from(document.querySelectorAll('h1, h2, h3, h4, h5, h6')).slice(slice.first ? 0 : slice.shellHeadings);
@@ -110,18 +126,55 @@ function folioChecks(document: Document, state: SliceState, slice: { first: bool
   }
   state.prevHeading = prev;
   add('folio-heading-order', 'A heading skips a level (e.g. h2 followed by h4, or a first heading below h1)', ['1.3.1'], skipped, 'moderate');
-  add('folio-empty-heading', 'A heading has no text', ['1.3.1', '2.4.6'], headings.filter((h) => accessibleText(h) === ''));
-  add('folio-empty-link', 'A link has no text', ['2.4.4', '4.1.2'], Array.from(document.querySelectorAll('a[href]')).filter((a) => accessibleText(a) === ''));
-  add('folio-image-alt', 'An image has no alt attribute (use alt="" only for decoration)', ['1.1.1'], Array.from(document.querySelectorAll('img:not([alt])')).filter((i) => i.getAttribute('role') !== 'presentation' && i.getAttribute('role') !== 'none' && !i.getAttribute('aria-label')));
+  add(
+    'folio-empty-heading',
+    'A heading has no text',
+    ['1.3.1', '2.4.6'],
+    headings.filter((h) => accessibleText(h) === ''),
+  );
+  add(
+    'folio-empty-link',
+    'A link has no text',
+    ['2.4.4', '4.1.2'],
+    Array.from(document.querySelectorAll('a[href]')).filter((a) => accessibleText(a) === ''),
+  );
+  add(
+    'folio-image-alt',
+    'An image has no alt attribute (use alt="" only for decoration)',
+    ['1.1.1'],
+    Array.from(document.querySelectorAll('img:not([alt])')).filter(
+      (i) => i.getAttribute('role') !== 'presentation' && i.getAttribute('role') !== 'none' && !i.getAttribute('aria-label'),
+    ),
+  );
   // A figure the backend could not extract and nobody described shows a visible note; it is a report
   // warning, not a violation, since the HTML then holds no image lacking an alternative.
-  add('folio-table-headers', 'A data table has no header cells (th)', ['1.3.1'], Array.from(document.querySelectorAll('table')).filter((t) => t.getAttribute('role') !== 'presentation' && t.querySelector('th') === null));
-  add('folio-th-scope', 'A header cell has no scope', ['1.3.1'], Array.from(document.querySelectorAll('th:not([scope])')).filter((th) => !th.closest('table')?.querySelector('[headers]')), 'moderate');
+  add(
+    'folio-table-headers',
+    'A data table has no header cells (th)',
+    ['1.3.1'],
+    Array.from(document.querySelectorAll('table')).filter((t) => t.getAttribute('role') !== 'presentation' && t.querySelector('th') === null),
+  );
+  add(
+    'folio-th-scope',
+    'A header cell has no scope',
+    ['1.3.1'],
+    Array.from(document.querySelectorAll('th:not([scope])')).filter((th) => !th.closest('table')?.querySelector('[headers]')),
+    'moderate',
+  );
   return findings;
 }
 
 /** Rules about the page as a whole: run on the first slice only, or they would count once per slice. */
-const DOCUMENT_RULES = ['html-has-lang', 'html-lang-valid', 'html-xml-lang-mismatch', 'document-title', 'bypass', 'meta-viewport', 'meta-refresh', 'meta-refresh-no-exceptions'];
+const DOCUMENT_RULES = [
+  'html-has-lang',
+  'html-lang-valid',
+  'html-xml-lang-mismatch',
+  'document-title',
+  'bypass',
+  'meta-viewport',
+  'meta-refresh',
+  'meta-refresh-no-exceptions',
+];
 
 type SliceResult = { violations: AuditFinding[]; incomplete: Map<string, number>; passes: number; version: string };
 
@@ -149,7 +202,12 @@ async function auditSlice(html: string, state: SliceState, slice: { first: boole
       targets: v.nodes.slice(0, 5).map((n) => n.target.map(String).join(' ')),
     }));
     violations.push(...folioChecks(window.document, state, slice));
-    return { violations, incomplete: new Map(results.incomplete.map((i) => [i.id, i.nodes.length])), passes: results.passes.length, version: window.axe.version };
+    return {
+      violations,
+      incomplete: new Map(results.incomplete.map((i) => [i.id, i.nodes.length])),
+      passes: results.passes.length,
+      version: window.axe.version,
+    };
   } finally {
     dom.window.close();
   }
@@ -211,7 +269,6 @@ function collectGarbage(): void {
   }
   gc();
 }
-
 
 export { AUDIT_SLICE_CHARS };
 

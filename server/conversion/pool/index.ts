@@ -162,109 +162,114 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   };
 
   const runOne = async (job: PoolRun): Promise<PageResult[]> => {
-      if (closed) throw new Error('the conversion engine is closed');
-      const id = docIdFor(job.key);
-      const { pages, signal, onPage } = job;
-      const results: PageResult[] = [];
-      const finished = new Map<number, PageResult>();
-      let nextToStart = 0;
-      let nextToEmit = 0;
-      let stopError: unknown;
+    if (closed) throw new Error('the conversion engine is closed');
+    const id = docIdFor(job.key);
+    const { pages, signal, onPage } = job;
+    const results: PageResult[] = [];
+    const finished = new Map<number, PageResult>();
+    let nextToStart = 0;
+    let nextToEmit = 0;
+    let stopError: unknown;
 
-      const emitReady = async () => {
-        while (finished.has(nextToEmit)) {
-          const result = finished.get(nextToEmit)!;
-          finished.delete(nextToEmit);
-          nextToEmit++;
-          results.push(result);
-          if (onPage && stopError === undefined) {
-            try {
-              await onPage(result);
-            } catch (error) {
-              stopError ??= error;
-            }
+    const emitReady = async () => {
+      while (finished.has(nextToEmit)) {
+        const result = finished.get(nextToEmit)!;
+        finished.delete(nextToEmit);
+        nextToEmit++;
+        results.push(result);
+        if (onPage && stopError === undefined) {
+          try {
+            await onPage(result);
+          } catch (error) {
+            stopError ??= error;
           }
         }
-      };
+      }
+    };
 
-      let emitting: Promise<void> = Promise.resolve();
-      // A lane takes a run of consecutive pages, not every other one: running-head detection reads the
-      // text of the pages two either side, and a worker converting those pages itself reuses that read.
-      const chunk = Math.max(1, Math.min(MAX_CHUNK, Math.ceil(pages.length / size)));
-      const runAhead = size * Math.max(WINDOW_PER_WORKER, chunk);
-      /** claimed pages a lane left unstarted (its worker died): the next lane takes them first */
-      const leftOver: number[] = [];
-      const lane = async (slot: Slot) => {
-        // this lane's claimed run: pages[next..end) are still to do
-        let next = 0;
-        let end = 0;
-        try {
-          while (stopError === undefined && !signal?.aborted) {
-            let index: number;
-            if (next < end) index = next++;
-            else if (leftOver.length > 0) index = leftOver.shift()!;
-            else if (nextToStart < pages.length && nextToStart < nextToEmit + runAhead) {
-              index = nextToStart;
-              next = index + 1;
-              end = Math.min(pages.length, index + chunk);
-              nextToStart = end;
-            } else return;
-            const page = pages[index]!;
-            openIn(slot, id, job);
-            let message: FromWorker;
-            try {
-              message = await ask(slot, id, page, job.labels?.get(page));
-            } catch (error) {
-              // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
-              // empty with the reason, the lane ends, and the run carries on with a fresh worker
-              finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
-              emitting = emitting.then(emitReady);
-              await emitting;
-              return;
-            }
-            let result: PageResult;
-            if (message.type === 'page') result = message.result;
-            else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
-            else continue;
-            finished.set(index, result);
+    let emitting: Promise<void> = Promise.resolve();
+    // A lane takes a run of consecutive pages, not every other one: running-head detection reads the
+    // text of the pages two either side, and a worker converting those pages itself reuses that read.
+    const chunk = Math.max(1, Math.min(MAX_CHUNK, Math.ceil(pages.length / size)));
+    const runAhead = size * Math.max(WINDOW_PER_WORKER, chunk);
+    /** claimed pages a lane left unstarted (its worker died): the next lane takes them first */
+    const leftOver: number[] = [];
+    const lane = async (slot: Slot) => {
+      // this lane's claimed run: pages[next..end) are still to do
+      let next = 0;
+      let end = 0;
+      try {
+        while (stopError === undefined && !signal?.aborted) {
+          let index: number;
+          if (next < end) index = next++;
+          else if (leftOver.length > 0) index = leftOver.shift()!;
+          else if (nextToStart < pages.length && nextToStart < nextToEmit + runAhead) {
+            index = nextToStart;
+            next = index + 1;
+            end = Math.min(pages.length, index + chunk);
+            nextToStart = end;
+          } else return;
+          const page = pages[index]!;
+          openIn(slot, id, job);
+          let message: FromWorker;
+          try {
+            message = await ask(slot, id, page, job.labels?.get(page));
+          } catch (error) {
+            // the worker died on this page (out of memory on a huge image, a native crash): the page comes out
+            // empty with the reason, the lane ends, and the run carries on with a fresh worker
+            finished.set(index, failedPage(page, job.labels?.get(page), `the page worker stopped: ${(error as Error).message}`));
             emitting = emitting.then(emitReady);
             await emitting;
+            return;
           }
-        } finally {
-          // pages claimed but never asked for go back, or the run would wait for them forever
-          for (let index = next; index < end; index++) leftOver.push(index);
-        }
-      };
-
-      const lanes: Promise<void>[] = [];
-      const want = Math.min(size, pages.length);
-      while (slots.length < want) spawn();
-      const onAbort = () => undefined;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        // lanes keep pulling pages until none are left; a lane stuck at the window waits for the others
-        for (;;) {
-          lanes.length = 0;
-          for (const slot of slots.slice(0, want)) if (!slot.busy) {
-            slot.busy = true;
-            lanes.push(lane(slot).finally(() => { slot.busy = false; }));
-          }
-          if (lanes.length === 0) break;
-          const settled = await Promise.allSettled(lanes);
-          const failure = settled.find((entry) => entry.status === 'rejected');
-          if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
+          let result: PageResult;
+          if (message.type === 'page') result = message.result;
+          else if (message.type === 'error') result = failedPage(page, job.labels?.get(page), message.error.message);
+          else continue;
+          finished.set(index, result);
+          emitting = emitting.then(emitReady);
           await emitting;
-          if (stopError !== undefined || signal?.aborted || (nextToStart >= pages.length && leftOver.length === 0)) break;
-          if (closed) throw new Error('the conversion engine is closed');
-          while (slots.length < want) spawn();
         }
-        await emitting;
-        if (stopError !== undefined) throw stopError;
-        signal?.throwIfAborted();
-        return results;
       } finally {
-        signal?.removeEventListener('abort', onAbort);
+        // pages claimed but never asked for go back, or the run would wait for them forever
+        for (let index = next; index < end; index++) leftOver.push(index);
       }
+    };
+
+    const lanes: Promise<void>[] = [];
+    const want = Math.min(size, pages.length);
+    while (slots.length < want) spawn();
+    const onAbort = () => undefined;
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      // lanes keep pulling pages until none are left; a lane stuck at the window waits for the others
+      for (;;) {
+        lanes.length = 0;
+        for (const slot of slots.slice(0, want))
+          if (!slot.busy) {
+            slot.busy = true;
+            lanes.push(
+              lane(slot).finally(() => {
+                slot.busy = false;
+              }),
+            );
+          }
+        if (lanes.length === 0) break;
+        const settled = await Promise.allSettled(lanes);
+        const failure = settled.find((entry) => entry.status === 'rejected');
+        if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
+        await emitting;
+        if (stopError !== undefined || signal?.aborted || (nextToStart >= pages.length && leftOver.length === 0)) break;
+        if (closed) throw new Error('the conversion engine is closed');
+        while (slots.length < want) spawn();
+      }
+      await emitting;
+      if (stopError !== undefined) throw stopError;
+      signal?.throwIfAborted();
+      return results;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
   };
 
   // Runs take the whole pool one after another: each run already keeps every
@@ -279,7 +284,8 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     // other page workers, idle until the next run (audits wait their turn), are stopped so memory
     // stays bounded, and the next run starts them again (a fraction of a second, against a long document).
     if (releaseIdle) {
-      for (const other of slots.filter((candidate) => candidate !== slot && !candidate.task && candidate.requests.size === 0)) void retire(other).catch(() => undefined);
+      for (const other of slots.filter((candidate) => candidate !== slot && !candidate.task && candidate.requests.size === 0))
+        void retire(other).catch(() => undefined);
     }
     return request<AuditResult>(slot, (id) => ({ type: 'audit', id, input }));
   };

@@ -48,7 +48,13 @@ async function handle(message: ToWorker): Promise<void> {
         if (!entry?.options) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
         entry.edges ??= createEdgeCache(doc);
-        const result = await convertLocalPage(doc, message.page, { ...entry.options, label: message.label, neighbours: entry.edges.neighbours, rememberEdges: entry.edges.remember, takeTextLayer: entry.edges.takeTextLayer });
+        const result = await convertLocalPage(doc, message.page, {
+          ...entry.options,
+          label: message.label,
+          neighbours: entry.edges.neighbours,
+          rememberEdges: entry.edges.remember,
+          takeTextLayer: entry.edges.takeTextLayer,
+        });
         // pdf.js keeps every page proxy and font it has loaded until told otherwise
         if (++entry.pagesSinceCleanup >= CLEANUP_EVERY) {
           entry.pagesSinceCleanup = 0;

@@ -97,9 +97,7 @@ function pageMarker(ctx: Ctx, page: number, label: string): string {
 function renderList(ctx: Ctx, list: ListBlock): string {
   const tag = list.ordered ? 'ol' : 'ul';
   const start = list.ordered && list.start !== undefined && list.start !== 1 ? ` start="${Math.trunc(list.start)}"` : '';
-  const items = list.items
-    .map((item) => `<li>${renderInline(ctx, item.content)}${item.children ? `\n${renderList(ctx, item.children)}` : ''}</li>`)
-    .join('\n');
+  const items = list.items.map((item) => `<li>${renderInline(ctx, item.content)}${item.children ? `\n${renderList(ctx, item.children)}` : ''}</li>`).join('\n');
   return `<${tag}${start}>\n${items}\n</${tag}>`;
 }
 
@@ -121,19 +119,33 @@ function renderTable(ctx: Ctx, block: Extract<Block, { kind: 'table' }>): string
   if (headerRows === rows.length) headerRows = Math.min(headerRows, 1);
   const hasHeaders = rows.some((row) => row.some((cell) => cell.header));
   if (!hasHeaders) ctx.warnings.push({ page: block.page, kind: 'table-without-headers', message: `${label} on page ${block.page} has no header cells` });
-  if (block.uncertain) ctx.warnings.push({ page: block.page, kind: 'uncertain-table', message: `${label} on page ${block.page}: structure inferred with low confidence, please review` });
+  if (block.uncertain)
+    ctx.warnings.push({
+      page: block.page,
+      kind: 'uncertain-table',
+      message: `${label} on page ${block.page}: structure inferred with low confidence, please review`,
+    });
   const renderRow = (row: TableCell[], rowIndex: number) =>
     `<tr>${row
       .map((cell, colIndex) => {
         const span = `${(cell.rowSpan ?? 1) > 1 ? ` rowspan="${Math.trunc(cell.rowSpan!)}"` : ''}${(cell.colSpan ?? 1) > 1 ? ` colspan="${Math.trunc(cell.colSpan!)}"` : ''}`;
-        const content = cell.blocks?.length ? cell.blocks.map((inner) => renderBlock(ctx, inner)).filter(Boolean).join('\n') : renderInline(ctx, cell.content);
-        return cell.header
-          ? `<th scope="${cellScope(cell, rowIndex, colIndex, headerRows)}"${span}>${content}</th>`
-          : `<td${span}>${content}</td>`;
+        const content = cell.blocks?.length
+          ? cell.blocks
+              .map((inner) => renderBlock(ctx, inner))
+              .filter(Boolean)
+              .join('\n')
+          : renderInline(ctx, cell.content);
+        return cell.header ? `<th scope="${cellScope(cell, rowIndex, colIndex, headerRows)}"${span}>${content}</th>` : `<td${span}>${content}</td>`;
       })
       .join('')}</tr>`;
-  const head = rows.slice(0, headerRows).map((row, i) => renderRow(row, i)).join('\n');
-  const body = rows.slice(headerRows).map((row, i) => renderRow(row, i + headerRows)).join('\n');
+  const head = rows
+    .slice(0, headerRows)
+    .map((row, i) => renderRow(row, i))
+    .join('\n');
+  const body = rows
+    .slice(headerRows)
+    .map((row, i) => renderRow(row, i + headerRows))
+    .join('\n');
   return (
     `<div class="table-wrap" role="region" aria-label="${escapeHtml(label)}" tabindex="0">\n<table>\n<caption>${caption}</caption>\n` +
     (head ? `<thead>\n${head}\n</thead>\n` : '') +
@@ -146,14 +158,19 @@ function renderFigure(ctx: Ctx, block: Extract<Block, { kind: 'figure' }>): stri
   const caption = inlineText(block.caption) !== '' ? `<figcaption>${renderInline(ctx, block.caption)}</figcaption>` : '';
   const alt = block.alt?.trim();
   const src = block.image ? `data:${block.image.mime};base64,${block.image.base64.replace(/[^A-Za-z0-9+/=]/g, '')}` : undefined;
-  const size = block.image && block.image.width > 0 && block.image.height > 0 ? ` width="${Math.round(block.image.width)}" height="${Math.round(block.image.height)}"` : '';
+  const size =
+    block.image && block.image.width > 0 && block.image.height > 0
+      ? ` width="${Math.round(block.image.width)}" height="${Math.round(block.image.height)}"`
+      : '';
   if (block.decorative && !caption) {
     return src ? `<img class="decorative" src="${src}" alt="" role="presentation"${size}>` : '';
   }
   let img = '';
   let note = '';
   if (alt) {
-    img = src ? `<img src="${src}" alt="${escapeHtml(alt)}"${size}>` : `<p class="figure-text" role="img" aria-label="${escapeHtml(alt)}">${escapeHtml(alt)}</p>`;
+    img = src
+      ? `<img src="${src}" alt="${escapeHtml(alt)}"${size}>`
+      : `<p class="figure-text" role="img" aria-label="${escapeHtml(alt)}">${escapeHtml(alt)}</p>`;
   } else if (block.decorative) {
     img = src ? `<img src="${src}" alt="" role="presentation"${size}>` : '';
   } else {
@@ -168,10 +185,50 @@ function renderFigure(ctx: Ctx, block: Extract<Block, { kind: 'figure' }>): stri
 }
 
 const MATHML_ELEMENTS = new Set([
-  'math', 'semantics', 'annotation', 'annotation-xml', 'mrow', 'mi', 'mn', 'mo', 'ms', 'mtext', 'mspace', 'mglyph',
-  'mfrac', 'msqrt', 'mroot', 'mstyle', 'merror', 'mpadded', 'mphantom', 'mfenced', 'menclose', 'msub', 'msup',
-  'msubsup', 'munder', 'mover', 'munderover', 'mmultiscripts', 'mprescripts', 'none', 'mtable', 'mtr', 'mlabeledtr',
-  'mtd', 'maligngroup', 'malignmark', 'mlongdiv', 'mstack', 'msgroup', 'msrow', 'mscarries', 'mscarry', 'msline', 'maction',
+  'math',
+  'semantics',
+  'annotation',
+  'annotation-xml',
+  'mrow',
+  'mi',
+  'mn',
+  'mo',
+  'ms',
+  'mtext',
+  'mspace',
+  'mglyph',
+  'mfrac',
+  'msqrt',
+  'mroot',
+  'mstyle',
+  'merror',
+  'mpadded',
+  'mphantom',
+  'mfenced',
+  'menclose',
+  'msub',
+  'msup',
+  'msubsup',
+  'munder',
+  'mover',
+  'munderover',
+  'mmultiscripts',
+  'mprescripts',
+  'none',
+  'mtable',
+  'mtr',
+  'mlabeledtr',
+  'mtd',
+  'maligngroup',
+  'malignmark',
+  'mlongdiv',
+  'mstack',
+  'msgroup',
+  'msrow',
+  'mscarries',
+  'mscarry',
+  'msline',
+  'maction',
 ]);
 
 /**
@@ -246,7 +303,10 @@ function renderBlock(ctx: Ctx, block: Block): string {
       return `<div class="footnote" role="doc-footnote" id="${escapeHtml(id)}"><p><span class="fn-label">${escapeHtml(block.label)}</span> ${renderInline(ctx, block.content)}${back}</p></div>`;
     }
     case 'blockquote':
-      return `<blockquote>\n${block.children.map((child) => renderBlock(ctx, child)).filter(Boolean).join('\n')}\n</blockquote>`;
+      return `<blockquote>\n${block.children
+        .map((child) => renderBlock(ctx, child))
+        .filter(Boolean)
+        .join('\n')}\n</blockquote>`;
     case 'code':
       return `<pre tabindex="0"><code>${escapeHtml(block.text)}</code></pre>`;
     case 'pageBreak':
@@ -336,7 +396,11 @@ export function createPreparer(titleIsH1: boolean) {
       if (block.kind === 'table') {
         const inferred = inferHeaderRow(block);
         if (inferred) {
-          repairs.push({ page: block.page, kind: 'inferred-table-headers', message: `A table on page ${block.page} had no header cells; its first row was taken as column headers, please review` });
+          repairs.push({
+            page: block.page,
+            kind: 'inferred-table-headers',
+            message: `A table on page ${block.page} had no header cells; its first row was taken as column headers, please review`,
+          });
           return inferred;
         }
       }
@@ -426,7 +490,10 @@ export function unlinkDanglingRefs(html: string, dangling: string[]): string {
   let out = html;
   for (const token of dangling) {
     if (out.includes(`href="#fn-${token}"`)) {
-      out = out.replace(new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="[^"]*">([^<]*)</a></sup>`, 'g'), '<sup>$1</sup>');
+      out = out.replace(
+        new RegExp(`<sup><a href="#fn-${token}"(?: id="fnref-${token}")? role="doc-noteref" aria-label="[^"]*">([^<]*)</a></sup>`, 'g'),
+        '<sup>$1</sup>',
+      );
     }
   }
   return out;

@@ -98,8 +98,8 @@ export class ScriptText {
       }
       const fonts = pieces.length > 0 ? [...new Set(pieces.map((p) => p.font))] : [FONTS[runs[runOf[start] ?? 0]?.font ?? 'regular']];
       const metrics = fonts.map(faceInfo);
-      const ascent = Math.max(...metrics.map((m) => m.ascender)) * size / 1000;
-      const height = Math.max(...metrics.map((m) => m.ascender - m.descender + m.lineGap)) * size / 1000 + layout.lineGap;
+      const ascent = (Math.max(...metrics.map((m) => m.ascender)) * size) / 1000;
+      const height = (Math.max(...metrics.map((m) => m.ascender - m.descender + m.lineGap)) * size) / 1000 + layout.lineGap;
       return { pieces, ascent, height, mixed: paragraphLevel % 2 === 0 && pieceLevels.some((level) => level % 2 === 1) };
     });
     this.height = this.#lines.reduce((sum, line) => sum + line.height, 0);
@@ -112,7 +112,14 @@ export class ScriptText {
   }
 
   /** A line's pieces in visual order; each piece's x holds its width until the line is aligned. */
-  #pieces(text: string, levels: ReturnType<typeof bidi.getEmbeddingLevels>, runOf: number[], fontOf: string[], start: number, stop: number): { pieces: Piece[]; levels: number[] } {
+  #pieces(
+    text: string,
+    levels: ReturnType<typeof bidi.getEmbeddingLevels>,
+    runOf: number[],
+    fontOf: string[],
+    start: number,
+    stop: number,
+  ): { pieces: Piece[]; levels: number[] } {
     const order: number[] = [];
     for (let i = start; i < stop; i++) order.push(i);
     if (stop > start) {
@@ -204,7 +211,12 @@ export class ScriptText {
     const link = this.#runs[piece.run]!.link;
     doc.font(piece.font).fontSize(this.#size);
     // A numeric baseline puts every face's baseline at the line's, whatever its ascent.
-    doc.text(piece.text, this.#x + piece.x, top, { lineBreak: false, baseline: -line.ascent, ...(piece.features ? { features: piece.features } : {}), ...(link ? { link } : {}) });
+    doc.text(piece.text, this.#x + piece.x, top, {
+      lineBreak: false,
+      baseline: -line.ascent,
+      ...(piece.features ? { features: piece.features } : {}),
+      ...(link ? { link } : {}),
+    });
   }
 
   /** The top of line l, placing the lines before it first; undefined when it falls outside the clip box. */

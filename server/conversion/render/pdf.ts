@@ -36,8 +36,12 @@ function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular
         break;
       case 'emphasis': {
         const next: keyof typeof FONTS = node.strong
-          ? font === 'italic' || font === 'boldItalic' ? 'boldItalic' : 'bold'
-          : font === 'bold' || font === 'boldItalic' ? 'boldItalic' : 'italic';
+          ? font === 'italic' || font === 'boldItalic'
+            ? 'boldItalic'
+            : 'bold'
+          : font === 'bold' || font === 'boldItalic'
+            ? 'boldItalic'
+            : 'italic';
         out.push(...runs(node.children, next, link, lang));
         break;
       }
@@ -224,9 +228,14 @@ class PdfWriter {
       const li = doc.struct('LI');
       l.add(li);
       const y = doc.y;
-      li.add(doc.struct('Lbl', {}, () => {
-        doc.font(FONTS.regular).fontSize(BODY_SIZE).text(label, MARGIN + indent - 14, y, { width: 14, lineBreak: false });
-      }));
+      li.add(
+        doc.struct('Lbl', {}, () => {
+          doc
+            .font(FONTS.regular)
+            .fontSize(BODY_SIZE)
+            .text(label, MARGIN + indent - 14, y, { width: 14, lineBreak: false });
+        }),
+      );
       doc.y = y;
       const content = runs(item.content);
       // A nested list belongs in its item's body (PDF 1.7 §14.8.4.3.3); the body is attached before
@@ -286,9 +295,20 @@ class PdfWriter {
         const text = pdfText(inlineText(cell.content));
         const font = cell.header ? 'bold' : 'regular';
         const width = Math.max(8, colWidth * cs - 6);
-        return { text, width, script: needsScriptLayout(text, font) ? new ScriptText(doc, [{ text, font }], size, { width, lineGap: 0, lang: this.lang }) : undefined };
+        return {
+          text,
+          width,
+          script: needsScriptLayout(text, font) ? new ScriptText(doc, [{ text, font }], size, { width, lineGap: 0, lang: this.lang }) : undefined,
+        };
       });
-      const heights = texts.map(({ text, width, script }, i) => script?.height ?? doc.font(row[i]!.cell.header ? FONTS.bold : FONTS.regular).fontSize(size).heightOfString(text || ' ', { width }));
+      const heights = texts.map(
+        ({ text, width, script }, i) =>
+          script?.height ??
+          doc
+            .font(row[i]!.cell.header ? FONTS.bold : FONTS.regular)
+            .fontSize(size)
+            .heightOfString(text || ' ', { width }),
+      );
       const rowHeight = Math.min(Math.max(...heights, size) + 6, doc.page.height - MARGIN * 2 - 20);
       this.ensureSpace(rowHeight);
       const top = doc.y;
@@ -370,7 +390,9 @@ class PdfWriter {
         doc.endMarkedContent();
       }
     } else {
-      const alt = block.alt?.trim() || (inlineText(block.caption) ? `Figure ${this.figureCount}: ${inlineText(block.caption)}` : `Figure ${this.figureCount}: no description available`);
+      const alt =
+        block.alt?.trim() ||
+        (inlineText(block.caption) ? `Figure ${this.figureCount}: ${inlineText(block.caption)}` : `Figure ${this.figureCount}: no description available`);
       if (bytes) {
         parent.add(doc.struct('Figure', { alt: pdfText(alt) }, drawImage));
       } else if (block.alt?.trim()) {

@@ -33,7 +33,17 @@ export type FolioReport = ConversionReport & {
   warnings: ReportWarning[];
   audit: AuditResult;
   timings: { conversionMs: number; htmlMs: number; pdfMs: number; auditMs: number; renderMs: number };
-  totals: { blocks: Record<string, number>; headings: number; words: number; figures: number; figuresMissingAlt: number; tables: number; formulas: number; warnings: number; violations: number };
+  totals: {
+    blocks: Record<string, number>;
+    headings: number;
+    words: number;
+    figures: number;
+    figuresMissingAlt: number;
+    tables: number;
+    formulas: number;
+    warnings: number;
+    violations: number;
+  };
 };
 
 function countWords(text: string): number {
@@ -57,7 +67,9 @@ function countBlocks(blocks: Block[], counts: Record<string, number>): number {
         words += listWords(block);
         break;
       case 'table':
-        words += countWords(inlineText(block.caption)) + block.rows.reduce((sum, row) => sum + row.reduce((n, cell) => n + countWords(inlineText(cell.content)), 0), 0);
+        words +=
+          countWords(inlineText(block.caption)) +
+          block.rows.reduce((sum, row) => sum + row.reduce((n, cell) => n + countWords(inlineText(cell.content)), 0), 0);
         break;
       case 'figure':
         words += countWords(inlineText(block.caption));
@@ -180,7 +192,11 @@ export function renderReportHtml(report: FolioReport): string {
 <dt>Language</dt><dd>${e(report.lang)}</dd>
 <dt>Tagged source PDF</dt><dd>${report.tagged ? 'Yes' : 'No'}</dd>
 <dt>Pages</dt><dd>${e(report.pages)} (${e(report.standardPages)} standard, ${e(report.complexPages)} complex, ${e(report.ocrPages)} OCR)</dd>
-<dt>Backends</dt><dd>${e(Object.entries(report.backends).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none')}</dd>
+<dt>Backends</dt><dd>${e(
+    Object.entries(report.backends)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ') || 'none',
+  )}</dd>
 <dt>Cost</dt><dd>$${e(report.costUsd.toFixed(4))}</dd>
 <dt>Time</dt><dd>conversion ${e(report.timings.conversionMs)} ms, HTML ${e(report.timings.htmlMs)} ms, tagged PDF ${e(report.timings.pdfMs)} ms, audit ${e(report.timings.auditMs)} ms</dd>
 <dt>Content</dt><dd>${e(report.totals.headings)} headings, ${e(report.totals.tables)} tables, ${e(report.totals.figures)} figures (${e(report.totals.figuresMissingAlt)} without description), ${e(report.totals.formulas)} formulas, about ${e(report.totals.words)} words</dd>
@@ -198,11 +214,25 @@ export function renderReportHtml(report: FolioReport): string {
     ]),
   );
   const disabled = report.audit.disabledRules.map((d) => `<li><code>${e(d.rule)}</code>: ${e(d.reason)}</li>`).join('');
-  const warnings = table('Warnings', ['Page', 'Kind', 'Message'], report.warnings.map((w) => [e(w.page), e(w.kind), e(w.message)]));
+  const warnings = table(
+    'Warnings',
+    ['Page', 'Kind', 'Message'],
+    report.warnings.map((w) => [e(w.page), e(w.kind), e(w.message)]),
+  );
   const pages = table(
     'Pages',
     ['Page', 'Label', 'Backend', 'Class', 'Reasons', 'OCR', 'Words', 'Time (ms)', 'Cost (USD)'],
-    report.pageDetails.map((p) => [e(p.page), e(p.label), e(p.backend), e(p.classification), e(p.reasons.join(', ') || '—'), p.ocr ? 'Yes' : 'No', e(p.textLayerWords), e(p.ms), e(p.costUsd.toFixed(4))]),
+    report.pageDetails.map((p) => [
+      e(p.page),
+      e(p.label),
+      e(p.backend),
+      e(p.classification),
+      e(p.reasons.join(', ') || '—'),
+      p.ocr ? 'Yes' : 'No',
+      e(p.textLayerWords),
+      e(p.ms),
+      e(p.costUsd.toFixed(4)),
+    ]),
   );
   const title = `Conversion report: ${report.title}`;
   return `<!DOCTYPE html>

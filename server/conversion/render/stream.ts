@@ -115,7 +115,12 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         const pdfMs = Math.round(performance.now() - pdfStarted);
         const audit = await auditing;
 
-        const built = report.build(settled, audit, html.warnings, html.headings, { htmlMs, pdfMs, auditMs: audit.ms, renderMs: Math.round(performance.now() - started) });
+        const built = report.build(settled, audit, html.warnings, html.headings, {
+          htmlMs,
+          pdfMs,
+          auditMs: audit.ms,
+          renderMs: Math.round(performance.now() - started),
+        });
         await writeFile(files.reportJson, `${JSON.stringify(built, null, 2)}\n`);
         await writeFile(files.reportHtml, renderReportHtml(built));
         options.log?.info({ pages, wcagStatus: built.wcagStatus, violations: audit.violationCount, htmlMs, pdfMs, auditMs: audit.ms }, 'conversion rendered');

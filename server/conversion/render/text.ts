@@ -1,19 +1,15 @@
 import type { Inline } from '../model.ts';
 
 /** C0/C1 controls (except tab/newline), lone surrogates and non-characters break HTML and PDF text alike. */
-const INVALID_CHARS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const INVALID_CHARS =
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 export function cleanText(text: string): string {
   return text.replace(INVALID_CHARS, '');
 }
 
 export function escapeHtml(text: string): string {
-  return cleanText(text)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
+  return cleanText(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 /** The plain text of inline content, as a screen reader would read it. */
@@ -68,6 +64,8 @@ export function safeHref(href: string): string | undefined {
 
 /** A token usable inside an id attribute and a fragment. */
 export function idToken(value: string): string {
-  const token = cleanText(value).replace(/[^a-zA-Z0-9_-]+/g, '-').replace(/^-+|-+$/g, '');
+  const token = cleanText(value)
+    .replace(/[^a-zA-Z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return token === '' ? 'x' : token;
 }

@@ -60,7 +60,13 @@ export function readDrawing(list: OperatorList): Drawing {
     if (!pooled) {
       pooled = { ...mark, kind: 'shape' };
       marks.push(pooled);
-    } else Object.assign(pooled, { x0: Math.min(pooled.x0, mark.x0), y0: Math.min(pooled.y0, mark.y0), x1: Math.max(pooled.x1, mark.x1), y1: Math.max(pooled.y1, mark.y1) });
+    } else
+      Object.assign(pooled, {
+        x0: Math.min(pooled.x0, mark.x0),
+        y0: Math.min(pooled.y0, mark.y0),
+        x1: Math.max(pooled.x1, mark.x1),
+        y1: Math.max(pooled.y1, mark.y1),
+      });
   };
   for (let index = 0; index < list.fnArray.length; index++) {
     const op = list.fnArray[index];
@@ -153,7 +159,9 @@ function classify(points: [number, number][], subpath: Subpath, filled: boolean,
     if (Math.abs(ax - bx) >= 0.5 || Math.abs(ay - by) >= 0.5) edges++;
   }
   if (Math.min(box.x1 - box.x0, box.y1 - box.y0) <= MAX_RULE_THICKNESS) return { ...box, kind: 'line' };
-  const onEdges = points.every(([x, y]) => (Math.abs(x - box.x0) < 0.5 || Math.abs(x - box.x1) < 0.5) && (Math.abs(y - box.y0) < 0.5 || Math.abs(y - box.y1) < 0.5));
+  const onEdges = points.every(
+    ([x, y]) => (Math.abs(x - box.x0) < 0.5 || Math.abs(x - box.x1) < 0.5) && (Math.abs(y - box.y0) < 0.5 || Math.abs(y - box.y1) < 0.5),
+  );
   if (onEdges && points.length <= 5) return { ...box, kind: 'rect' };
   // an open stroke of one or two axis-aligned pieces is an axis or a bracket; longer ones (steps) and filled polygons are drawing
   return { ...box, kind: stroked && !filled && edges <= 2 ? 'line' : 'shape' };
@@ -174,7 +182,8 @@ function thinBox(points: [number, number][]): Rule | undefined {
   const ys = points.map(([, y]) => y);
   // axis-aligned: every point sits on the box's edges in both directions
   const [left, right, bottom, top] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  if (!points.every(([x, y]) => (Math.abs(x - left) < 0.5 || Math.abs(x - right) < 0.5) && (Math.abs(y - bottom) < 0.5 || Math.abs(y - top) < 0.5))) return undefined;
+  if (!points.every(([x, y]) => (Math.abs(x - left) < 0.5 || Math.abs(x - right) < 0.5) && (Math.abs(y - bottom) < 0.5 || Math.abs(y - top) < 0.5)))
+    return undefined;
   const width = right - left;
   const height = top - bottom;
   if (height <= MAX_RULE_THICKNESS && width > TOLERANCE * 2) return { x1: left, x2: right, y1: (top + bottom) / 2, y2: (top + bottom) / 2, width: height };

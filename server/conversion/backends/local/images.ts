@@ -90,14 +90,21 @@ export function placeImages(list: OperatorList): PlacedImage[] & { pathExtents: 
         [minMax[0]!, minMax[3]!],
         [minMax[2]!, minMax[3]!],
       ].map(([x, y]) => [a * x! + c * y! + e, b * x! + d * y! + f] as const);
-      const box = { x0: Math.min(...corners.map((p) => p[0])), y0: Math.min(...corners.map((p) => p[1])), x1: Math.max(...corners.map((p) => p[0])), y1: Math.max(...corners.map((p) => p[1])) };
+      const box = {
+        x0: Math.min(...corners.map((p) => p[0])),
+        y0: Math.min(...corners.map((p) => p[1])),
+        x1: Math.max(...corners.map((p) => p[0])),
+        y1: Math.max(...corners.map((p) => p[1])),
+      };
       for (const entry of marked) {
         if (entry.mcid === undefined) continue;
         const known = found.pathExtents.get(entry.mcid);
-        found.pathExtents.set(entry.mcid, known ? { x0: Math.min(known.x0, box.x0), y0: Math.min(known.y0, box.y0), x1: Math.max(known.x1, box.x1), y1: Math.max(known.y1, box.y1) } : box);
+        found.pathExtents.set(
+          entry.mcid,
+          known ? { x0: Math.min(known.x0, box.x0), y0: Math.min(known.y0, box.y0), x1: Math.max(known.x1, box.x1), y1: Math.max(known.y1, box.y1) } : box,
+        );
       }
-    }
-    else if (op === OPS.paintImageXObject || op === OPS.paintInlineImageXObject || op === OPS.paintImageMaskXObject) {
+    } else if (op === OPS.paintImageXObject || op === OPS.paintInlineImageXObject || op === OPS.paintImageMaskXObject) {
       // the image is the unit square under the CTM
       const [a, b, c, d, e, f] = ctm as [number, number, number, number, number, number];
       const xs = [e, a + e, c + e, a + c + e];
@@ -248,7 +255,12 @@ export async function renderRegions(page: PDFPageProxy, boxes: Box[]): Promise<(
   const usable = clipped.filter((box) => box.x1 - box.x0 >= 1 && box.y1 - box.y0 >= 1);
   if (usable.length === 0) return boxes.map(() => undefined);
   const scale = Math.min(FIGURE_RENDER_DPI / 72, ...usable.map((box) => MAX_IMAGE_SIDE / Math.max(box.x1 - box.x0, box.y1 - box.y0)));
-  const all = { x0: Math.min(...usable.map((box) => box.x0)), y0: Math.min(...usable.map((box) => box.y0)), x1: Math.max(...usable.map((box) => box.x1)), y1: Math.max(...usable.map((box) => box.y1)) };
+  const all = {
+    x0: Math.min(...usable.map((box) => box.x0)),
+    y0: Math.min(...usable.map((box) => box.y0)),
+    x1: Math.max(...usable.map((box) => box.x1)),
+    y1: Math.max(...usable.map((box) => box.y1)),
+  };
   const { createCanvas } = await import('@napi-rs/canvas');
   const canvas = createCanvas(Math.max(1, Math.round((all.x1 - all.x0) * scale)), Math.max(1, Math.round((all.y1 - all.y0) * scale)));
   const context = canvas.getContext('2d');
@@ -264,7 +276,10 @@ export async function renderRegions(page: PDFPageProxy, boxes: Box[]): Promise<(
       continue;
     }
     const [left, top] = [Math.round((box.x0 - all.x0) * scale), Math.round((all.y1 - box.y1) * scale)];
-    const piece = createCanvas(Math.max(1, Math.min(canvas.width - left, Math.round((box.x1 - box.x0) * scale))), Math.max(1, Math.min(canvas.height - top, Math.round((box.y1 - box.y0) * scale))));
+    const piece = createCanvas(
+      Math.max(1, Math.min(canvas.width - left, Math.round((box.x1 - box.x0) * scale))),
+      Math.max(1, Math.min(canvas.height - top, Math.round((box.y1 - box.y0) * scale))),
+    );
     piece.getContext('2d').drawImage(canvas, left, top, piece.width, piece.height, 0, 0, piece.width, piece.height);
     out.push(await encodeCanvas(piece, true));
   }
@@ -278,7 +293,9 @@ export async function renderRegion(page: PDFPageProxy, box: Box): Promise<Figure
 
 /** PNG (RGB when opaque), or JPEG when that is much smaller for an opaque picture (a photo). */
 async function encodeCanvas(canvas: Canvas, opaque: boolean): Promise<FigureImage> {
-  let bytes = opaque ? encodeRgbPng(canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data, canvas.width, canvas.height) : await canvas.encode('png');
+  let bytes = opaque
+    ? encodeRgbPng(canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data, canvas.width, canvas.height)
+    : await canvas.encode('png');
   let mime: FigureImage['mime'] = 'image/png';
   if (opaque && bytes.byteLength > JPEG_TRY_BYTES) {
     const jpeg = await canvas.encode('jpeg', 85);

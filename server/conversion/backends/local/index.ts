@@ -3,7 +3,20 @@ import type { Block, DocumentMeta, PageResult } from '../../model.ts';
 import { blocksText, classify, structuralReasons } from '../../page-content.ts';
 import { inlineText } from './inline.ts';
 import { detectLanguage } from './language.ts';
-import { createImageBudget, encodeImage, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, MIN_IMAGE_PIXELS, overlapArea, placeImages, renderRegion, renderRegions, type Box, type FigureImage, type PlacedImage } from './images.ts';
+import {
+  createImageBudget,
+  encodeImage,
+  MAX_IMAGE_BASE64_PER_PAGE,
+  MAX_IMAGES_PER_PAGE,
+  MIN_IMAGE_PIXELS,
+  overlapArea,
+  placeImages,
+  renderRegion,
+  renderRegions,
+  type Box,
+  type FigureImage,
+  type PlacedImage,
+} from './images.ts';
 import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { ocrPage } from './ocr.ts';
@@ -66,7 +79,7 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
   if (!tagged) {
     // some producers write a structure tree without /MarkInfo
     const first = await doc.getPage(1);
-    tagged = ((await first.getStructTree().catch(() => null)) as StructNode | null)?.children?.length ? true : false;
+    tagged = !!((await first.getStructTree().catch(() => null)) as StructNode | null)?.children?.length;
     first.cleanup();
   }
   const title = cleanString(metadata?.get('dc:title')) || cleanString(info.Title) || titleFromName(sourceName);
@@ -104,7 +117,13 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
   }
 }
 
-async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, options: LocalPageOptions & { label?: string }, started: number): Promise<PageResult> {
+async function convertPage(
+  doc: PDFDocumentProxy,
+  page: PDFPageProxy,
+  pageNumber: number,
+  options: LocalPageOptions & { label?: string },
+  started: number,
+): Promise<PageResult> {
   const warnings: string[] = [];
   const reasons: string[] = [];
   const items = options.takeTextLayer?.(pageNumber) ?? (await readTextLayer(page));
@@ -117,7 +136,10 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
     if (annotation.id) linkById.set(annotation.id, annotation.url);
     if (annotation.rect?.length === 4) linkAreas.push({ href: annotation.url, rect: annotation.rect as [number, number, number, number] });
   }
-  const layerText = items.filter((item) => !item.artifact).map((item) => item.text).join(' ');
+  const layerText = items
+    .filter((item) => !item.artifact)
+    .map((item) => item.text)
+    .join(' ');
   const textLayerWords = countWords(layerText);
 
   let blocks: Block[] = [];
@@ -125,7 +147,8 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
   let lang: string | undefined;
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
   // the operator list is the costliest read of a page: only untagged pages and pages without text need it
-  const tree = options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
+  const tree =
+    options.tagged && textLayerWords >= MIN_TEXT_WORDS && !isGarbled(layerText) ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
   const list = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
   const images = list ? findImages(list) : [];
   const pageArea = (x1 - x0) * (y1 - y0);
@@ -139,7 +162,9 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
     reasons.push('ocr');
     const why = garbled ? 'text layer cannot be read (a font without a Unicode map)' : 'has no text layer';
     const turned = result.turned ? `, the scan turned ${result.turned}° to read it` : '';
-    warnings.push(`page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`);
+    warnings.push(
+      `page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`,
+    );
   } else {
     if (tree?.children?.length) {
       const textById = textByMarkedContent(items);
@@ -157,15 +182,24 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
       const shifted = items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
       const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
       const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
-      const layout = layoutPage(buildSegments(shifted, linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] }))), {
-        page: pageNumber,
-        pageWidth: x1 - x0,
-        pageHeight: y1 - y0,
-        neighbours,
-        rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
-        boldFonts: boldFontIds(page, shifted),
-        marks: x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
-      });
+      const layout = layoutPage(
+        buildSegments(
+          shifted,
+          linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
+        ),
+        {
+          page: pageNumber,
+          pageWidth: x1 - x0,
+          pageHeight: y1 - y0,
+          neighbours,
+          rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+          boldFonts: boldFontIds(page, shifted),
+          marks:
+            x0 === 0 && y0 === 0
+              ? drawing.marks
+              : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
+        },
+      );
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');
       // the scan under a searchable scan's invisible text is the page itself, not a figure on it
@@ -183,7 +217,13 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
         }
         return { box, segments: drawn.segments };
       });
-      const rendered = drawings.length === 0 || budget.full ? [] : await renderRegions(page, drawings.map(({ box }) => ({ x0: box.x0 + x0, y0: box.y0 + y0, x1: box.x1 + x0, y1: box.y1 + y0 }))).catch(() => []);
+      const rendered =
+        drawings.length === 0 || budget.full
+          ? []
+          : await renderRegions(
+              page,
+              drawings.map(({ box }) => ({ x0: box.x0 + x0, y0: box.y0 + y0, x1: box.x1 + x0, y1: box.y1 + y0 })),
+            ).catch(() => []);
       for (const [index, { box, segments }] of drawings.entries()) {
         const picture = rendered[index];
         const kept = picture && budget.take(picture) ? picture : undefined;
@@ -191,7 +231,10 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
           .sort((a, b) => b.y - a.y || a.x - b.x)
           .map((segment) => segment.text)
           .join(' ');
-        placed.push({ block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), ...(text ? { text } : {}), decorative: false, needsAlt: true }, box });
+        placed.push({
+          block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), ...(text ? { text } : {}), decorative: false, needsAlt: true },
+          box,
+        });
       }
       for (const image of pictures.filter((picture) => !inDrawing.has(picture))) {
         const encoded = budget.full ? undefined : await encodeImage(page, image).catch(() => undefined);
@@ -199,7 +242,10 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
         const decorative = Math.max(image.x1 - image.x0, image.y1 - image.y0) >= side * DECORATIVE_ASPECT || encoded?.uniform === true;
         const { uniform: _uniform, ...picture } = encoded ?? { uniform: false };
         const kept = encoded && budget.take(picture as FigureImage) ? (picture as FigureImage) : undefined;
-        placed.push({ block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), decorative, needsAlt: !decorative }, box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 } });
+        placed.push({
+          block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), decorative, needsAlt: !decorative },
+          box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 },
+        });
       }
       blocks = captionFigures(placeFigures(blocks, layout.anchors, placed), layout.anchors, placed);
       const needing = placed.filter((entry) => entry.block.kind === 'figure' && entry.block.needsAlt).length;
@@ -210,7 +256,9 @@ async function convertPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber
     warnings.push(`page ${pageNumber}: figure(s) without alt text`);
   }
   if (budget.capped) {
-    warnings.push(`page ${pageNumber}: more images than a page may carry (${MAX_IMAGES_PER_PAGE}, ${Math.round(MAX_IMAGE_BASE64_PER_PAGE / 1024 / 1024)} MB); the rest are kept as figures without their picture`);
+    warnings.push(
+      `page ${pageNumber}: more images than a page may carry (${MAX_IMAGES_PER_PAGE}, ${Math.round(MAX_IMAGE_BASE64_PER_PAGE / 1024 / 1024)} MB); the rest are kept as figures without their picture`,
+    );
   }
   const uncertain = blocks.filter((block) => block.kind === 'table' && block.uncertain).length;
   if (uncertain > 0) warnings.push(`page ${pageNumber}: ${uncertain} table(s) inferred from layout; check their structure`);
@@ -264,7 +312,12 @@ function findImages(list: OperatorList): PlacedImage[] {
  * to the Figure whose marked content holds its paint, else to the Figure
  * whose box (its /BBox, or its text's extent) it overlaps most.
  */
-async function taggedFigureImages(page: PDFPageProxy, tree: StructNode, items: TextItem[], budget: ReturnType<typeof createImageBudget>): Promise<Map<StructNode, FigureImage>> {
+async function taggedFigureImages(
+  page: PDFPageProxy,
+  tree: StructNode,
+  items: TextItem[],
+  budget: ReturnType<typeof createImageBudget>,
+): Promise<Map<StructNode, FigureImage>> {
   const figures: StructNode[] = [];
   const collect = (node: StructNode) => {
     if (node.role === 'Figure') figures.push(node);
@@ -319,7 +372,8 @@ async function taggedFigureImages(page: PDFPageProxy, tree: StructNode, items: T
  * images and vector lines exists only as drawn.
  */
 async function figurePicture(page: PDFPageProxy, pieces: PlacedImage[], paths: Box[]): Promise<FigureImage | undefined> {
-  const same = (a: PlacedImage, b: PlacedImage) => Math.abs(a.x0 - b.x0) < 1 && Math.abs(a.y0 - b.y0) < 1 && Math.abs(a.x1 - b.x1) < 1 && Math.abs(a.y1 - b.y1) < 1;
+  const same = (a: PlacedImage, b: PlacedImage) =>
+    Math.abs(a.x0 - b.x0) < 1 && Math.abs(a.y0 - b.y0) < 1 && Math.abs(a.x1 - b.x1) < 1 && Math.abs(a.y1 - b.y1) < 1;
   const distinct = pieces.filter((piece, index) => pieces.findIndex((other) => same(other, piece)) === index);
   if (distinct.length > 1) {
     const parts: Box[] = [...pieces, ...paths];
@@ -362,7 +416,11 @@ function figureBox(figure: StructNode, items: TextItem[]): { x0: number; y0: num
  * block's first line overlaps the image horizontally); with none, after
  * everything.
  */
-export function placeFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, figures: { block: Block; box: { x0: number; x1: number; y1: number } }[]): Block[] {
+export function placeFigures(
+  blocks: Block[],
+  anchors: Map<Block, BlockAnchor>,
+  figures: { block: Block; box: { x0: number; x1: number; y1: number } }[],
+): Block[] {
   const before = new Map<Block, Block[]>();
   const trailing: Block[] = [];
   for (const figure of [...figures].sort((a, b) => b.box.y1 - a.box.y1 || a.box.x0 - b.box.x0)) {
@@ -399,7 +457,10 @@ function captionFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, figur
       { block: blocks[index + 1], away: below, reach: CAPTION_REACH },
       ...(subCaptions ? [{ block: blocks[index + 2], away: below, reach: CAPTION_REACH * 2 }] : []),
       { block: blocks[index - 1], away: (top: number) => top - box.y1, reach: CAPTION_REACH },
-    ].find(({ block, away, reach }) => block?.kind === 'paragraph' && !taken.has(block) && FIGURE_CAPTION.test(inlineText(block.content).trim()) && beside(block, away, reach))?.block;
+    ].find(
+      ({ block, away, reach }) =>
+        block?.kind === 'paragraph' && !taken.has(block) && FIGURE_CAPTION.test(inlineText(block.content).trim()) && beside(block, away, reach),
+    )?.block;
     if (caption?.kind !== 'paragraph') continue;
     figure.caption = caption.content;
     taken.add(caption);
@@ -421,7 +482,7 @@ async function hasInk(page: PDFPageProxy): Promise<boolean> {
  */
 export function isGarbled(text: string): boolean {
   // leader dots of a table of contents are not garbage
-  const visible = text.replace(/\s/g, '').replace(/([.·…_\-])\1{2,}/g, '');
+  const visible = text.replace(/\s/g, '').replace(/([.·…_-])\1{2,}/g, '');
   if (visible.length < 3) return false;
   const letters = (visible.match(/\p{L}/gu) ?? []).length;
   const alnum = (visible.match(/[\p{L}\p{N}]/gu) ?? []).length;

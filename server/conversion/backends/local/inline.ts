@@ -23,7 +23,8 @@ export function joinLines(previous: string, next: string): string {
   if (/\p{L}-$/u.test(previous) && /^\p{Ll}/u.test(next)) return previous.slice(0, -1) + next;
   if (/\s$/.test(previous) || /^\s/.test(next)) return previous + next;
   // CJK lines join without a space; other scripts with one.
-  if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]$/u.test(previous) && /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(next)) return previous + next;
+  if (/[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]$/u.test(previous) && /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(next))
+    return previous + next;
   return `${previous} ${next}`;
 }
 
@@ -40,7 +41,7 @@ export function runsToInlines(runs: Run[]): Inline[] {
     const last = merged.at(-1);
     if (last && !last.note && !run.note && last.href === run.href && last.lang === run.lang) append(last, run.text);
     else {
-      if (last && last.text.endsWith('\n')) {
+      if (last?.text.endsWith('\n')) {
         last.text = last.text.slice(0, -1);
         if (!/\s$/.test(last.text) && !/^\s/.test(run.text)) last.text += ' ';
       }

@@ -68,7 +68,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
     let longest = 0;
     for (const item of line.items) {
       // pdf.js writes a wide gap as a space item of that width: a cell or column boundary, not a word space
-      if (item.text.trim() === "" && item.width > line.size * 1.1) {
+      if (item.text.trim() === '' && item.width > line.size * 1.1) {
         current = undefined;
         continue;
       }
@@ -216,7 +216,14 @@ export function layoutPage(
     const tops = new Set(options.neighbours.flatMap((edges) => edges.top));
     const bottoms = new Set(options.neighbours.flatMap((edges) => edges.bottom));
     const ys = [...new Set(segments.map((segment) => Math.round(segment.y)))].sort((a, b) => b - a);
-    const lineKey = (y: number) => edgeKey(segments.filter((segment) => Math.round(segment.y) === y).sort((a, b) => a.x - b.x).map((segment) => segment.text).join(' '));
+    const lineKey = (y: number) =>
+      edgeKey(
+        segments
+          .filter((segment) => Math.round(segment.y) === y)
+          .sort((a, b) => a.x - b.x)
+          .map((segment) => segment.text)
+          .join(' '),
+      );
     const drop = new Set<number>();
     for (const y of ys.slice(0, 2)) if (tops.has(lineKey(y))) drop.add(y);
     for (const y of ys.slice(-2)) if (bottoms.has(lineKey(y))) drop.add(y);
@@ -254,12 +261,16 @@ export function layoutPage(
   }
   // a drawing's labels leave the flow with it
   const figures = options.marks?.length
-    ? findVectorFigures(options.marks, flow.filter((segment) => !ruledAt.has(segment)), {
-        body,
-        pageWidth: options.pageWidth,
-        pageHeight: options.pageHeight,
-        exclude: ruled.map((table) => ({ x0: table.box.x, x1: table.box.right, y0: table.box.bottom, y1: table.box.top })),
-      })
+    ? findVectorFigures(
+        options.marks,
+        flow.filter((segment) => !ruledAt.has(segment)),
+        {
+          body,
+          pageWidth: options.pageWidth,
+          pageHeight: options.pageHeight,
+          exclude: ruled.map((table) => ({ x0: table.box.x, x1: table.box.right, y0: table.box.bottom, y1: table.box.top })),
+        },
+      )
     : [];
   if (figures.length > 0) {
     const labels = new Set(figures.flatMap((figure) => figure.segments));
@@ -340,7 +351,9 @@ export function layoutPage(
       if (isDisplayFormula(segment, column, previous)) {
         flushParagraph();
         flushList();
-        const tex = formulaToTex(segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })));
+        const tex = formulaToTex(
+          segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })),
+        );
         if (tex) {
           place({ kind: 'formula', page, text: segment.text, tex, display: true }, segment);
           previous = segment;
@@ -359,7 +372,7 @@ export function layoutPage(
         const last = blocks.at(-1);
         // a heading wrapped over two lines is one heading
         if (last?.kind === 'heading' && previous && Math.abs(previous.size - segment.size) < 0.5 && gap < lineGap) {
-          last.content = runsToInlines([{ text: textOf(last.content) + '\n' }, { text: segment.text }]);
+          last.content = runsToInlines([{ text: `${textOf(last.content)}\n` }, { text: segment.text }]);
         } else {
           place({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) }, segment);
         }
@@ -375,7 +388,13 @@ export function layoutPage(
         if (!list || list.block.ordered !== ordered || gap > lineGap * 1.5) {
           flushList();
           const start = ordered ? Number.parseInt(marker[1]!.replace(/\D/g, ''), 10) : undefined;
-          list = { block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] }, indent: segment.x, first: segment, last: segment, runs: [] };
+          list = {
+            block: { kind: 'list', page, ordered, ...(start && start !== 1 ? { start } : {}), items: [] },
+            indent: segment.x,
+            first: segment,
+            last: segment,
+            runs: [],
+          };
         }
         list.block.items.push({ content });
         list.runs = [...itemRuns];
@@ -499,9 +518,13 @@ function findAlignedTables(column: Segment[], page: number): Map<Segment, { bloc
         const tableRows = run.map((row, rowIndex) => {
           const out: { header: boolean; scope?: 'col'; content: Inline[] }[] = columns.map(() => ({ header: rowIndex === 0, content: [] as Inline[] }));
           for (const cell of row.cells) {
-            const index = Math.max(0, columns.findIndex(([x, right]) => cell.x >= x - 1 && cell.x <= right));
+            const index = Math.max(
+              0,
+              columns.findIndex(([x, right]) => cell.x >= x - 1 && cell.x <= right),
+            );
             const target = out[index]!;
-            target.content = target.content.length === 0 ? runsToInlines(cell.runs) : [...target.content, { kind: 'text', text: ' ' }, ...runsToInlines(cell.runs)];
+            target.content =
+              target.content.length === 0 ? runsToInlines(cell.runs) : [...target.content, { kind: 'text', text: ' ' }, ...runsToInlines(cell.runs)];
           }
           if (rowIndex === 0) for (const cell of out) cell.scope = 'col';
           return out;
@@ -630,9 +653,19 @@ function findFootnotes(columns: Segment[][], tables: Map<Segment, unknown>[], bo
 function continuesNote(lines: Segment[], next: Segment | undefined, before: { runs: Run[] } | undefined, rules: Rule[]): boolean {
   const first = lines[0]!;
   const last = lines.at(-1)!;
-  if ((lines.map((line) => line.text).join(' ').match(/\p{L}{2,}/gu) ?? []).length < 3) return false;
+  if (
+    (
+      lines
+        .map((line) => line.text)
+        .join(' ')
+        .match(/\p{L}{2,}/gu) ?? []
+    ).length < 3
+  )
+    return false;
   const horizontal = rules.filter((rule) => rule.y1 === rule.y2);
-  const separated = horizontal.some((rule) => rule.y1 > first.y + first.size * 0.5 && rule.y1 < first.y + first.size * 3 && rule.x1 <= first.x + first.size * 2 && rule.x2 > first.x);
+  const separated = horizontal.some(
+    (rule) => rule.y1 > first.y + first.size * 0.5 && rule.y1 < first.y + first.size * 3 && rule.x1 <= first.x + first.size * 2 && rule.x2 > first.x,
+  );
   if (separated) return true;
   if (next && !horizontal.some((rule) => rule.y1 < last.y && rule.y1 > next.y + next.size * 0.5 && rule.x1 < next.right && rule.x2 > next.x)) return true;
   return before !== undefined && (/^\p{Ll}/u.test(first.text) || !/[.!?:;)\]”"»。]\s*$/u.test(before.runs.map((run) => run.text).join('')));
@@ -644,7 +677,10 @@ function linkReferences(runs: Run[], idByLabel: Map<string, string>): Run[] {
   return runs.map((run, index) => {
     if (!run.sup || index === 0) return run;
     // a marker follows a word or closing punctuation; after a lone Latin letter or a digit it is an exponent (R², x², 10²)
-    const before = runs.slice(0, index).map((other) => other.text).join('');
+    const before = runs
+      .slice(0, index)
+      .map((other) => other.text)
+      .join('');
     if (!/(\p{L}\p{L}|[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[)\]”"'’.,;:」』》〉）])$/u.test(before)) return run;
     const id = idByLabel.get(noteLabel(run.text));
     return id ? { ...run, note: { id, label: noteLabel(run.text) } } : run;

@@ -234,7 +234,10 @@ function toBlocks(text: string, pageNumber: number): { blocks: Block[]; words: n
   const blocks: Block[] = [];
   let words = 0;
   for (const chunk of text.split(/\n\s*\n/)) {
-    const lines = chunk.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+    const lines = chunk
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '');
     if (lines.length === 0) continue;
     const content = runsToInlines(lines.map((line, index) => ({ text: index < lines.length - 1 ? `${line}\n` : line })));
     const joined = lines.join(' ');

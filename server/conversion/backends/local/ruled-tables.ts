@@ -46,7 +46,8 @@ export function findRuledTables(rules: Rule[], segments: Segment[], page: number
   const horizontals = mergeLines(rules.filter((rule) => rule.y1 === rule.y2).map((rule) => ({ at: rule.y1, from: rule.x1, to: rule.x2, width: rule.width })));
   const verticals = mergeLines(rules.filter((rule) => rule.x1 === rule.x2).map((rule) => ({ at: rule.x1, from: rule.y1, to: rule.y2, width: rule.width })));
   if (horizontals.length < 2) return [];
-  const touches = (hl: Line, vl: Line) => vl.at >= hl.from - TOLERANCE && vl.at <= hl.to + TOLERANCE && hl.at >= vl.from - TOLERANCE && hl.at <= vl.to + TOLERANCE;
+  const touches = (hl: Line, vl: Line) =>
+    vl.at >= hl.from - TOLERANCE && vl.at <= hl.to + TOLERANCE && hl.at >= vl.from - TOLERANCE && hl.at <= vl.to + TOLERANCE;
   const tables = verticals.length >= 2 ? gridTables(horizontals, verticals, touches, segments, page, boldFonts) : [];
   // horizontal rules no vertical touches may be a booktabs-style table's
   const free = horizontals.filter((hl) => !verticals.some((vl) => touches(hl, vl)));
@@ -54,7 +55,14 @@ export function findRuledTables(rules: Rule[], segments: Segment[], page: number
   return [...tables, ...findBooktabsTables(free, rest, page)];
 }
 
-function gridTables(horizontals: Line[], verticals: Line[], touches: (hl: Line, vl: Line) => boolean, segments: Segment[], page: number, boldFonts: Set<string>): RuledTable[] {
+function gridTables(
+  horizontals: Line[],
+  verticals: Line[],
+  touches: (hl: Line, vl: Line) => boolean,
+  segments: Segment[],
+  page: number,
+  boldFonts: Set<string>,
+): RuledTable[] {
   // grids: horizontal and vertical rules that touch, grouped (union-find)
   const all = [...horizontals.map((line) => ({ line, horizontal: true })), ...verticals.map((line) => ({ line, horizontal: false }))];
   const parent = all.map((_, index) => index);
@@ -83,7 +91,8 @@ function buildTable(xs: number[], ys: number[], hs: Line[], vs: Line[], segments
   const rows = ys.length - 1;
   const cols = xs.length - 1;
   const box = { x: xs[0]!, right: xs.at(-1)!, top: ys[0]!, bottom: ys.at(-1)! };
-  const ruleAt = (lines: Line[], at: number, along: number) => lines.find((line) => Math.abs(line.at - at) <= TOLERANCE && along >= line.from - 1 && along <= line.to + 1);
+  const ruleAt = (lines: Line[], at: number, along: number) =>
+    lines.find((line) => Math.abs(line.at - at) <= TOLERANCE && along >= line.from - 1 && along <= line.to + 1);
   // grid units joined where the rule between them is missing
   const owner = Array.from({ length: rows * cols }, (_, index) => index);
   const root = (index: number): number => (owner[index] === index ? index : (owner[index] = root(owner[index]!)));
@@ -253,7 +262,10 @@ function placeRow(cells: Segment[], columns: [number, number][], extentOf: (cell
     const [from, to] = extentOf(cell);
     const covered = columns.flatMap(([x, right], index) => (Math.min(to, right) - Math.max(from, x) > 0 ? [index] : []));
     const centre = (from + to) / 2;
-    const nearest = columns.reduce((best, [x, right], index) => (Math.abs((x + right) / 2 - centre) < Math.abs((columns[best]![0] + columns[best]![1]) / 2 - centre) ? index : best), 0);
+    const nearest = columns.reduce(
+      (best, [x, right], index) => (Math.abs((x + right) / 2 - centre) < Math.abs((columns[best]![0] + columns[best]![1]) / 2 - centre) ? index : best),
+      0,
+    );
     const c1 = covered.length > 0 ? covered[0]! : nearest;
     const c2 = covered.length > 0 ? covered.at(-1)! : nearest;
     const last = placed.at(-1);
@@ -283,7 +295,16 @@ function booktabsTable(rules: Line[], allLines: Line[], segments: Segment[], pag
   const averageWidth = cells.reduce((sum, cell) => sum + cell.right - cell.x, 0) / cells.length;
   // table cells are short; two columns of prose between a page's head and foot rules are not a table
   if (columns.length < 2 || averageWidth > width * (columns.length === 2 ? 0.35 : 0.45)) return undefined;
-  const cmidrules = mid ? allLines.filter((line) => line.at > mid.at && line.at < top.at && line.from >= top.from - TOLERANCE && line.to <= top.to + TOLERANCE && line.to - line.from < width - TOLERANCE * 2) : [];
+  const cmidrules = mid
+    ? allLines.filter(
+        (line) =>
+          line.at > mid.at &&
+          line.at < top.at &&
+          line.from >= top.from - TOLERANCE &&
+          line.to <= top.to + TOLERANCE &&
+          line.to - line.from < width - TOLERANCE * 2,
+      )
+    : [];
   const extentOf = (cell: Segment): [number, number] => {
     const centre = (cell.x + cell.right) / 2;
     const under = cmidrules.find((rule) => rule.at < cell.y && cell.y - rule.at < cell.size * 2 && centre >= rule.from - 1 && centre <= rule.to + 1);
@@ -321,7 +342,12 @@ function booktabsTable(rules: Line[], allLines: Line[], segments: Segment[], pag
   };
   const spannedBelow = new Set([...spanning.keys()].map((cell) => cell.c1));
   headRows.forEach((placed, r) => emit(placed, true, r === 0 ? new Set() : spannedBelow));
-  for (const row of body) emit(placeRow(row.cells, columns, (cell) => [cell.x, cell.right]), false, new Set());
+  for (const row of body)
+    emit(
+      placeRow(row.cells, columns, (cell) => [cell.x, cell.right]),
+      false,
+      new Set(),
+    );
   return {
     block: { kind: 'table', page, rows: tableRows, ...(mid ? {} : { uncertain: true }) },
     segments: new Set(rows.flatMap((row) => row.cells)),

@@ -38,8 +38,45 @@ export type TaggedContext = {
 };
 
 const BLOCK_ROLES = new Set([
-  'H', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'Title', 'P', 'L', 'Table', 'Figure', 'Formula', 'Note', 'FENote', 'BlockQuote', 'Code',
-  'Caption', 'TOC', 'TOCI', 'Sect', 'Part', 'Art', 'Div', 'Document', 'DocumentFragment', 'Aside', 'Index', 'NonStruct', 'Private', 'Lbl', 'LI', 'LBody', 'TR', 'TH', 'TD', 'THead', 'TBody', 'TFoot',
+  'H',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'Title',
+  'P',
+  'L',
+  'Table',
+  'Figure',
+  'Formula',
+  'Note',
+  'FENote',
+  'BlockQuote',
+  'Code',
+  'Caption',
+  'TOC',
+  'TOCI',
+  'Sect',
+  'Part',
+  'Art',
+  'Div',
+  'Document',
+  'DocumentFragment',
+  'Aside',
+  'Index',
+  'NonStruct',
+  'Private',
+  'Lbl',
+  'LI',
+  'LBody',
+  'TR',
+  'TH',
+  'TD',
+  'THead',
+  'TBody',
+  'TFoot',
 ]);
 
 /** Build the text-by-id map from the text layer: items of one id joined in stream order. */
@@ -163,7 +200,15 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
     const captionNode = node.children?.find((child) => child.role === 'Caption');
     const caption = captionNode ? inlines(captionNode) : undefined;
     const image = context.figureImages?.get(node);
-    return { kind: 'figure', page, ...(image ? { image } : {}), ...(alt ? { alt } : {}), ...(caption && caption.length > 0 ? { caption } : {}), decorative: false, needsAlt: !alt };
+    return {
+      kind: 'figure',
+      page,
+      ...(image ? { image } : {}),
+      ...(alt ? { alt } : {}),
+      ...(caption && caption.length > 0 ? { caption } : {}),
+      decorative: false,
+      needsAlt: !alt,
+    };
   };
 
   const CELL_BLOCK_ROLES = new Set(['L', 'Figure']);
@@ -289,13 +334,24 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
         const math = formulaMath(node);
         // without MathML, TeX read from the formula's own text (never from an alt text that describes it in words)
         const tex = math?.tex ?? (math ? undefined : formulaToTex(text));
-        if (text || math) blocks.push({ kind: 'formula', page, text: text || math?.text || '', ...(math ? { mathml: math.mathml } : {}), ...(tex ? { tex } : {}), display: true });
+        if (text || math)
+          blocks.push({
+            kind: 'formula',
+            page,
+            text: text || math?.text || '',
+            ...(math ? { mathml: math.mathml } : {}),
+            ...(tex ? { tex } : {}),
+            display: true,
+          });
         return;
       }
       case 'Code': {
         const out: Run[] = [];
         runs(node, {}, out);
-        const text = out.map((run) => run.text).join('').trimEnd();
+        const text = out
+          .map((run) => run.text)
+          .join('')
+          .trimEnd();
         if (text) blocks.push({ kind: 'code', page, text });
         return;
       }
@@ -429,7 +485,11 @@ function formulaMath(node: StructNode): { mathml: string; display: boolean; tex?
   const walk = (element: ParsedElement) => {
     for (const child of element.children) {
       if (child.type === 'text') texts.push(child.text);
-      else if (child.name === 'annotation' && /tex|latex/i.test(child.attrs.encoding ?? '')) tex = child.children.map((part) => (part.type === 'text' ? part.text : '')).join('').trim();
+      else if (child.name === 'annotation' && /tex|latex/i.test(child.attrs.encoding ?? ''))
+        tex = child.children
+          .map((part) => (part.type === 'text' ? part.text : ''))
+          .join('')
+          .trim();
       else if (child.name !== 'annotation' && child.name !== 'annotation-xml') walk(child);
     }
   };

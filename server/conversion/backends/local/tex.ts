@@ -12,29 +12,210 @@
 export type MathRun = { text: string; script?: 'sup' | 'sub' };
 
 const SYMBOLS: Record<string, string> = {
-  α: '\\alpha', β: '\\beta', γ: '\\gamma', δ: '\\delta', ε: '\\varepsilon', ϵ: '\\epsilon', ζ: '\\zeta', η: '\\eta', θ: '\\theta', ϑ: '\\vartheta',
-  ι: '\\iota', κ: '\\kappa', λ: '\\lambda', μ: '\\mu', ν: '\\nu', ξ: '\\xi', π: '\\pi', ϖ: '\\varpi', ρ: '\\rho', ϱ: '\\varrho', σ: '\\sigma',
-  ς: '\\varsigma', τ: '\\tau', υ: '\\upsilon', φ: '\\varphi', ϕ: '\\phi', χ: '\\chi', ψ: '\\psi', ω: '\\omega',
-  Γ: '\\Gamma', Δ: '\\Delta', Θ: '\\Theta', Λ: '\\Lambda', Ξ: '\\Xi', Π: '\\Pi', Σ: '\\Sigma', Υ: '\\Upsilon', Φ: '\\Phi', Ψ: '\\Psi', Ω: '\\Omega',
-  '∑': '\\sum', '∏': '\\prod', '∫': '\\int', '∬': '\\iint', '∮': '\\oint', '∞': '\\infty', '∂': '\\partial', '∇': '\\nabla',
-  '≤': '\\leq', '≥': '\\geq', '≠': '\\neq', '≈': '\\approx', '≡': '\\equiv', '∼': '\\sim', '≅': '\\cong', '∝': '\\propto', '≪': '\\ll', '≫': '\\gg',
-  '∈': '\\in', '∉': '\\notin', '∋': '\\ni', '⊂': '\\subset', '⊆': '\\subseteq', '⊃': '\\supset', '⊇': '\\supseteq', '∪': '\\cup', '∩': '\\cap',
-  '∅': '\\emptyset', '∀': '\\forall', '∃': '\\exists', '¬': '\\neg', '∧': '\\wedge', '∨': '\\vee', '⊥': '\\perp', '∥': '\\|',
-  '→': '\\to', '⟶': '\\longrightarrow', '⟹': '\\Longrightarrow', '←': '\\leftarrow', '↔': '\\leftrightarrow', '⇒': '\\Rightarrow', '⇐': '\\Leftarrow', '⇔': '\\Leftrightarrow', '↦': '\\mapsto', '↪': '\\hookrightarrow',
-  '±': '\\pm', '∓': '\\mp', '×': '\\times', '·': '\\cdot', '⋅': '\\cdot', '÷': '\\div', '∘': '\\circ', '◦': '\\circ', '⊕': '\\oplus', '⊗': '\\otimes',
-  '−': '-', '–': '-', '…': '\\ldots', '⋯': '\\cdots', '′': "'", '″': "''", '⟨': '\\langle', '⟩': '\\rangle', '‖': '\\|', '°': '^{\\circ}',
-  ℝ: '\\mathbb{R}', ℕ: '\\mathbb{N}', ℤ: '\\mathbb{Z}', ℚ: '\\mathbb{Q}', ℂ: '\\mathbb{C}', ℓ: '\\ell', ℏ: '\\hbar',
-  '{': '\\{', '}': '\\}', '%': '\\%', '#': '\\#', '&': '\\&',
+  α: '\\alpha',
+  β: '\\beta',
+  γ: '\\gamma',
+  δ: '\\delta',
+  ε: '\\varepsilon',
+  ϵ: '\\epsilon',
+  ζ: '\\zeta',
+  η: '\\eta',
+  θ: '\\theta',
+  ϑ: '\\vartheta',
+  ι: '\\iota',
+  κ: '\\kappa',
+  λ: '\\lambda',
+  μ: '\\mu',
+  ν: '\\nu',
+  ξ: '\\xi',
+  π: '\\pi',
+  ϖ: '\\varpi',
+  ρ: '\\rho',
+  ϱ: '\\varrho',
+  σ: '\\sigma',
+  ς: '\\varsigma',
+  τ: '\\tau',
+  υ: '\\upsilon',
+  φ: '\\varphi',
+  ϕ: '\\phi',
+  χ: '\\chi',
+  ψ: '\\psi',
+  ω: '\\omega',
+  Γ: '\\Gamma',
+  Δ: '\\Delta',
+  Θ: '\\Theta',
+  Λ: '\\Lambda',
+  Ξ: '\\Xi',
+  Π: '\\Pi',
+  Σ: '\\Sigma',
+  Υ: '\\Upsilon',
+  Φ: '\\Phi',
+  Ψ: '\\Psi',
+  Ω: '\\Omega',
+  '∑': '\\sum',
+  '∏': '\\prod',
+  '∫': '\\int',
+  '∬': '\\iint',
+  '∮': '\\oint',
+  '∞': '\\infty',
+  '∂': '\\partial',
+  '∇': '\\nabla',
+  '≤': '\\leq',
+  '≥': '\\geq',
+  '≠': '\\neq',
+  '≈': '\\approx',
+  '≡': '\\equiv',
+  '∼': '\\sim',
+  '≅': '\\cong',
+  '∝': '\\propto',
+  '≪': '\\ll',
+  '≫': '\\gg',
+  '∈': '\\in',
+  '∉': '\\notin',
+  '∋': '\\ni',
+  '⊂': '\\subset',
+  '⊆': '\\subseteq',
+  '⊃': '\\supset',
+  '⊇': '\\supseteq',
+  '∪': '\\cup',
+  '∩': '\\cap',
+  '∅': '\\emptyset',
+  '∀': '\\forall',
+  '∃': '\\exists',
+  '¬': '\\neg',
+  '∧': '\\wedge',
+  '∨': '\\vee',
+  '⊥': '\\perp',
+  '∥': '\\|',
+  '→': '\\to',
+  '⟶': '\\longrightarrow',
+  '⟹': '\\Longrightarrow',
+  '←': '\\leftarrow',
+  '↔': '\\leftrightarrow',
+  '⇒': '\\Rightarrow',
+  '⇐': '\\Leftarrow',
+  '⇔': '\\Leftrightarrow',
+  '↦': '\\mapsto',
+  '↪': '\\hookrightarrow',
+  '±': '\\pm',
+  '∓': '\\mp',
+  '×': '\\times',
+  '·': '\\cdot',
+  '⋅': '\\cdot',
+  '÷': '\\div',
+  '∘': '\\circ',
+  '◦': '\\circ',
+  '⊕': '\\oplus',
+  '⊗': '\\otimes',
+  '−': '-',
+  '–': '-',
+  '…': '\\ldots',
+  '⋯': '\\cdots',
+  '′': "'",
+  '″': "''",
+  '⟨': '\\langle',
+  '⟩': '\\rangle',
+  '‖': '\\|',
+  '°': '^{\\circ}',
+  ℝ: '\\mathbb{R}',
+  ℕ: '\\mathbb{N}',
+  ℤ: '\\mathbb{Z}',
+  ℚ: '\\mathbb{Q}',
+  ℂ: '\\mathbb{C}',
+  ℓ: '\\ell',
+  ℏ: '\\hbar',
+  '{': '\\{',
+  '}': '\\}',
+  '%': '\\%',
+  '#': '\\#',
+  '&': '\\&',
 };
 
-const SUPERSCRIPTS: Record<string, string> = { '⁰': '0', '¹': '1', '²': '2', '³': '3', '⁴': '4', '⁵': '5', '⁶': '6', '⁷': '7', '⁸': '8', '⁹': '9', '⁺': '+', '⁻': '-', '⁼': '=', '⁽': '(', '⁾': ')', ⁿ: 'n', ⁱ: 'i' };
+const SUPERSCRIPTS: Record<string, string> = {
+  '⁰': '0',
+  '¹': '1',
+  '²': '2',
+  '³': '3',
+  '⁴': '4',
+  '⁵': '5',
+  '⁶': '6',
+  '⁷': '7',
+  '⁸': '8',
+  '⁹': '9',
+  '⁺': '+',
+  '⁻': '-',
+  '⁼': '=',
+  '⁽': '(',
+  '⁾': ')',
+  ⁿ: 'n',
+  ⁱ: 'i',
+};
 const SUBSCRIPTS: Record<string, string> = {
-  '₀': '0', '₁': '1', '₂': '2', '₃': '3', '₄': '4', '₅': '5', '₆': '6', '₇': '7', '₈': '8', '₉': '9', '₊': '+', '₋': '-', '₌': '=', '₍': '(', '₎': ')',
-  ₐ: 'a', ₑ: 'e', ₒ: 'o', ₓ: 'x', ₕ: 'h', ₖ: 'k', ₗ: 'l', ₘ: 'm', ₙ: 'n', ₚ: 'p', ₛ: 's', ₜ: 't', ᵢ: 'i', ⱼ: 'j', ᵣ: 'r', ᵤ: 'u', ᵥ: 'v',
+  '₀': '0',
+  '₁': '1',
+  '₂': '2',
+  '₃': '3',
+  '₄': '4',
+  '₅': '5',
+  '₆': '6',
+  '₇': '7',
+  '₈': '8',
+  '₉': '9',
+  '₊': '+',
+  '₋': '-',
+  '₌': '=',
+  '₍': '(',
+  '₎': ')',
+  ₐ: 'a',
+  ₑ: 'e',
+  ₒ: 'o',
+  ₓ: 'x',
+  ₕ: 'h',
+  ₖ: 'k',
+  ₗ: 'l',
+  ₘ: 'm',
+  ₙ: 'n',
+  ₚ: 'p',
+  ₛ: 's',
+  ₜ: 't',
+  ᵢ: 'i',
+  ⱼ: 'j',
+  ᵣ: 'r',
+  ᵤ: 'u',
+  ᵥ: 'v',
 };
 
 /** Names TeX sets upright as operators. */
-const FUNCTIONS = new Set(['sin', 'cos', 'tan', 'cot', 'sec', 'csc', 'sinh', 'cosh', 'tanh', 'arcsin', 'arccos', 'arctan', 'log', 'ln', 'lg', 'exp', 'lim', 'sup', 'inf', 'max', 'min', 'det', 'dim', 'ker', 'deg', 'gcd', 'arg', 'mod']);
+const FUNCTIONS = new Set([
+  'sin',
+  'cos',
+  'tan',
+  'cot',
+  'sec',
+  'csc',
+  'sinh',
+  'cosh',
+  'tanh',
+  'arcsin',
+  'arccos',
+  'arctan',
+  'log',
+  'ln',
+  'lg',
+  'exp',
+  'lim',
+  'sup',
+  'inf',
+  'max',
+  'min',
+  'det',
+  'dim',
+  'ker',
+  'deg',
+  'gcd',
+  'arg',
+  'mod',
+]);
 
 /** Plain ASCII that means itself in TeX math. */
 const PLAIN = /^[A-Za-z0-9+\-=<>()[\],.;:!|'/*]$/;
@@ -67,10 +248,23 @@ function tokenize(text: string): Token[] | undefined {
       const mapped = [...raw].map(
         (char) =>
           SYMBOLS[char] ??
-          (SUPERSCRIPTS[char] !== undefined ? `^{${SUPERSCRIPTS[char]}}` : SUBSCRIPTS[char] !== undefined ? `_{${SUBSCRIPTS[char]}}` : /^[A-Za-z]$/.test(char) ? char : undefined),
+          (SUPERSCRIPTS[char] !== undefined
+            ? `^{${SUPERSCRIPTS[char]}}`
+            : SUBSCRIPTS[char] !== undefined
+              ? `_{${SUBSCRIPTS[char]}}`
+              : /^[A-Za-z]$/.test(char)
+                ? char
+                : undefined),
       );
       if (mapped.some((part) => part === undefined)) return undefined;
-      tokens.push({ raw, tex: mapped.map((part) => (/[a-z]$/i.test(part!) && part!.startsWith('\\') ? `${part} ` : part)).join('').trimEnd(), simple: [...raw].length === 1 });
+      tokens.push({
+        raw,
+        tex: mapped
+          .map((part) => (/[a-z]$/i.test(part!) && part!.startsWith('\\') ? `${part} ` : part))
+          .join('')
+          .trimEnd(),
+        simple: [...raw].length === 1,
+      });
       continue;
     }
     if (SUPERSCRIPTS[raw] !== undefined || SUBSCRIPTS[raw] !== undefined) {
@@ -94,7 +288,10 @@ function convertPlain(text: string): string | undefined {
   for (let index = 0; index < tokens.length; index++) {
     const token = tokens[index]!;
     // runs of Unicode superscript or subscript characters become one script
-    for (const [table, mark] of [[SUPERSCRIPTS, '^'], [SUBSCRIPTS, '_']] as const) {
+    for (const [table, mark] of [
+      [SUPERSCRIPTS, '^'],
+      [SUBSCRIPTS, '_'],
+    ] as const) {
       if (table[token.raw] === undefined) continue;
       let body = '';
       while (index < tokens.length && table[tokens[index]!.raw] !== undefined) body += table[tokens[index++]!.raw];
@@ -116,7 +313,7 @@ function convertPlain(text: string): string | undefined {
     // a fraction only when it is clear: a plain term on each side of the slash, written without spaces
     if (token.raw === '/' && out.at(-1)?.simple) {
       const term = termAt(tokens, index + 1);
-      if (term && term.simple) {
+      if (term?.simple) {
         const numerator = out.pop()!;
         const denominator = convertPlain(term.inner)?.trim();
         if (denominator === undefined) return undefined;
@@ -155,7 +352,14 @@ function termAt(tokens: Token[], start: number): { inner: string; end: number; s
     for (let index = start; index < tokens.length; index++) {
       if (tokens[index]!.raw === '(') depth++;
       if (tokens[index]!.raw === ')' && --depth === 0) {
-        return { inner: tokens.slice(start + 1, index).map((token) => token.raw).join(''), end: index + 1, simple: true };
+        return {
+          inner: tokens
+            .slice(start + 1, index)
+            .map((token) => token.raw)
+            .join(''),
+          end: index + 1,
+          simple: true,
+        };
       }
     }
     return undefined;
@@ -178,7 +382,10 @@ export function formulaToTex(input: string | MathRun[]): string | undefined {
   }
   const runs = merged.map((run) => ({
     ...run,
-    text: run.text.replace(/(^|\s)7→/g, '$1↦').replace(/[−-]{2,}→/g, '⟶').replace(/={2,}⇒/g, '⟹'),
+    text: run.text
+      .replace(/(^|\s)7→/g, '$1↦')
+      .replace(/[−-]{2,}→/g, '⟶')
+      .replace(/={2,}⇒/g, '⟹'),
   }));
   // scripts read apart from their base ("e" + raised "iπ" is not the word "eiπ")
   if (!looksLikeMath(runs.map((run) => (run.script ? ` ${run.text} ` : run.text)).join(''))) return undefined;
@@ -196,7 +403,10 @@ export function formulaToTex(input: string | MathRun[]): string | undefined {
     if (script && /^'+$/.test(converted.trim())) tex += converted.trim();
     else tex += script === 'sup' ? `^{${converted.trim()}}` : script === 'sub' ? `_{${converted.trim()}}` : converted;
   }
-  let result = tex.replace(/\s+/g, ' ').replace(/ ([_^])/g, '$1').trim();
+  let result = tex
+    .replace(/\s+/g, ' ')
+    .replace(/ ([_^])/g, '$1')
+    .trim();
   // consecutive scripts of one kind (x²³, a layout run split in two) are one script: x^{23}, not the TeX error x^{2}^{3}
   for (const mark of ['^', '_']) {
     const twice = new RegExp(`\\${mark}\\{([^{}]*)\\}\\${mark}\\{([^{}]*)\\}`);

@@ -32,8 +32,14 @@ const overlap = (a: Box, b: Box) => Math.max(0, Math.min(a.x1, b.x1) - Math.max(
 const near = (a: Box, b: Box, gap: number) => a.x0 <= b.x1 + gap && b.x0 <= a.x1 + gap && a.y0 <= b.y1 + gap && b.y0 <= a.y1 + gap;
 const union = (a: Box, b: Box): Box => ({ x0: Math.min(a.x0, b.x0), y0: Math.min(a.y0, b.y0), x1: Math.max(a.x1, b.x1), y1: Math.max(a.y1, b.y1) });
 const inside = (box: Box, outer: Box) => box.x0 >= outer.x0 && box.x1 <= outer.x1 && box.y0 >= outer.y0 && box.y1 <= outer.y1;
-const centreIn = (box: Box, outer: Box) => (box.x0 + box.x1) / 2 >= outer.x0 && (box.x0 + box.x1) / 2 <= outer.x1 && (box.y0 + box.y1) / 2 >= outer.y0 && (box.y0 + box.y1) / 2 <= outer.y1;
-export const textBox = (segment: Segment): Box => ({ x0: segment.x, x1: segment.right, y0: segment.y - segment.size * 0.25, y1: segment.y + segment.size * 0.8 });
+const centreIn = (box: Box, outer: Box) =>
+  (box.x0 + box.x1) / 2 >= outer.x0 && (box.x0 + box.x1) / 2 <= outer.x1 && (box.y0 + box.y1) / 2 >= outer.y0 && (box.y0 + box.y1) / 2 <= outer.y1;
+export const textBox = (segment: Segment): Box => ({
+  x0: segment.x,
+  x1: segment.right,
+  y0: segment.y - segment.size * 0.25,
+  y1: segment.y + segment.size * 0.8,
+});
 
 /** A caption's opening words: "Figure 3:", "Fig. 2.", "Abbildung 1.1:". */
 export const FIGURE_CAPTION = /^(figure|fig\.?|abbildung|abb\.|figura|afbeelding)\s*[A-Z]?\d/iu;
@@ -42,7 +48,11 @@ export const FIGURE_CAPTION = /^(figure|fig\.?|abbildung|abb\.|figura|afbeelding
 type Member = Mark & { strong: boolean; holdsText: boolean };
 type Cluster = Box & { members: Member[] };
 
-export function findVectorFigures(marks: Mark[], segments: Segment[], options: { body: number; pageWidth: number; pageHeight: number; exclude: Box[] }): VectorFigure[] {
+export function findVectorFigures(
+  marks: Mark[],
+  segments: Segment[],
+  options: { body: number; pageWidth: number; pageHeight: number; exclude: Box[] },
+): VectorFigure[] {
   const { body } = options;
   // most text pages draw only rules (underlines, fraction bars, table borders): nothing to look for
   if (!marks.some((mark) => mark.kind !== 'line')) return [];
@@ -69,7 +79,9 @@ export function findVectorFigures(marks: Mark[], segments: Segment[], options: {
     }
     // a small mark just left of a line of text is its bullet or check box
     const bullet =
-      width <= body && height <= body && texts.some((text) => text.box.x0 >= mark.x1 - 1 && text.box.x0 - mark.x1 <= body * 1.5 && text.box.y0 < mark.y1 && text.box.y1 > mark.y0);
+      width <= body &&
+      height <= body &&
+      texts.some((text) => text.box.x0 >= mark.x1 - 1 && text.box.x0 - mark.x1 <= body * 1.5 && text.box.y0 < mark.y1 && text.box.y1 > mark.y0);
     kept.push({ ...mark, strong: !bullet, holdsText: within.length > 0 });
   }
   if (!kept.some((mark) => mark.strong)) return [];
@@ -101,7 +113,10 @@ export function findVectorFigures(marks: Mark[], segments: Segment[], options: {
       (text) => !FIGURE_CAPTION.test(text.segment.text) && (centreIn(text.box, box) || (inside(text.box, reach) && text.segment.text.split(/\s+/).length <= 4)),
     );
     const extent = labels.reduce<Box>((out, text) => union(out, text.box), box);
-    figures.push({ box: { x0: extent.x0 - PADDING, y0: extent.y0 - PADDING, x1: extent.x1 + PADDING, y1: extent.y1 + PADDING }, segments: labels.map((text) => text.segment) });
+    figures.push({
+      box: { x0: extent.x0 - PADDING, y0: extent.y0 - PADDING, x1: extent.x1 + PADDING, y1: extent.y1 + PADDING },
+      segments: labels.map((text) => text.segment),
+    });
   }
   // figures whose labels made them overlap are one
   const merged: VectorFigure[] = [];

@@ -50,11 +50,15 @@ export function authenticationFailed(status: number): DomainError {
 }
 
 function unavailable(context: Record<string, unknown>, cause?: unknown): DomainError {
-  return new DomainError('ERR_PARSER_SUBMIT_FAILED', 'The document processing service is unavailable (ERR_PARSER_SUBMIT_FAILED); the conversion will be retried.', {
-    retryable: true,
-    context,
-    cause,
-  });
+  return new DomainError(
+    'ERR_PARSER_SUBMIT_FAILED',
+    'The document processing service is unavailable (ERR_PARSER_SUBMIT_FAILED); the conversion will be retried.',
+    {
+      retryable: true,
+      context,
+      cause,
+    },
+  );
 }
 
 function rejected(context: Record<string, unknown>): DomainError {
@@ -90,7 +94,13 @@ export function createParserClient(options: ParserClientOptions): ParserClient {
   const requestTimeoutMs = options.requestTimeoutMs ?? PARSER_REQUEST_TIMEOUT_MS;
 
   /** One exchange with retries. Returns only 2xx responses. */
-  async function call(method: string, path: string, signal: AbortSignal | undefined, body?: () => FormData, maxAttempts = retry.maxAttempts): Promise<Response> {
+  async function call(
+    method: string,
+    path: string,
+    signal: AbortSignal | undefined,
+    body?: () => FormData,
+    maxAttempts = retry.maxAttempts,
+  ): Promise<Response> {
     if (!options.url) throw rejected({ reason: 'PARSER_API_URL is not set' });
     if (!options.apiKey) throw authenticationFailed(401);
     const url = new URL(path, options.url.endsWith('/') ? options.url : `${options.url}/`);

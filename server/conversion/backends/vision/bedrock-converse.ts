@@ -21,12 +21,26 @@ export type ConverseAnswer = { text: string; stopReason: string; inputTokens: nu
  * unknown model) fails the same way again.
  */
 const TRANSIENT_ERRORS = new Set([
-  'ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelNotReadyException', 'ModelTimeoutException',
-  'TimeoutError', 'RequestTimeout', 'RequestTimeoutException',
+  'ThrottlingException',
+  'ServiceUnavailableException',
+  'InternalServerException',
+  'ModelNotReadyException',
+  'ModelTimeoutException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
 ]);
 const TRANSIENT_NETWORK_CODES = new Set([
-  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'ECONNABORTED',
-  'ERR_HTTP2_STREAM_ERROR', 'ERR_HTTP2_SESSION_ERROR', 'ERR_HTTP2_GOAWAY_SESSION', 'ERR_HTTP2_INVALID_SESSION',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'ERR_HTTP2_STREAM_ERROR',
+  'ERR_HTTP2_SESSION_ERROR',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_INVALID_SESSION',
 ]);
 
 /**
@@ -44,7 +58,9 @@ export function isTransientBedrockError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   const code = (error as { code?: string }).code;
-  return TRANSIENT_ERRORS.has(error.name) || status === 429 || (status !== undefined && status >= 500) || (code !== undefined && TRANSIENT_NETWORK_CODES.has(code));
+  return (
+    TRANSIENT_ERRORS.has(error.name) || status === 429 || (status !== undefined && status >= 500) || (code !== undefined && TRANSIENT_NETWORK_CODES.has(code))
+  );
 }
 
 /** The Converse request for one page: bytes as a document block, then the user text. */
@@ -72,12 +88,7 @@ export type ConverseClient = {
   modelId: string;
 };
 
-export function createConverseClient(options: {
-  bedrock: Config['conversion']['bedrock'];
-  log: Log;
-  retry?: RetryPolicy;
-  timeoutMs?: number;
-}): ConverseClient {
+export function createConverseClient(options: { bedrock: Config['conversion']['bedrock']; log: Log; retry?: RetryPolicy; timeoutMs?: number }): ConverseClient {
   const { bedrock, log } = options;
   const retry = options.retry ?? CONVERSE_RETRY;
   const timeoutMs = options.timeoutMs ?? CONVERSE_TIMEOUT_MS;
@@ -101,9 +112,7 @@ export function createConverseClient(options: {
       for (let attempt = 1; ; attempt++) {
         try {
           const response = await client.send(new ConverseCommand(input), { abortSignal: signal });
-          const text = (response.output?.message?.content ?? [])
-            .map((block) => ('text' in block && typeof block.text === 'string' ? block.text : ''))
-            .join('');
+          const text = (response.output?.message?.content ?? []).map((block) => ('text' in block && typeof block.text === 'string' ? block.text : '')).join('');
           return {
             text,
             stopReason: response.stopReason ?? 'unknown',

@@ -20,7 +20,10 @@ const WORD = new RegExp(String.raw`[${CJK}]|[[\p{L}\p{N}\p{M}]--[${CJK}]]+`, 'gv
 
 /** Normalised words of a text: NFKC (ligatures), lower case, words hyphenated across a line break joined again. */
 export function wordsOf(text: string): string[] {
-  const joined = text.normalize('NFKC').toLowerCase().replace(/(\p{L})[-\u00ad\u2010]\s*\n\s*(\p{Ll})/gu, '$1$2');
+  const joined = text
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/(\p{L})[-\u00ad\u2010]\s*\n\s*(\p{Ll})/gu, '$1$2');
   return joined.match(WORD) ?? [];
 }
 

@@ -17,30 +17,151 @@ type HtmlNode = { type: 'text'; text: string } | HtmlElement;
 
 /** Dropped with everything inside: executable, styling or non-textual content. */
 const DROPPED = new Set([
-  'script', 'style', 'noscript', 'template', 'iframe', 'frame', 'frameset', 'object', 'embed', 'applet', 'head', 'title',
-  'meta', 'link', 'base', 'svg', 'canvas', 'audio', 'video', 'source', 'track', 'map', 'input', 'select', 'param',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'iframe',
+  'frame',
+  'frameset',
+  'object',
+  'embed',
+  'applet',
+  'head',
+  'title',
+  'meta',
+  'link',
+  'base',
+  'svg',
+  'canvas',
+  'audio',
+  'video',
+  'source',
+  'track',
+  'map',
+  'input',
+  'select',
+  'param',
 ]);
 
 /** Elements that hold blocks; their loose inline content becomes paragraphs. */
 const CONTAINERS = new Set([
-  '#root', 'html', 'body', 'div', 'section', 'article', 'main', 'header', 'footer', 'nav', 'aside', 'address', 'details',
-  'summary', 'fieldset', 'form', 'center', 'dl', 'dt', 'dd', 'hgroup', 'search', 'legend', 'li', 'caption', 'figcaption',
-  'thead', 'tbody', 'tfoot', 'tr', 'td', 'th', 'hr',
+  '#root',
+  'html',
+  'body',
+  'div',
+  'section',
+  'article',
+  'main',
+  'header',
+  'footer',
+  'nav',
+  'aside',
+  'address',
+  'details',
+  'summary',
+  'fieldset',
+  'form',
+  'center',
+  'dl',
+  'dt',
+  'dd',
+  'hgroup',
+  'search',
+  'legend',
+  'li',
+  'caption',
+  'figcaption',
+  'thead',
+  'tbody',
+  'tfoot',
+  'tr',
+  'td',
+  'th',
+  'hr',
 ]);
 
 const BLOCK_ELEMENTS = new Set(['h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'p', 'ul', 'ol', 'table', 'figure', 'blockquote', 'pre', ...CONTAINERS]);
 
 const MATHML_ELEMENTS = new Set([
-  'math', 'mi', 'mn', 'mo', 'ms', 'mtext', 'mspace', 'mrow', 'mfrac', 'msqrt', 'mroot', 'mstyle', 'merror', 'mpadded',
-  'mphantom', 'mfenced', 'menclose', 'msub', 'msup', 'msubsup', 'munder', 'mover', 'munderover', 'mmultiscripts',
-  'mprescripts', 'none', 'mtable', 'mtr', 'mtd', 'mlabeledtr', 'maligngroup', 'malignmark', 'semantics', 'annotation',
+  'math',
+  'mi',
+  'mn',
+  'mo',
+  'ms',
+  'mtext',
+  'mspace',
+  'mrow',
+  'mfrac',
+  'msqrt',
+  'mroot',
+  'mstyle',
+  'merror',
+  'mpadded',
+  'mphantom',
+  'mfenced',
+  'menclose',
+  'msub',
+  'msup',
+  'msubsup',
+  'munder',
+  'mover',
+  'munderover',
+  'mmultiscripts',
+  'mprescripts',
+  'none',
+  'mtable',
+  'mtr',
+  'mtd',
+  'mlabeledtr',
+  'maligngroup',
+  'malignmark',
+  'semantics',
+  'annotation',
 ]);
 
 const MATHML_ATTRIBUTES = new Set([
-  'display', 'alttext', 'mathvariant', 'mathsize', 'displaystyle', 'scriptlevel', 'stretchy', 'fence', 'separator', 'form',
-  'lspace', 'rspace', 'largeop', 'movablelimits', 'accent', 'accentunder', 'linethickness', 'bevelled', 'notation', 'open',
-  'close', 'separators', 'columnalign', 'rowalign', 'columnspan', 'rowspan', 'columnlines', 'rowlines', 'frame', 'width',
-  'height', 'depth', 'encoding', 'dir', 'intent', 'arg', 'symmetric', 'minsize', 'maxsize', 'columnspacing', 'rowspacing',
+  'display',
+  'alttext',
+  'mathvariant',
+  'mathsize',
+  'displaystyle',
+  'scriptlevel',
+  'stretchy',
+  'fence',
+  'separator',
+  'form',
+  'lspace',
+  'rspace',
+  'largeop',
+  'movablelimits',
+  'accent',
+  'accentunder',
+  'linethickness',
+  'bevelled',
+  'notation',
+  'open',
+  'close',
+  'separators',
+  'columnalign',
+  'rowalign',
+  'columnspan',
+  'rowspan',
+  'columnlines',
+  'rowlines',
+  'frame',
+  'width',
+  'height',
+  'depth',
+  'encoding',
+  'dir',
+  'intent',
+  'arg',
+  'symmetric',
+  'minsize',
+  'maxsize',
+  'columnspacing',
+  'rowspacing',
 ]);
 
 const TEX_ENCODINGS = new Set(['application/x-tex', 'tex', 'application/x-latex', 'latex']);
@@ -314,9 +435,7 @@ class Converter {
         if (header) {
           const scope = cell.attrs.scope;
           tableCell.scope =
-            scope === 'col' || scope === 'row' || scope === 'colgroup' || scope === 'rowgroup'
-              ? scope
-              : inHead || allHeaders || index > 0 ? 'col' : 'row';
+            scope === 'col' || scope === 'row' || scope === 'colgroup' || scope === 'rowgroup' ? scope : inHead || allHeaders || index > 0 ? 'col' : 'row';
         }
         const rowSpan = span(cell.attrs.rowspan);
         const colSpan = span(cell.attrs.colspan);
@@ -444,7 +563,7 @@ class Converter {
       case 'a': {
         const href = node.attrs.href?.trim();
         const inner = children();
-        if (href && href.startsWith('#') && (node.attrs.role === 'doc-noteref' || /^#fn/i.test(href))) {
+        if (href?.startsWith('#') && (node.attrs.role === 'doc-noteref' || /^#fn/i.test(href))) {
           result = [{ kind: 'footnoteRef', id: this.noteId(href.slice(1)), label: collapse(textOf(node)) || href.slice(1) }];
         } else {
           result = href && SAFE_HREF.test(href) ? [{ kind: 'link', href, children: inner }] : inner;
@@ -465,8 +584,38 @@ class Converter {
 }
 
 const INLINE_ELEMENTS = new Set([
-  'a', 'abbr', 'b', 'bdi', 'bdo', 'br', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'font', 'i', 'img', 'ins', 'kbd', 'label',
-  'mark', 'math', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time', 'u', 'var', 'wbr',
+  'a',
+  'abbr',
+  'b',
+  'bdi',
+  'bdo',
+  'br',
+  'cite',
+  'code',
+  'data',
+  'del',
+  'dfn',
+  'em',
+  'font',
+  'i',
+  'img',
+  'ins',
+  'kbd',
+  'label',
+  'mark',
+  'math',
+  'q',
+  's',
+  'samp',
+  'small',
+  'span',
+  'strong',
+  'sub',
+  'sup',
+  'time',
+  'u',
+  'var',
+  'wbr',
 ]);
 
 function mathText(math: HtmlElement): string {

@@ -34,7 +34,9 @@ export type VisionPrompt = { system: string; text: string; maxTokens: number; te
 
 /** sha256 (hex) over system prompt, user text, token limit and temperature; never the page bytes. */
 export function hashPrompt(prompt: VisionPrompt): string {
-  return createHash('sha256').update(JSON.stringify([prompt.system, prompt.text, prompt.maxTokens, prompt.temperature])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([prompt.system, prompt.text, prompt.maxTokens, prompt.temperature]))
+    .digest('hex');
 }
 
 /** The prompt the on-demand path sends first for every page ('page'), or on its coverage re-ask ('coverage'). */
