@@ -11,7 +11,8 @@ const path = require('node:path');
 const lockPath = path.join(__dirname, '..', 'package-lock.json');
 const lock = JSON.parse(fs.readFileSync(lockPath, 'utf8'));
 const packages = lock.packages;
-const PLATFORM = /-(android|darwin|freebsd|linux|win32)-(arm64|x64|arm|ia32|riscv64|s390x|ppc64)(?:-(gnu|musl|msvc|gnueabihf))?$/;
+const PLATFORM =
+  /-(android|darwin|freebsd|linux|win32|openharmony)-(arm64|x64|arm|ia32|riscv64|s390x|ppc64|loong64)(?:-(gnu|musl|msvc|gnueabihf|musleabihf|eabi))?$/;
 let added = 0;
 for (const [key, entry] of Object.entries(packages)) {
   for (const [name, version] of Object.entries(entry.optionalDependencies ?? {})) {
@@ -26,7 +27,7 @@ for (const [key, entry] of Object.entries(packages)) {
       version,
       cpu: [cpu],
       os: [os],
-      ...(libc === 'gnu' || libc === 'musl' ? { libc: [libc === 'gnu' ? 'glibc' : 'musl'] } : {}),
+      ...(libc?.startsWith('gnu') ? { libc: ['glibc'] } : libc?.startsWith('musl') ? { libc: ['musl'] } : {}),
       optional: true,
     };
     added++;
