@@ -4,6 +4,7 @@ import { registerEmailJobs } from './email/deferred-send.worker.ts';
 import { registerDeliveryEventJobs } from './delivery-events/poll.worker.ts';
 import { registerAuditDigestJobs } from './audit-digest/audit-digest.worker.ts';
 import { registerConversionJobs } from './conversion/conversion.worker.ts';
+import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -14,6 +15,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerEmailJobs,
   registerDeliveryEventJobs,
   registerAuditDigestJobs,
+  registerRateLimitJobs,
   async (deps) => void (await registerConversionJobs(deps)),
 ];
 

@@ -7,6 +7,7 @@ import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './deps.ts';
+import { retryAfterSeconds } from './errors.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { appRouter } from './routers/index.ts';
@@ -108,13 +109,22 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
     if (describeTrpcError(error).status >= 500) deps.log.error({ err: error.cause ?? error, procedure: procedurePath }, 'procedure failed');
   };
 
-  app.use('/trpc', trpcExpress.createExpressMiddleware({ router: appRouter, createContext, onError }));
+  // A refusal by a rate limit carries Retry-After on /trpc and REST alike.
+  const errorHeaders = (errors: TRPCError[]) => {
+    const seconds = errors.map((error) => retryAfterSeconds(error.cause)).find((value) => value !== undefined);
+    return seconds ? { 'retry-after': String(seconds) } : undefined;
+  };
+
+  app.use(
+    '/trpc',
+    trpcExpress.createExpressMiddleware({ router: appRouter, createContext, onError, responseMeta: ({ errors }) => ({ headers: errorHeaders(errors) }) }),
+  );
 
   const openApiHandler = createOpenApiNodeHttpHandler({
     router: appRouter,
     createContext,
     onError,
-    responseMeta: ({ errors }) => (errors[0] ? { status: describeTrpcError(errors[0]).status } : {}),
+    responseMeta: ({ errors }) => (errors[0] ? { status: describeTrpcError(errors[0]).status, headers: errorHeaders(errors) } : {}),
   });
   app.use((req, res, next) => {
     rewriteOpenApiErrorBodies(res);

@@ -78,6 +78,12 @@ export function isDomainError(error: unknown): error is DomainError {
 /** The body every error response carries. Internal messages never leave: a 5xx that is not a DomainError says only "Internal error". */
 export type ErrorBody = { code: string; message: string; details?: unknown };
 
+/** Seconds a client should wait before trying again (a rate limit's refusal), for the Retry-After header. */
+export function retryAfterSeconds(error: unknown): number | undefined {
+  const value = isDomainError(error) ? error.context.retryAfterSeconds : undefined;
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.ceil(value) : undefined;
+}
+
 export function toErrorResponse(error: unknown): { status: number; body: ErrorBody } {
   if (isDomainError(error)) {
     const body: ErrorBody = { code: error.code, message: error.message };

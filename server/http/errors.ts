@@ -1,12 +1,15 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { toErrorResponse } from '../errors.ts';
+import { retryAfterSeconds, toErrorResponse } from '../errors.ts';
 import type { Log } from '../log.ts';
 
 /** Writes an error in the one shape every route answers with: { code, message, details? }. */
 export function sendError(res: Response, error: unknown) {
   const { status, body } = toErrorResponse(error);
-  if (!res.headersSent) res.status(status).json(body);
-  else res.end();
+  const retryAfter = retryAfterSeconds(error);
+  if (!res.headersSent) {
+    if (retryAfter) res.setHeader('retry-after', String(retryAfter));
+    res.status(status).json(body);
+  } else res.end();
 }
 
 export const notFound: RequestHandler = (req, res) => {
