@@ -123,6 +123,10 @@ const EnvSchema = z.object({
   MAIL_SERVICE_ACCOUNT_KEY: optionalText,
   MAIL_TOKEN_URL: optionalUrl,
   MAIL_API_BASE_URL: optionalUrl,
+  MAIL_API_TIMEOUT_MS: integer(15_000, 1),
+  INTAKE_SENDER_LIMIT: integer(20, 1),
+  INTAKE_SENDER_WINDOW_SECONDS: integer(3600, 1, 86_400),
+  FOLIO_INTAKE: flag(true),
 });
 
 export type Env = z.input<typeof EnvSchema>;
@@ -247,13 +251,23 @@ function buildConfig(e: ParsedEnv) {
       s3: { endpoint: e.S3_ENDPOINT, bucket: e.S3_BUCKET, forcePathStyle: e.S3_FORCE_PATH_STYLE, region: e.CLOUD_REGION ?? 'us-east-1' },
     },
     intake: {
-      domain: e.INTAKE_DOMAIN,
+      enabled: e.FOLIO_INTAKE,
+      domain: (e.INTAKE_DOMAIN ?? 'intake.folio.localhost').toLowerCase(),
       smtpPort: e.INTAKE_SMTP_PORT,
+      /** The largest PDF we convert (the specification's 25 MB). */
       maxBytes: e.INTAKE_MAX_BYTES,
-      publicAddress: e.INTAKE_PUBLIC_ADDRESS,
-      serviceAccountKey: e.MAIL_SERVICE_ACCOUNT_KEY,
-      tokenUrl: e.MAIL_TOKEN_URL,
-      apiBaseUrl: e.MAIL_API_BASE_URL ?? 'https://gmail.googleapis.com',
+      // A whole message may be twice that: base64 makes a 25 MB file 34 MB, and a file somewhat over
+      // the limit should still reach us and get the branded "too large" reply rather than a bounce.
+      maxMessageBytes: e.INTAKE_MAX_BYTES * 2,
+      publicAddress: (e.INTAKE_PUBLIC_ADDRESS ?? `convert@${e.EMAIL_SENDER_DOMAIN ?? 'folio.localhost'}`).toLowerCase(),
+      senderLimit: e.INTAKE_SENDER_LIMIT,
+      senderWindowMs: e.INTAKE_SENDER_WINDOW_SECONDS * 1000,
+      mail: {
+        serviceAccountKey: e.MAIL_SERVICE_ACCOUNT_KEY,
+        tokenUrl: e.MAIL_TOKEN_URL,
+        apiBaseUrl: e.MAIL_API_BASE_URL ?? 'https://gmail.googleapis.com',
+        timeoutMs: e.MAIL_API_TIMEOUT_MS,
+      },
     },
   };
 }

@@ -3,6 +3,7 @@ import { registerWorkers } from '../jobs/registry.ts';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { EmbeddedStartError } from './db/embedded.ts';
+import { startSmtpListener } from './intake/smtp-listener.ts';
 import { createLog } from './log.ts';
 import { onShutdown, openRuntime } from './runtime.ts';
 
@@ -23,6 +24,7 @@ try {
 }
 const log = createLog({ level: config.logLevel });
 const withWorkers = config.runWorkers && !process.argv.includes('--no-workers');
+const withIntake = config.intake.enabled && !process.argv.includes('--no-intake');
 
 const runtime = await openRuntime(config, log, { workers: withWorkers }).catch((error: unknown) => {
   if (!(error instanceof EmbeddedStartError)) throw error;
@@ -30,7 +32,16 @@ const runtime = await openRuntime(config, log, { workers: withWorkers }).catch((
   process.exit(1);
 });
 if (withWorkers) await registerWorkers(runtime.deps);
-const { app } = buildApp(runtime.deps);
+const { app, deps: appDeps } = buildApp(runtime.deps);
+
+// The convert-by-email SMTP listener (INTAKE_SMTP_PORT, 2525 by default: no root needed). It only stores and
+// queues; the intake workers (here, or in any worker process) do the rest.
+if (withIntake) {
+  appDeps.services.intake.listener = await startSmtpListener({ ...runtime.deps, store: appDeps.services.conversion.store }).catch((error: unknown) => {
+    console.error(`The SMTP listener could not start on port ${config.intake.smtpPort}: ${(error as Error).message} (set INTAKE_SMTP_PORT, or --no-intake)`);
+    return runtime.close().then(() => process.exit(1));
+  });
+}
 
 const server: Server = await new Promise((resolve, reject) => {
   const listening = app.listen(config.port, config.host ?? '0.0.0.0', () => resolve(listening));
@@ -39,11 +50,14 @@ const server: Server = await new Promise((resolve, reject) => {
 const address = server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const base = config.publicBaseUrl ?? `http://localhost:${port}`;
-log.info({ port, workers: withWorkers, embeddedDatabase: Boolean(runtime.embedded) }, 'Folio is running');
-console.log(`\nFolio is running at ${base}\nAPI docs: ${base}/docs\nGet a token: npm run token -- --email you@example.com\n`);
+const smtpPort = appDeps.services.intake.listener?.port;
+log.info({ port, workers: withWorkers, smtpPort, embeddedDatabase: Boolean(runtime.embedded) }, 'Folio is running');
+const intakeLine = smtpPort ? `\nConvert by email: SMTP on port ${smtpPort} for *@${config.intake.domain}` : '';
+console.log(`\nFolio is running at ${base}\nAPI docs: ${base}/docs${intakeLine}\nGet a token: npm run token -- --email you@example.com\n`);
 
 onShutdown(log, async () => {
-  // Stop taking requests first; in-flight ones and jobs get the grace period.
+  // Stop taking mail and requests first; in-flight ones and jobs get the grace period.
+  await appDeps.services.intake.listener?.close();
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();

@@ -4,6 +4,8 @@ import { createConversionService, type ConversionService } from './conversion-jo
 import { createConversionEvents, type ConversionEvents } from './conversion-jobs/events.ts';
 import { lazyEngine } from './conversion-jobs/engine-provider.ts';
 import { resolveSigningSecrets } from './secrets.ts';
+import { createIntakeMailer, type IntakeMailer } from './intake/send-intake-mail.ts';
+import type { SmtpListener } from './intake/smtp-listener.ts';
 import { createObjectStore } from './storage/storage.ts';
 
 /**
@@ -14,6 +16,12 @@ export interface AppServices {
   email: EmailService;
   conversion: ConversionService;
   conversionEvents: ConversionEvents;
+  intake: {
+    /** The mail-provider API client of the intake replies (it caches its access token for the process). */
+    mailer: IntakeMailer;
+    /** Set by the entry file that runs the SMTP listener; GET /health reports it. */
+    listener?: SmtpListener;
+  };
 }
 
 export function buildServices(deps: Deps): AppServices {
@@ -26,5 +34,6 @@ export function buildServices(deps: Deps): AppServices {
       downloadSecret: resolveSigningSecrets(deps.config).download,
     }),
     conversionEvents: createConversionEvents(deps.databaseUrl, deps.log),
+    intake: { mailer: createIntakeMailer(deps) },
   };
 }

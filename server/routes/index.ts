@@ -6,6 +6,7 @@ import { mountFileUpload } from './files.route.ts';
 import { mountAuditDigestRoute } from './audit-digest.route.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
 import { mountEmailEventsPollShim } from './email-events-poll.route.ts';
+import { mountIntakeRoutes } from './intake.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
@@ -27,4 +28,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFileUpload,
   mountConvertStream,
   mountDownload,
+  mountIntakeRoutes,
 ];

@@ -1,0 +1,130 @@
+import { unzipSync } from 'fflate';
+import { bossDb } from '../conversion-jobs/boss-db.ts';
+import { signDownloadToken } from '../conversion-jobs/download-token.ts';
+import { getBalance } from '../credits/credits.ts';
+import { readAll } from '../storage/storage.ts';
+import { replyInThread, spendable } from './handle-inbound-message.ts';
+import { publicBase, type IntakeDeps } from './intake-deps.ts';
+import { enqueueIntakeCleanup } from './intake.jobs.ts';
+import { ENDED_JOB_STATUSES, insertConversionLog, latestConversionJob, loadIntakeMessage, markReplied, moveIntakeMessage, type EndedJob } from './intake.queries.ts';
+import type { ReplyFacts, ReplyKind } from './replies.ts';
+
+/**
+ * The HTML is attached up to this size; a larger one is linked instead. The
+ * send endpoint takes the whole message as base64url JSON, where an attachment
+ * grows by 4/3 twice; a few megabytes is what such endpoints reliably take.
+ */
+export const MAX_ATTACHED_HTML_BYTES = 2 * 1024 * 1024;
+
+type Outputs = { html: Buffer; htmlName: string; standardPages: number; complexPages: number; wcagStatus?: string };
+
+/** The HTML and the report's page classes out of the conversion's zip (only those two entries are inflated). */
+async function readOutputs(deps: IntakeDeps, resultKey: string): Promise<Outputs> {
+  const zip = await readAll(await deps.store.get(resultKey));
+  const files = unzipSync(new Uint8Array(zip.buffer, zip.byteOffset, zip.byteLength), {
+    filter: (file) => file.name.endsWith('.report.json') || (file.name.endsWith('.html') && !file.name.endsWith('.report.html')),
+  });
+  const htmlName = Object.keys(files).find((name) => !name.endsWith('.report.json'));
+  const reportName = Object.keys(files).find((name) => name.endsWith('.report.json'));
+  if (!htmlName || !reportName) throw new Error(`the result zip ${resultKey} lacks its HTML or report`);
+  const report = JSON.parse(Buffer.from(files[reportName]!).toString('utf8')) as { standardPages?: number; complexPages?: number; wcagStatus?: string };
+  return {
+    html: Buffer.from(files[htmlName]!),
+    htmlName,
+    standardPages: report.standardPages ?? 0,
+    complexPages: report.complexPages ?? 0,
+    wcagStatus: report.wcagStatus,
+  };
+}
+
+/**
+ * Steps 8–12 of the specification's flow, once the conversion of a mailed
+ * PDF has ended. The charge is the conversion's own: its assembly settled the
+ * hold at 1 credit per page through `deduct_credits` (paid) or
+ * `use_free_pages` (free), in the transaction that completed the job, so a
+ * mailed PDF is charged exactly like an upload and never twice. Here: the
+ * reply (result with the HTML attached, or the failure, or the cancel), then
+ * in one transaction the `conversion_jobs` row, the message's final state and
+ * its cleanup job. A reply that cannot be sent is logged and recorded on the
+ * message; the outcome rows are written all the same.
+ */
+export async function finishMailedConversion(deps: IntakeDeps, messageId: string): Promise<void> {
+  const row = await loadIntakeMessage(deps.db, messageId);
+  if (!row || (row.status !== 'converting' && row.status !== 'finishing')) return;
+  const job = row.fileId ? await latestConversionJob(deps.db, row.fileId) : null;
+  if (job && !ENDED_JOB_STATUSES.has(job.status)) return;
+  await moveIntakeMessage(deps.db, row.id, ['converting'], 'finishing');
+
+  const thread = { sender: row.senderEmail ?? '', subject: row.subject ?? '', messageId: row.threadMessageId ?? undefined, references: row.threadReferences };
+  const filename = row.filename ?? 'document.pdf';
+  const outcome = await describeOutcome(deps, job, filename, row.customerId);
+
+  if (!row.replySentAt && !row.replyError && thread.sender) {
+    const reply = await replyInThread(deps, row, thread, outcome.kind, outcome.facts, outcome.attachments);
+    await markReplied(deps.db, row.id, reply.ok ? null : reply.error);
+  }
+  await deps.db.transaction(async (tx) => {
+    const logId = await insertConversionLog(tx, {
+      customerId: row.customerId,
+      senderEmail: thread.sender,
+      filename,
+      fileSizeBytes: row.fileSizeBytes,
+      totalPages: job?.totalPages ?? null,
+      standardPages: outcome.standardPages ?? null,
+      complexPages: outcome.complexPages ?? null,
+      creditsCharged: outcome.success ? (job?.creditsCharged ?? 0) : 0,
+      status: outcome.success ? 'success' : 'error',
+      errorMessage: outcome.error ?? null,
+    });
+    const moved = await moveIntakeMessage(tx, row.id, ['finishing'], outcome.success ? 'replied' : 'failed', { outcome: outcome.kind, conversionLogId: logId });
+    if (moved) await enqueueIntakeCleanup(deps.boss, row.id, { db: bossDb(tx) });
+  });
+  if (!outcome.success) deps.log.error({ event: 'intake_conversion_failed', intakeMessageId: row.id, fileId: row.fileId, error: outcome.error }, 'intake: mailed conversion failed');
+  else deps.log.info({ event: 'intake_replied', intakeMessageId: row.id, fileId: row.fileId, pages: job?.totalPages }, 'intake: result sent');
+}
+
+type Outcome = {
+  kind: ReplyKind;
+  facts: ReplyFacts;
+  success: boolean;
+  error?: string;
+  standardPages?: number;
+  complexPages?: number;
+  attachments?: Array<{ filename: string; contentType: string; content: Buffer }>;
+};
+
+async function describeOutcome(deps: IntakeDeps, job: EndedJob | null, filename: string, customerId: string | null): Promise<Outcome> {
+  if (!job) return { kind: 'conversion_failed', facts: { filename }, success: false, error: 'The conversion never started or its file was deleted' };
+  if (job.status === 'cancelled') return { kind: 'conversion_cancelled', facts: { filename }, success: false, error: 'Cancelled by the user' };
+  if (job.status === 'failed' || !job.resultKey) {
+    return {
+      kind: 'conversion_failed',
+      facts: { filename, reason: job.errorMessage ?? undefined },
+      success: false,
+      error: `${job.errorCode ?? 'CONVERSION_FAILED'}: ${job.errorMessage ?? 'The conversion failed'}`,
+    };
+  }
+  const outputs = await readOutputs(deps, job.resultKey);
+  const attached = outputs.html.length <= MAX_ATTACHED_HTML_BYTES;
+  const balance = customerId ? spendable(await getBalance(deps.db, customerId)) : undefined;
+  const token = signDownloadToken(deps.downloadSecret, job.fileId, deps.clock.now());
+  const facts: ReplyFacts = {
+    filename,
+    pages: job.totalPages,
+    standardPages: outputs.standardPages,
+    complexPages: outputs.complexPages,
+    creditsCharged: job.creditsCharged ?? 0,
+    wcagStatus: outputs.wcagStatus,
+    attached,
+    downloadUrl: attached ? undefined : `${publicBase(deps.config)}/api/download/${job.fileId}/zip?token=${encodeURIComponent(token)}`,
+    balance,
+  };
+  return {
+    kind: 'result',
+    facts,
+    success: true,
+    standardPages: outputs.standardPages,
+    complexPages: outputs.complexPages,
+    attachments: attached ? [{ filename: outputs.htmlName, contentType: 'text/html; charset=utf-8', content: outputs.html }] : undefined,
+  };
+}

@@ -1,0 +1,28 @@
+import type { Deps } from '../deps.ts';
+import type { EngineProvider } from '../conversion-jobs/engine-provider.ts';
+import type { ObjectStore } from '../storage/storage.ts';
+import type { ReplyLinks } from './replies.ts';
+import type { IntakeMailer } from './send-intake-mail.ts';
+
+/** What the intake handlers take first: the process's deps plus the store, the engine and the mailer it built once. */
+export type IntakeDeps = Pick<Deps, 'config' | 'db' | 'boss' | 'log' | 'clock'> & {
+  store: ObjectStore;
+  engine: EngineProvider;
+  mailer: IntakeMailer;
+  /** Starts the chunked conversion of a stored file, exactly as an upload's Convert does. */
+  startConversion: (fileId: string) => Promise<unknown>;
+  /** Called before a conversion starts, so its end is heard (the sweep is the safety net). */
+  watchConversion: (messageId: string, fileId: string) => Promise<void>;
+  downloadSecret: string;
+};
+
+/** The address the web app and the API are reached at, for links in replies. */
+export function publicBase(config: Deps['config']): string {
+  return (config.publicBaseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
+}
+
+/** Where replies send people: sign-up and credits pages of the web app, the public address to write to. */
+export function replyLinks(config: Deps['config']): ReplyLinks {
+  const base = publicBase(config);
+  return { publicAddress: config.intake.publicAddress, signUpUrl: `${base}/signup`, buyCreditsUrl: `${base}/account/credits` };
+}
