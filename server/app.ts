@@ -79,7 +79,11 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
     const healthy = database === 'ok' && queue === 'ok';
     // The intake worker's state is reported, not judged: a process without the listener or the mail key is still healthy.
     const { listener, mailer } = appDeps.services.intake;
-    const intake = { smtp: listener ? 'listening' : 'off', smtpPort: listener?.port ?? null, mailApi: mailer.client.configured ? 'configured' : 'unconfigured' };
+    const intake = {
+      smtp: listener ? 'listening' : 'off',
+      smtpPort: listener?.port ?? null,
+      mailApi: mailer.client.configured ? 'configured' : 'unconfigured',
+    };
     res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'degraded', database, queue, intake });
   });
 

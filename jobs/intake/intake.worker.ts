@@ -48,16 +48,26 @@ export async function registerIntakeJobs(deps: Deps, options: IntakeWorkerOption
 
   await ensureIntakeQueues(deps.boss);
   await conversion.ensureQueues();
-  const each = (handle: (messageId: string) => Promise<unknown>) => async ([job]: Array<{ data: unknown }>) => {
-    if (job) await handle(IntakeJob.parse(job.data).messageId);
-  };
+  const each =
+    (handle: (messageId: string) => Promise<unknown>) =>
+    async ([job]: Array<{ data: unknown }>) => {
+      if (job) await handle(IntakeJob.parse(job.data).messageId);
+    };
   await deps.boss.work(
     INTAKE_MESSAGE_QUEUE,
     { batchSize: 1, localConcurrency: MESSAGE_CONCURRENCY, pollingIntervalSeconds: 0.5 },
     each((id) => handleInboundMessage(intakeDeps, id)),
   );
-  await deps.boss.work(INTAKE_FINISH_QUEUE, { batchSize: 1, localConcurrency: 2, pollingIntervalSeconds: 0.5 }, each((id) => finishMailedConversion(intakeDeps, id)));
-  await deps.boss.work(INTAKE_CLEANUP_QUEUE, { batchSize: 1 }, each((id) => cleanUpMessage(intakeDeps, id)));
+  await deps.boss.work(
+    INTAKE_FINISH_QUEUE,
+    { batchSize: 1, localConcurrency: 2, pollingIntervalSeconds: 0.5 },
+    each((id) => finishMailedConversion(intakeDeps, id)),
+  );
+  await deps.boss.work(
+    INTAKE_CLEANUP_QUEUE,
+    { batchSize: 1 },
+    each((id) => cleanUpMessage(intakeDeps, id)),
+  );
   await deps.boss.work(INTAKE_DEAD_LETTER_QUEUE, { batchSize: 1 }, async ([job]) => {
     if (job) await giveUpOnMessage(intakeDeps, job.data);
   });

@@ -32,7 +32,7 @@ const MAX_REFERENCES = 20;
 const MESSAGE_ID = /<[^<>\s"\\]{1,250}@[^<>\s"\\]{1,250}>/g;
 
 /** A header value on one line, without control characters. */
-export function headerText(value: string): string {
+function headerText(value: string): string {
   return value
     .replace(/[\u0000-\u001f\u007f]+/g, ' ')
     .replace(/\s+/g, ' ')

@@ -6,7 +6,15 @@ import { readAll } from '../storage/storage.ts';
 import { replyInThread, spendable } from './handle-inbound-message.ts';
 import { publicBase, type IntakeDeps } from './intake-deps.ts';
 import { enqueueIntakeCleanup } from './intake.jobs.ts';
-import { ENDED_JOB_STATUSES, insertConversionLog, latestConversionJob, loadIntakeMessage, markReplied, moveIntakeMessage, type EndedJob } from './intake.queries.ts';
+import {
+  ENDED_JOB_STATUSES,
+  insertConversionLog,
+  latestConversionJob,
+  loadIntakeMessage,
+  markReplied,
+  moveIntakeMessage,
+  type EndedJob,
+} from './intake.queries.ts';
 import type { ReplyFacts, ReplyKind } from './replies.ts';
 
 /**
@@ -14,7 +22,7 @@ import type { ReplyFacts, ReplyKind } from './replies.ts';
  * send endpoint takes the whole message as base64url JSON, where an attachment
  * grows by 4/3 twice; a few megabytes is what such endpoints reliably take.
  */
-export const MAX_ATTACHED_HTML_BYTES = 2 * 1024 * 1024;
+const MAX_ATTACHED_HTML_BYTES = 2 * 1024 * 1024;
 
 type Outputs = { html: Buffer; htmlName: string; standardPages: number; complexPages: number; wcagStatus?: string };
 
@@ -79,7 +87,11 @@ export async function finishMailedConversion(deps: IntakeDeps, messageId: string
     const moved = await moveIntakeMessage(tx, row.id, ['finishing'], outcome.success ? 'replied' : 'failed', { outcome: outcome.kind, conversionLogId: logId });
     if (moved) await enqueueIntakeCleanup(deps.boss, row.id, { db: bossDb(tx) });
   });
-  if (!outcome.success) deps.log.error({ event: 'intake_conversion_failed', intakeMessageId: row.id, fileId: row.fileId, error: outcome.error }, 'intake: mailed conversion failed');
+  if (!outcome.success)
+    deps.log.error(
+      { event: 'intake_conversion_failed', intakeMessageId: row.id, fileId: row.fileId, error: outcome.error },
+      'intake: mailed conversion failed',
+    );
   else deps.log.info({ event: 'intake_replied', intakeMessageId: row.id, fileId: row.fileId, pages: job?.totalPages }, 'intake: result sent');
 }
 

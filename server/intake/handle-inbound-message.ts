@@ -41,7 +41,7 @@ import { sendIntakeMail, type IntakeMailResult } from './send-intake-mail.ts';
  * refuses only senders who clearly cannot pay; the exact page count is held
  * by the conversion itself before any work is done.
  */
-export const ESTIMATED_BYTES_PER_PAGE = 250_000;
+const ESTIMATED_BYTES_PER_PAGE = 250_000;
 
 /** A sender who is not registered gets the "how to register" reply at most this often. */
 const UNREGISTERED_REPLY_WINDOW_MS = 60 * 60 * 1000;
@@ -53,7 +53,7 @@ const ENGINE_REFUSALS: Record<string, { kind: ReplyKind; reason: string }> = {
   PDF_NO_PAGES: { kind: 'unsupported_type', reason: 'it has no pages' },
 };
 
-export function estimatePages(bytes: number): number {
+function estimatePages(bytes: number): number {
   return Math.max(1, Math.ceil(bytes / ESTIMATED_BYTES_PER_PAGE));
 }
 
@@ -165,7 +165,12 @@ export async function handleInboundMessage(deps: IntakeDeps, messageId: string):
     return drop(deps, row, 'unreadable', { size: raw.length, reason: error.message }, 'intake: unreadable message dropped without a reply');
   }
   const references = replyReferences(message.references, message.messageId);
-  await recordMessageFacts(deps.db, row.id, { senderEmail: message.sender, subject: message.subject, threadMessageId: message.messageId, threadReferences: references });
+  await recordMessageFacts(deps.db, row.id, {
+    senderEmail: message.sender,
+    subject: message.subject,
+    threadMessageId: message.messageId,
+    threadReferences: references,
+  });
   if (/[\r\n]/.test(message.subject)) {
     deps.log.warn({ event: 'intake_header_injection', intakeMessageId: row.id }, 'intake: the subject carried line breaks; replies use it on one line');
   }
@@ -175,7 +180,11 @@ export async function handleInboundMessage(deps: IntakeDeps, messageId: string):
   if (guard) return drop(deps, row, 'loop_guard', { reason: guard, sender: message.sender }, `intake: no reply (${guard})`, guard);
   const sender = message.sender!;
 
-  const limited = await takeRateLimits(deps.db, [{ key: `intake:sender:${sender}`, limit: intake.senderLimit, windowMs: intake.senderWindowMs }], deps.clock.now());
+  const limited = await takeRateLimits(
+    deps.db,
+    [{ key: `intake:sender:${sender}`, limit: intake.senderLimit, windowMs: intake.senderWindowMs }],
+    deps.clock.now(),
+  );
   if (!limited.allowed) {
     return drop(deps, row, 'rate_limited', { sender, retryAfterMs: limited.retryAfterMs }, 'intake: sender over the rate limit; dropped without a reply');
   }
@@ -183,13 +192,18 @@ export async function handleInboundMessage(deps: IntakeDeps, messageId: string):
 
   const customer = await findCustomerByEmail(deps.db, sender);
   if (!customer) {
-    const once = await takeRateLimits(deps.db, [{ key: `intake:unregistered-reply:${sender}`, limit: 1, windowMs: UNREGISTERED_REPLY_WINDOW_MS }], deps.clock.now());
+    const once = await takeRateLimits(
+      deps.db,
+      [{ key: `intake:unregistered-reply:${sender}`, limit: 1, windowMs: UNREGISTERED_REPLY_WINDOW_MS }],
+      deps.clock.now(),
+    );
     if (!once.allowed) return drop(deps, row, 'unregistered_repeat', { sender }, 'intake: unregistered sender already told how to register; no reply');
     return refuse(deps, row, thread, 'unregistered', {}, { customerId: null, error: 'Unregistered sender' });
   }
 
   const choice = choosePdfAttachment(message.attachments);
-  if (choice.kind === 'none') return refuse(deps, row, thread, 'no_attachment', { maxMegabytes: megabytes(intake.maxBytes) }, { customerId: customer.id, error: 'No attachment' });
+  if (choice.kind === 'none')
+    return refuse(deps, row, thread, 'no_attachment', { maxMegabytes: megabytes(intake.maxBytes) }, { customerId: customer.id, error: 'No attachment' });
   if (choice.kind === 'unsupported') {
     const { attachment } = choice;
     deps.log.warn(
@@ -197,20 +211,41 @@ export async function handleInboundMessage(deps: IntakeDeps, messageId: string):
       'intake: attachment is not a PDF by content',
     );
     const filename = attachment.filename.replace(/[\u0000-\u001f\u007f]+/g, '').slice(0, 200) || 'your attachment';
-    return refuse(deps, row, thread, 'unsupported_type', { filename, reason: unsupportedReason(attachment) }, { customerId: customer.id, error: `Unsupported file type: ${attachment.mimeType}` });
+    return refuse(
+      deps,
+      row,
+      thread,
+      'unsupported_type',
+      { filename, reason: unsupportedReason(attachment) },
+      { customerId: customer.id, error: `Unsupported file type: ${attachment.mimeType}` },
+    );
   }
   const pdf = choice.attachment;
   const filename = safePdfName(pdf.filename);
   await recordCustomerAndFile(deps.db, row.id, { customerId: customer.id, filename, fileSizeBytes: pdf.content.length });
   const withFile = { ...row, fileSizeBytes: pdf.content.length };
   if (pdf.content.length > intake.maxBytes) {
-    return refuse(deps, withFile, thread, 'too_large', { filename, maxMegabytes: megabytes(intake.maxBytes) }, { customerId: customer.id, error: `File too large: ${pdf.content.length} bytes` });
+    return refuse(
+      deps,
+      withFile,
+      thread,
+      'too_large',
+      { filename, maxMegabytes: megabytes(intake.maxBytes) },
+      { customerId: customer.id, error: `File too large: ${pdf.content.length} bytes` },
+    );
   }
 
   const estimatedPages = estimatePages(pdf.content.length);
   const balance = spendable(await getBalance(deps.db, customer.id));
   if (balance.available < estimatedPages) {
-    return refuse(deps, withFile, thread, 'insufficient_credits', { filename, estimatedPages, balance }, { customerId: customer.id, error: 'Insufficient credits' });
+    return refuse(
+      deps,
+      withFile,
+      thread,
+      'insufficient_credits',
+      { filename, estimatedPages, balance },
+      { customerId: customer.id, error: 'Insufficient credits' },
+    );
   }
 
   if (!row.ackSentAt) {
@@ -247,7 +282,15 @@ async function storeAndConvert(deps: IntakeDeps, row: IntakeMessageRow, thread: 
     const key = `files/${fileId}/source`;
     await deps.store.put(key, content, { contentType: 'application/pdf' });
     const owner = await findOrCreateOwner(deps.db, customer);
-    await insertMailedFile(deps.db, { id: fileId, ownerId: owner.id, tenantId: owner.tenantId, name: filename, size: content.length, pages: meta.pageCount, key });
+    await insertMailedFile(deps.db, {
+      id: fileId,
+      ownerId: owner.id,
+      tenantId: owner.tenantId,
+      name: filename,
+      size: content.length,
+      pages: meta.pageCount,
+      key,
+    });
     await moveIntakeMessage(deps.db, row.id, ['received'], 'converting', { fileId });
   } catch (error) {
     if (!(await refuseForError(deps, row, thread, customer.id, filename, error))) throw error;
@@ -295,14 +338,28 @@ async function refuseForError(
     return true;
   }
   if (error.code === 'PDF_TOO_MANY_PAGES') {
-    await refuse(deps, row, thread, 'too_large', { filename, reason: error.message, maxMegabytes: megabytes(deps.config.intake.maxBytes) }, { customerId, error: failure });
+    await refuse(
+      deps,
+      row,
+      thread,
+      'too_large',
+      { filename, reason: error.message, maxMegabytes: megabytes(deps.config.intake.maxBytes) },
+      { customerId, error: failure },
+    );
     return true;
   }
   if ((error.code === 'INSUFFICIENT_CREDITS' || error.code === 'FREE_PAGE_LIMIT') && customerId) {
     // The exact count the conversion tried to hold: the pre-check's estimate was too low for this balance.
     const pages = row.fileId ? await filePageCount(deps.db, row.fileId) : undefined;
     const balance = spendable(await getBalance(deps.db, customerId));
-    await refuse(deps, row, thread, 'insufficient_credits', { filename, pages, balance }, { customerId, error: 'Insufficient credits', fileId: row.fileId ?? undefined });
+    await refuse(
+      deps,
+      row,
+      thread,
+      'insufficient_credits',
+      { filename, pages, balance },
+      { customerId, error: 'Insufficient credits', fileId: row.fileId ?? undefined },
+    );
     return true;
   }
   return false;

@@ -32,7 +32,7 @@ const FINISH_POLICY = { retryLimit: 3, retryDelay: 15, retryBackoff: true, expir
 const CLEANUP_POLICY = { retryLimit: 6, retryDelay: 60, retryBackoff: true, expireInSeconds: 5 * 60 };
 
 /** Idempotent; both processes call it (the listener enqueues before any worker may have run). */
-export async function createIntakeQueues(boss: Boss): Promise<void> {
+async function createIntakeQueues(boss: Boss): Promise<void> {
   await boss.createQueue(INTAKE_DEAD_LETTER_QUEUE, { retentionSeconds: 14 * 24 * 60 * 60 });
   await boss.createQueue(INTAKE_MESSAGE_QUEUE, MESSAGE_POLICY);
   // exclusive: one queued-or-active job per singleton key (the message), however many times it is asked for.

@@ -203,12 +203,14 @@ export function insertConversionLog(db: Queryable, entry: ConversionLogEntry): P
 
 /** Messages whose conversion has ended (or vanished) while they still wait: the sweep finishes them. */
 export function endedConversions(db: Queryable): Promise<readonly string[]> {
-  return db.any(sql.type(z.object({ id: z.uuid() }))`
+  return db
+    .any(sql.type(z.object({ id: z.uuid() }))`
     select m.id from intake_messages m
      where m.status = 'converting'
        and not exists (select 1 from large_conversion_jobs j
                         where j.file_id = m.file_id and j.status not in ('completed', 'failed', 'cancelled'))
-     limit 500`).then((rows) => rows.map((row) => row.id));
+     limit 500`)
+    .then((rows) => rows.map((row) => row.id));
 }
 
 /** A mailed file whose conversion never started (refused before it): nothing of it is worth keeping. */

@@ -14,8 +14,8 @@ import type { FailureKind } from '../email/types.ts';
  * every outcome is a result, classified like the email library's providers.
  */
 
-export const SEND_SCOPE = 'https://www.googleapis.com/auth/gmail.send';
-export const DEFAULT_TOKEN_URL = 'https://oauth2.googleapis.com/token';
+const SEND_SCOPE = 'https://www.googleapis.com/auth/gmail.send';
+const DEFAULT_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** Google issues tokens for an hour; we never keep one longer, whatever expires_in says. */
 const MAX_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
@@ -33,7 +33,7 @@ const ServiceAccountKey = z.object({
 const TokenAnswer = z.object({ access_token: z.string().min(1), expires_in: z.coerce.number().positive().optional() });
 const SendAnswer = z.object({ id: z.string().min(1), threadId: z.string().optional() });
 
-export type MailApiOutcome = { ok: true; messageId: string; threadId?: string } | { ok: false; kind: FailureKind; error: string };
+type MailApiOutcome = { ok: true; messageId: string; threadId?: string } | { ok: false; kind: FailureKind; error: string };
 
 export type MailApiClient = {
   /** Whether a service-account key is configured at all (the health check reports it). */
@@ -75,7 +75,7 @@ function readCredentials(settings: Config['intake']['mail']): Credentials | { er
 }
 
 /** The signed assertion of the JWT-bearer grant (RFC 7523): header.claims.signature, each base64url. */
-export function signAssertion(credentials: Credentials, subject: string, now: Date): string {
+function signAssertion(credentials: Credentials, subject: string, now: Date): string {
   const iat = Math.floor(now.getTime() / 1000);
   const header = { alg: 'RS256', typ: 'JWT' };
   const claims = { iss: credentials.clientEmail, sub: subject, scope: SEND_SCOPE, aud: credentials.tokenUrl, iat, exp: iat + 3600 };

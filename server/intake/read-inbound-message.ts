@@ -86,7 +86,7 @@ export async function readInboundMessage(raw: Buffer): Promise<InboundMessage> {
 }
 
 /** A PDF by its bytes: `%PDF-` within the first 1024 bytes, whatever the name or the declared type say. */
-export function isPdf(content: Buffer): boolean {
+function isPdf(content: Buffer): boolean {
   return content.subarray(0, PDF_HEADER_WINDOW).includes('%PDF-');
 }
 
@@ -125,7 +125,12 @@ const SYSTEM_LOCAL_PARTS = /^(mailer-daemon|postmaster|no-?reply|do-?not-?reply|
  * loops are the risk: an auto-responder answering our reply, a bounce of one
  * of our replies, or our own reply fed back to us.
  */
-export function loopGuardReason(message: InboundMessage, envelopeFrom: string | null | undefined, ownAddresses: string[], ownDomains: string[]): string | undefined {
+export function loopGuardReason(
+  message: InboundMessage,
+  envelopeFrom: string | null | undefined,
+  ownAddresses: string[],
+  ownDomains: string[],
+): string | undefined {
   const header = (name: string) => message.headers.get(name)?.[0]?.trim().toLowerCase();
   const autoSubmitted = header('auto-submitted');
   if (autoSubmitted && autoSubmitted !== 'no') return `auto-submitted: ${autoSubmitted}`;

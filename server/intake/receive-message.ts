@@ -24,10 +24,6 @@ export type InboundDelivery = {
 
 export type ReceivedMessage = { id: string; duplicate: boolean; sizeBytes: number };
 
-export function rawMessageKey(id: string) {
-  return `intake/${id}/message.eml`;
-}
-
 /** Counts, hashes and keeps the head of a stream; past the limit it passes nothing more on and remembers it. */
 function meter(limit: number) {
   const hash = createHash('sha256');
@@ -70,7 +66,7 @@ function headerMessageId(head: Buffer): string | undefined {
  */
 export async function receiveMessage(deps: ReceiveDeps, delivery: InboundDelivery): Promise<ReceivedMessage> {
   const id = randomUUID();
-  const key = rawMessageKey(id);
+  const key = `intake/${id}/message.eml`;
   const limit = deps.config.intake.maxMessageBytes;
   const metered = meter(limit);
   delivery.body.on('error', (error) => metered.stream.destroy(error));

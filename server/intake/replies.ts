@@ -65,7 +65,9 @@ function content(kind: ReplyKind, facts: ReplyFacts, links: ReplyLinks): Paragra
       return {
         title: 'Your accessible HTML is ready',
         lines: [
-          facts.attached ? `The accessible HTML of ${file} is attached.` : `The accessible HTML of ${file} is too large to attach; download it with the link below (valid for 24 hours).`,
+          facts.attached
+            ? `The accessible HTML of ${file} is attached.`
+            : `The accessible HTML of ${file} is too large to attach; download it with the link below (valid for 24 hours).`,
           `${facts.pages ?? 0} page${facts.pages === 1 ? '' : 's'} converted (${facts.standardPages ?? 0} standard, ${facts.complexPages ?? 0} complex); ${charged} credit${charged === 1 ? '' : 's'} used.`,
           facts.wcagStatus === 'passed'
             ? 'The automatic accessibility audit found no problems.'
@@ -131,7 +133,7 @@ function content(kind: ReplyKind, facts: ReplyFacts, links: ReplyLinks): Paragra
 }
 
 /** The reply's subject: `Re: ` and the sender's subject (threads stay together), or ours when theirs was empty. */
-export function replySubject(original: string, kind: ReplyKind): string {
+function replySubject(original: string, kind: ReplyKind): string {
   const trimmed = original.replace(/\s+/g, ' ').trim().slice(0, 200);
   if (!trimmed) return kind === 'result' ? 'Your accessible HTML' : 'Your PDF conversion';
   return /^re:/i.test(trimmed) ? trimmed : `Re: ${trimmed}`;

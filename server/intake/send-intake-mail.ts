@@ -7,7 +7,7 @@ import { composeMime, type OutgoingAttachment } from './compose-mime.ts';
 import { createMailApiClient, type MailApiClient } from './mail-api.ts';
 
 /** The send-log provider name of the mail-provider API (sql/055_intake.sql). */
-export const MAIL_API_PROVIDER = 'mail_api';
+const MAIL_API_PROVIDER = 'mail_api';
 
 /** One per process: the API client caches its access token in memory. */
 export type IntakeMailer = { client: MailApiClient; from: string; replyTo: string; messageIdDomain: string };
@@ -107,10 +107,16 @@ export async function sendIntakeMail(deps: IntakeMailDeps, mail: IntakeMail): Pr
       return { ok: true, messageId: outcome.messageId, logId };
     }
     await writeLog({ ...base, status: 'failed', error_kind: outcome.kind, error: outcome.error });
-    log.error({ event: 'intake_reply_failed', logId, source: mail.source, kind: outcome.kind, error: outcome.error, intakeMessageId: mail.intakeMessageId }, 'intake reply failed');
+    log.error(
+      { event: 'intake_reply_failed', logId, source: mail.source, kind: outcome.kind, error: outcome.error, intakeMessageId: mail.intakeMessageId },
+      'intake reply failed',
+    );
     return { ok: false, status: 'failed', error: outcome.error, logId };
   } catch (error) {
-    log.error({ event: 'intake_reply_failed', err: error, logId, source: mail.source, intakeMessageId: mail.intakeMessageId }, 'intake reply failed unexpectedly');
+    log.error(
+      { event: 'intake_reply_failed', err: error, logId, source: mail.source, intakeMessageId: mail.intakeMessageId },
+      'intake reply failed unexpectedly',
+    );
     return { ok: false, status: 'failed', error: 'Internal error while sending the reply', logId };
   }
 }

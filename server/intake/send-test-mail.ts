@@ -3,7 +3,7 @@ import { DomainError } from '../errors.ts';
 import { escapeHtml } from '../sharing/html.ts';
 import { sendIntakeMail, type IntakeMailDeps } from './send-intake-mail.ts';
 
-export const TestMailRequest = z.object({
+const TestMailRequest = z.object({
   to: z.email().max(320),
   subject: z.string().trim().min(1).max(200),
   body: z.string().max(20_000),
@@ -17,7 +17,8 @@ export const TestMailRequest = z.object({
  */
 export async function sendTestMail(deps: IntakeMailDeps, input: unknown): Promise<{ ok: true; messageId: string; logId: string }> {
   const parsed = TestMailRequest.safeParse(input);
-  if (!parsed.success) throw new DomainError('VALIDATION_FAILED', 'Send JSON {to, subject, body}', { context: { issues: parsed.error.issues.map((issue) => issue.message) } });
+  if (!parsed.success)
+    throw new DomainError('VALIDATION_FAILED', 'Send JSON {to, subject, body}', { context: { issues: parsed.error.issues.map((issue) => issue.message) } });
   const { to, subject, body } = parsed.data;
   const result = await sendIntakeMail(deps, {
     to,

@@ -43,7 +43,10 @@ export async function startSmtpListener(deps: ReceiveDeps, options: { port?: num
     onRcptTo(address, session, callback) {
       const recipient = address.address.trim().toLowerCase();
       if (!recipient.endsWith(`@${domain}`)) {
-        deps.log.info({ event: 'intake_rcpt_refused', recipient, remoteAddress: session.remoteAddress }, 'intake: refused a recipient outside the intake domain');
+        deps.log.info(
+          { event: 'intake_rcpt_refused', recipient, remoteAddress: session.remoteAddress },
+          'intake: refused a recipient outside the intake domain',
+        );
         return callback(smtpError(550, `5.7.1 <${recipient}>: relay access denied; this server only accepts mail for ${domain}`));
       }
       if (session.envelope.rcptTo.length >= MAX_RECIPIENTS) return callback(smtpError(452, '4.5.3 Too many recipients'));
@@ -76,7 +79,10 @@ export async function startSmtpListener(deps: ReceiveDeps, options: { port?: num
             return callback(smtpError(552, `5.3.4 Message too big: the limit is ${intake.maxMessageBytes} bytes`));
           }
           if (isDomainError(error) && error.code === 'BAD_REQUEST') return callback(smtpError(554, `5.6.0 ${error.message}`));
-          deps.log.error({ event: 'intake_store_failed', err: error, remoteAddress: session.remoteAddress }, 'intake: could not store a message; the sender will retry');
+          deps.log.error(
+            { event: 'intake_store_failed', err: error, remoteAddress: session.remoteAddress },
+            'intake: could not store a message; the sender will retry',
+          );
           callback(smtpError(451, '4.3.0 Temporary local problem; please try again later'));
         },
       );

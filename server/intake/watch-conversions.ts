@@ -42,8 +42,6 @@ export function createConversionWatch(deps: Pick<Deps, 'databaseUrl' | 'log' | '
   };
 }
 
-export type ConversionWatch = ReturnType<typeof createConversionWatch>;
-
 /** The sweep: every message still waiting on a conversion that has ended gets its finishing job. */
 export async function sweepEndedConversions(deps: Pick<Deps, 'db' | 'boss' | 'log'>): Promise<number> {
   const ids = await endedConversions(deps.db);

@@ -34,7 +34,8 @@ export const mountIntakeRoutes: RawRouteMount = (app, deps) => {
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'message/rfc822') throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the raw message as message/rfc822');
       const limit = deps.config.intake.maxMessageBytes;
-      if (Number(req.headers['content-length'] ?? 0) > limit) throw new DomainError('PAYLOAD_TOO_LARGE', `The message is larger than ${limit} bytes`, { context: { limit } });
+      if (Number(req.headers['content-length'] ?? 0) > limit)
+        throw new DomainError('PAYLOAD_TOO_LARGE', `The message is larger than ${limit} bytes`, { context: { limit } });
       const envelopeFrom = req.headers['x-envelope-from'];
       const received = await receiveMessage(
         { ...deps, store: deps.services.conversion.store },

@@ -20,9 +20,9 @@ import type { AddressInfo, Socket } from 'node:net';
  * Tests script the next answers of the send endpoint; `sent` holds what would
  * have gone out, `exchanges` counts token grants.
  */
-export type MailApiAnswer = { kind: 'error'; status: number } | { kind: 'delay'; ms: number } | { kind: 'drop' };
+type MailApiAnswer = { kind: 'accept' } | { kind: 'error'; status: number } | { kind: 'delay'; ms: number } | { kind: 'drop' };
 
-export type SentMessage = { id: string; raw: Buffer; token: string };
+type SentMessage = { id: string; raw: Buffer; token: string };
 
 export type MailApiFake = {
   url: string;
@@ -134,7 +134,9 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
     res.end(JSON.stringify(body));
   };
   const googleError = (res: http.ServerResponse, status: number, message: string) =>
-    json(res, status, { error: { code: status, message, status: STATUS_NAMES[status] ?? 'UNKNOWN', errors: [{ message, domain: 'global', reason: 'backendError' }] } });
+    json(res, status, {
+      error: { code: status, message, status: STATUS_NAMES[status] ?? 'UNKNOWN', errors: [{ message, domain: 'global', reason: 'backendError' }] },
+    });
 
   function token(res: http.ServerResponse, body: string, contentType: string | undefined) {
     if (!contentType?.startsWith('application/x-www-form-urlencoded')) return json(res, 400, { error: 'invalid_request', error_description: 'Bad Request' });
@@ -142,10 +144,18 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
     if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') {
       return json(res, 400, { error: 'unsupported_grant_type', error_description: 'Invalid grant_type' });
     }
-    const problem = checkAssertion(form.get('assertion') ?? '', publicKey, { iss: clientEmail, sub: options.subject, aud: fake.tokenUrl }, Math.floor(now() / 1000));
+    const problem = checkAssertion(
+      form.get('assertion') ?? '',
+      publicKey,
+      { iss: clientEmail, sub: options.subject, aud: fake.tokenUrl },
+      Math.floor(now() / 1000),
+    );
     if (problem) {
       fake.refusedGrants.push(problem);
-      return json(res, problem.startsWith('sub') ? 401 : 400, { error: problem.startsWith('sub') ? 'unauthorized_client' : 'invalid_grant', error_description: problem });
+      return json(res, problem.startsWith('sub') ? 401 : 400, {
+        error: problem.startsWith('sub') ? 'unauthorized_client' : 'invalid_grant',
+        error_description: problem,
+      });
     }
     fake.exchanges++;
     const lifetime = options.tokenLifetimeSeconds ?? 3599;
@@ -158,7 +168,11 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const expiresAt = bearer ? tokens.get(bearer) : undefined;
     if (!bearer || expiresAt === undefined || expiresAt <= now()) {
-      return googleError(res, 401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      return googleError(
+        res,
+        401,
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      );
     }
     const answer = script.shift() ?? standing;
     if (answer?.kind === 'drop') return req.socket.destroy();

@@ -8,22 +8,25 @@ import { z } from 'zod';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { registerIntakeJobs } from '../../jobs/intake/intake.worker.ts';
 import type { EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
-import { AnyRow, sql } from '../../server/db/database.ts';
+import { sql } from '../../server/db/database.ts';
+import type { IntakeDeps } from '../../server/intake/intake-deps.ts';
 import { loadIntakeMessage, type IntakeMessageRow } from '../../server/intake/intake.queries.ts';
 import { startSmtpListener, type SmtpListener } from '../../server/intake/smtp-listener.ts';
 import { startMailApiFake, type MailApiFake } from '../fakes/mail-api.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { until } from '../service/harness.ts';
 
-export const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
+const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
 export const corpusPdf = (name: string) => fs.readFile(path.join(CORPUS, name));
 
-export const INTAKE_DOMAIN = 'in.folio.test';
+const INTAKE_DOMAIN = 'in.folio.test';
 export const INTAKE_ADDRESS = `convert@${INTAKE_DOMAIN}`;
 export const PUBLIC_ADDRESS = 'convert@folio.test';
 
 export type Intake = {
   app: TestApp;
+  /** What the intake workers run with (to call a handler a second time). */
+  workerDeps: IntakeDeps;
   mail: MailApiFake;
   smtp: SmtpListener;
   /** Sends one message over real SMTP; resolves with the intake message id the listener's 250 names. */
@@ -37,7 +40,7 @@ export type Intake = {
  * The whole intake on a test app: the mail-provider fake, the conversion and
  * intake workers on a real database, and the SMTP listener on a free port.
  */
-export async function startIntake(options: { env?: Record<string, string>; engine?: EngineProvider } = {}): Promise<Intake> {
+export async function startIntake(options: { env?: Record<string, string>; engine?: (app: TestApp) => EngineProvider } = {}): Promise<Intake> {
   const mail = await startMailApiFake({ subject: PUBLIC_ADDRESS });
   const app = await startTestApp({
     workers: true,
@@ -57,7 +60,7 @@ export async function startIntake(options: { env?: Record<string, string>; engin
     },
   });
   const store = app.deps.services.conversion.store;
-  const engine = options.engine ?? app.deps.services.conversion.engine;
+  const engine = options.engine?.(app) ?? app.deps.services.conversion.engine;
   await registerConversionJobs(app.deps, { engine, store, schedule: false });
   const intake = await registerIntakeJobs(app.deps, { engine, store, schedule: false });
   const smtp = await startSmtpListener({ ...app.deps, store }, { port: 0, host: '127.0.0.1' });
@@ -71,6 +74,7 @@ export async function startIntake(options: { env?: Record<string, string>; engin
   });
   return {
     app,
+    workerDeps: intake.deps,
     mail,
     smtp,
     async send(message, envelope) {
@@ -139,8 +143,4 @@ const SendLogRow = z.object({ source: z.string().nullable(), status: z.string(),
 export function sendLog(app: TestApp, intakeMessageId: string) {
   return app.deps.db.any(sql.type(SendLogRow)`
     select source, status, provider, error_kind as "errorKind" from email_log where tags->>'intake_message_id' = ${intakeMessageId} order by created_at`);
-}
-
-export async function resetRateLimits(app: TestApp) {
-  await app.deps.db.query(sql.type(AnyRow)`delete from rate_limit_hits`);
 }

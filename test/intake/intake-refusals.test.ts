@@ -72,7 +72,12 @@ describe('the SMTP listener', () => {
 
 describe('branded refusals', () => {
   it('tells an unregistered sender how to register, once an hour, and logs the attempt', async () => {
-    const first = await intake.send({ from: 'stranger@example.com', subject: 'my pdf', text: 'hi', attachments: [{ filename: 'a.pdf', content: multicolumn }] });
+    const first = await intake.send({
+      from: 'stranger@example.com',
+      subject: 'my pdf',
+      text: 'hi',
+      attachments: [{ filename: 'a.pdf', content: multicolumn }],
+    });
     const row = await intake.settled(first);
     expect(row).toMatchObject({ status: 'refused', outcome: 'unregistered' });
     const { email, raw } = await onlyReplyTo('stranger@example.com');
@@ -128,7 +133,13 @@ describe('branded refusals', () => {
       from: 'docx@example.com',
       subject: 'word file',
       text: 'x',
-      attachments: [{ filename: 'letter.docx', content: Buffer.from('PK\u0003\u0004 not really'), contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }],
+      attachments: [
+        {
+          filename: 'letter.docx',
+          content: Buffer.from('PK\u0003\u0004 not really'),
+          contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+        },
+      ],
     });
     expect(await intake.settled(docx)).toMatchObject({ status: 'refused', outcome: 'unsupported_type' });
     expect((await onlyReplyTo('docx@example.com')).email.text).toMatch(/Convert-by-email accepts PDF files only/);
