@@ -1,6 +1,7 @@
 import type { ConversionReport } from '../engine.ts';
 import type { Backend, Block, DocumentMeta, PageResult } from '../model.ts';
 import type { AuditResult } from '../audit/index.ts';
+import { blocksText } from '../page-content.ts';
 import { documentTitle, type HtmlWarning } from './html.ts';
 import { escapeHtml, inlineText, validLang } from './text.ts';
 
@@ -80,6 +81,9 @@ function countBlocks(blocks: Block[], counts: Record<string, number>): number {
         break;
       case 'blockquote':
         words += countBlocks(block.children, counts);
+        break;
+      case 'form':
+        words += countWords(blocksText([block]));
         break;
       case 'pageBreak':
         break;

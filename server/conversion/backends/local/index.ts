@@ -20,6 +20,7 @@ import {
 import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { ocrPage } from './ocr.ts';
+import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
@@ -128,7 +129,7 @@ async function convertPage(
   const reasons: string[] = [];
   const items = options.takeTextLayer?.(pageNumber) ?? (await readTextLayer(page));
   options.rememberEdges?.(pageNumber, items);
-  const annotations = (await page.getAnnotations().catch(() => [])) as { subtype?: string; id?: string; url?: string; rect?: number[] }[];
+  const annotations = (await page.getAnnotations().catch(() => [])) as (WidgetAnnotation & { id?: string; url?: string })[];
   const linkById = new Map<string, string>();
   const linkAreas: LinkArea[] = [];
   for (const annotation of annotations) {
@@ -143,6 +144,7 @@ async function convertPage(
   const textLayerWords = countWords(layerText);
 
   let blocks: Block[] = [];
+  let form: PageForm | undefined;
   let ocr = false;
   let lang: string | undefined;
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
@@ -182,11 +184,13 @@ async function convertPage(
       const shifted = items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
       const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
       const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
+      const segments = buildSegments(
+        shifted,
+        linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
+      );
+      form = readPageForm(shiftWidgets(annotations, x0, y0), segments, pageNumber);
       const layout = layoutPage(
-        buildSegments(
-          shifted,
-          linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
-        ),
+        form ? segments.filter((segment) => !form!.labels.has(segment)) : segments,
         {
           page: pageNumber,
           pageWidth: x1 - x0,
@@ -247,10 +251,15 @@ async function convertPage(
           box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 },
         });
       }
-      blocks = captionFigures(placeFigures(blocks, layout.anchors, placed), layout.anchors, placed);
+      blocks = captionFigures(placeFigures(blocks, layout.anchors, form ? [...placed, form] : placed), layout.anchors, placed);
       const needing = placed.filter((entry) => entry.block.kind === 'figure' && entry.block.needsAlt).length;
       if (needing > 0) warnings.push(`page ${pageNumber}: ${needing} image(s) need alt text`);
     }
+  }
+  // a tagged or scanned page keeps its fields too, after its content
+  if (!form) {
+    form = readPageForm(shiftWidgets(annotations, 0, 0), [], pageNumber);
+    if (form) blocks.push(form.block);
   }
   if (blocks.some((block) => block.kind === 'figure' && block.needsAlt) && !warnings.some((warning) => warning.includes('alt text'))) {
     warnings.push(`page ${pageNumber}: figure(s) without alt text`);
@@ -279,6 +288,10 @@ async function convertPage(
     timings: { ms: Math.round(performance.now() - started) },
     costUsd: 0,
   };
+}
+
+function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): WidgetAnnotation[] {
+  return annotations.map((annotation) => (annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation));
 }
 
 /**
