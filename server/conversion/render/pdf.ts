@@ -245,7 +245,15 @@ class PdfWriter {
       const top = doc.y;
       const element = doc.struct('Form');
       parent.add(element);
-      element.add(() => this.writeRuns([{ text: `${label}: `, font: 'bold' }, { text: shown, font: 'regular' }], BODY_SIZE));
+      element.add(() =>
+        this.writeRuns(
+          [
+            { text: `${label}: `, font: 'bold' },
+            { text: shown, font: 'regular' },
+          ],
+          BODY_SIZE,
+        ),
+      );
       const type = field.kind === 'text' ? 'text' : field.kind === 'choice' ? 'combo' : field.kind === 'radio' ? 'radioButton' : 'checkbox';
       const options: Record<string, unknown> = { readOnly: true, ...(field.kind === 'choice' && field.options.length > 0 ? { select: field.options } : {}) };
       const dict = doc._fieldDict(`${field.name || 'field'}.p${block.page}f${index + 1}`, type, options);

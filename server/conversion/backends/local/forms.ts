@@ -63,9 +63,7 @@ export function readPageForm(annotations: WidgetAnnotation[], segments: Segment[
   const boxes: Box[] = [];
   const radios = new Map<string, { field: FormField & { kind: 'radio' }; box: Box }>();
   // top to bottom, left to right: the order a reader meets them
-  const ordered = widgets
-    .map((widget) => ({ widget, box: boxOf(widget.rect!) }))
-    .sort((a, b) => b.box.y1 - a.box.y1 || a.box.x0 - b.box.x0);
+  const ordered = widgets.map((widget) => ({ widget, box: boxOf(widget.rect!) })).sort((a, b) => b.box.y1 - a.box.y1 || a.box.x0 - b.box.x0);
   for (const { widget, box } of ordered) {
     boxes.push(box);
     const name = widget.fieldName ?? '';
@@ -150,7 +148,13 @@ function labelBeside(segments: Segment[], box: Box, side: 'left' | 'right' | 'ab
     let distance: number | undefined;
     if (side === 'left' && onRow && segment.right <= box.x0 + 2) distance = box.x0 - segment.right;
     if (side === 'right' && onRow && segment.x >= box.x1 - 2) distance = segment.x - box.x1;
-    if (side === 'above' && segment.y >= box.y1 - 2 && segment.y - box.y1 <= segment.size * 2.5 && segment.x < box.x1 && segment.right > box.x0 - LABEL_REACH / 4) {
+    if (
+      side === 'above' &&
+      segment.y >= box.y1 - 2 &&
+      segment.y - box.y1 <= segment.size * 2.5 &&
+      segment.x < box.x1 &&
+      segment.right > box.x0 - LABEL_REACH / 4
+    ) {
       distance = segment.y - box.y1;
     }
     if (distance === undefined || distance > LABEL_REACH) continue;

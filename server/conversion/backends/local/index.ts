@@ -20,6 +20,7 @@ import {
 import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { ocrPage } from './ocr.ts';
+import { isUsableTitle, largestText, undoubled } from './title.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
@@ -83,7 +84,10 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
     tagged = !!((await first.getStructTree().catch(() => null)) as StructNode | null)?.children?.length;
     first.cleanup();
   }
-  const title = cleanString(metadata?.get('dc:title')) || cleanString(info.Title) || titleFromName(sourceName);
+  const title =
+    [undoubled(cleanString(metadata?.get('dc:title'))), cleanString(info.Title)].find((candidate) => isUsableTitle(candidate, sourceName)) ||
+    (await firstPageTitle(doc)) ||
+    titleFromName(sourceName);
   let lang = cleanString(info.Language);
   if (!lang) {
     let sample = '';
@@ -98,6 +102,17 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
   const author = cleanString(metadata?.get('dc:creator')) || cleanString(info.Author);
   const subject = cleanString(metadata?.get('dc:description')) || cleanString(info.Subject);
   return { title, lang, pageCount: doc.numPages, tagged, ...(author ? { author } : {}), ...(subject ? { subject } : {}), sourceName };
+}
+
+async function firstPageTitle(doc: PDFDocumentProxy): Promise<string | undefined> {
+  const page = await doc.getPage(1);
+  try {
+    return largestText(await readTextLayer(page));
+  } catch {
+    return undefined;
+  } finally {
+    page.cleanup();
+  }
 }
 
 function titleFromName(name: string): string {
@@ -189,21 +204,18 @@ async function convertPage(
         linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
       );
       form = readPageForm(shiftWidgets(annotations, x0, y0), segments, pageNumber);
-      const layout = layoutPage(
-        form ? segments.filter((segment) => !form!.labels.has(segment)) : segments,
-        {
-          page: pageNumber,
-          pageWidth: x1 - x0,
-          pageHeight: y1 - y0,
-          neighbours,
-          rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
-          boldFonts: boldFontIds(page, shifted),
-          marks:
-            x0 === 0 && y0 === 0
-              ? drawing.marks
-              : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
-        },
-      );
+      const layout = layoutPage(form ? segments.filter((segment) => !form!.labels.has(segment)) : segments, {
+        page: pageNumber,
+        pageWidth: x1 - x0,
+        pageHeight: y1 - y0,
+        neighbours,
+        rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+        boldFonts: boldFontIds(page, shifted),
+        marks:
+          x0 === 0 && y0 === 0
+            ? drawing.marks
+            : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
+      });
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');
       // the scan under a searchable scan's invisible text is the page itself, not a figure on it
@@ -291,7 +303,9 @@ async function convertPage(
 }
 
 function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): WidgetAnnotation[] {
-  return annotations.map((annotation) => (annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation));
+  return annotations.map((annotation) =>
+    annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation,
+  );
 }
 
 /**
