@@ -30,7 +30,11 @@ type InviteDeps = Pick<Deps, 'db' | 'config' | 'clock'> & { email: EmailService;
  * open), then the email with a signed link that expires with the invite.
  * `inviteSent` is true only when the library says `ok`.
  */
-export async function inviteTeamMember(deps: InviteDeps, admin: { id: string; email: string; tenantId: string }, input: { email: string }): Promise<InviteResult> {
+export async function inviteTeamMember(
+  deps: InviteDeps,
+  admin: { id: string; email: string; tenantId: string },
+  input: { email: string },
+): Promise<InviteResult> {
   const email = input.email.trim().toLowerCase();
   await enforceRateLimits(deps.db, [{ key: `invite:tenant:${admin.tenantId}`, limit: INVITES_PER_HOUR, windowMs: 60 * 60 * 1000 }], deps.clock.now());
   if (await isTenantMember(deps.db, admin.tenantId, email)) throw new DomainError('CONFLICT', 'That address is already a member of the team');

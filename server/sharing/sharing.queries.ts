@@ -42,7 +42,10 @@ export async function findOwnedResultFile(db: Database, fileId: string, ownerId:
      where f.id = ${fileId} and f.owner_id = ${ownerId}`);
 }
 
-export async function insertFileShare(db: Database, share: { id: string; fileId: string; sharedBy: string; htmlKey: string; message?: string; expiresAt: Date }) {
+export async function insertFileShare(
+  db: Database,
+  share: { id: string; fileId: string; sharedBy: string; htmlKey: string; message?: string; expiresAt: Date },
+) {
   await db.query(sql.type(AnyRow)`
     insert into file_shares (id, file_id, shared_by, html_key, message, expires_at)
     values (${share.id}, ${share.fileId}, ${share.sharedBy}, ${share.htmlKey}, ${share.message ?? null}, ${share.expiresAt.toISOString()}::timestamptz)`);

@@ -28,7 +28,9 @@ export type ApiAnswer = { status: number; headers: Headers; body: any; text: str
  * real SDKs. `env` is added to the base environment (links on
  * https://folio.example, the team address, the purchase link).
  */
-export async function startProductHarness(options: { env?: Record<string, string | undefined>; clock?: Clock; workers?: boolean } = {}): Promise<ProductHarness> {
+export async function startProductHarness(
+  options: { env?: Record<string, string | undefined>; clock?: Clock; workers?: boolean } = {},
+): Promise<ProductHarness> {
   const [resend, ses] = await Promise.all([startResendFake({ apiKey: RESEND_KEY }), startSesFake()]);
   afterAll(async () => {
     await Promise.all([resend.close(), ses.close()]);
