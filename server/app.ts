@@ -13,7 +13,8 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { appRouter } from './routers/index.ts';
 import { resolveSigningSecrets } from './secrets.ts';
 import type { AppContext, AppDeps } from './trpc/context.ts';
-import { buildServices, type AppServices } from './services.ts';
+import { createConversionEvents } from './conversion-jobs/events.ts';
+import type { SmtpListener } from './intake/smtp-listener.ts';
 import { rawRouteMounts } from './routes/index.ts';
 import { describeTrpcError } from './trpc/trpc.ts';
 import { sql } from './db/database.ts';
@@ -32,8 +33,12 @@ const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '
 
 export type BuiltApp = { app: Express; deps: AppDeps };
 
-/** Builds the express app without listening; tests and server/main.ts both use it. */
-export function buildApp(deps: Deps, options: { services?: Partial<AppServices> } = {}): BuiltApp {
+/**
+ * Builds the express app without listening; tests and server/main.ts both
+ * use it. `intakeListener` is the SMTP listener of this process, when it runs
+ * one: GET /health reports it.
+ */
+export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } = {}): BuiltApp {
   const secrets = resolveSigningSecrets(deps.config);
   const appDeps: AppDeps = {
     ...deps,
@@ -44,7 +49,7 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
       audience: deps.config.auth.audience,
       now: deps.clock.now,
     }),
-    services: { ...buildServices(deps), ...options.services },
+    conversionEvents: createConversionEvents(deps.databaseUrl, deps.log),
   };
   const app = express();
   app.disable('x-powered-by');
@@ -78,11 +83,11 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
     ]);
     const healthy = database === 'ok' && queue === 'ok';
     // The intake worker's state is reported, not judged: a process without the listener or the mail key is still healthy.
-    const { listener, mailer } = appDeps.services.intake;
+    const listener = options.intakeListener;
     const intake = {
       smtp: listener ? 'listening' : 'off',
       smtpPort: listener?.port ?? null,
-      mailApi: mailer.client.configured ? 'configured' : 'unconfigured',
+      mailApi: deps.mailer.client.configured ? 'configured' : 'unconfigured',
     };
     res.status(healthy ? 200 : 503).json({ status: healthy ? 'ok' : 'degraded', database, queue, intake });
   });

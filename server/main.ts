@@ -32,16 +32,17 @@ const runtime = await openRuntime(config, log, { workers: withWorkers }).catch((
   process.exit(1);
 });
 if (withWorkers) await registerWorkers(runtime.deps);
-const { app, deps: appDeps } = buildApp(runtime.deps);
 
 // The convert-by-email SMTP listener (INTAKE_SMTP_PORT, 2525 by default: no root needed). It only stores and
 // queues; the intake workers (here, or in any worker process) do the rest.
-if (withIntake) {
-  appDeps.services.intake.listener = await startSmtpListener({ ...runtime.deps, store: appDeps.services.conversion.store }).catch((error: unknown) => {
-    console.error(`The SMTP listener could not start on port ${config.intake.smtpPort}: ${(error as Error).message} (set INTAKE_SMTP_PORT, or --no-intake)`);
-    return runtime.close().then(() => process.exit(1));
-  });
-}
+const intakeListener = withIntake
+  ? await startSmtpListener(runtime.deps).catch(async (error: unknown) => {
+      console.error(`The SMTP listener could not start on port ${config.intake.smtpPort}: ${(error as Error).message} (set INTAKE_SMTP_PORT, or --no-intake)`);
+      await runtime.close();
+      process.exit(1);
+    })
+  : undefined;
+const { app } = buildApp(runtime.deps, { intakeListener });
 
 const server: Server = await new Promise((resolve, reject) => {
   const listening = app.listen(config.port, config.host ?? '0.0.0.0', () => resolve(listening));
@@ -50,14 +51,14 @@ const server: Server = await new Promise((resolve, reject) => {
 const address = server.address();
 const port = typeof address === 'object' && address ? address.port : config.port;
 const base = config.publicBaseUrl ?? `http://localhost:${port}`;
-const smtpPort = appDeps.services.intake.listener?.port;
+const smtpPort = intakeListener?.port;
 log.info({ port, workers: withWorkers, smtpPort, embeddedDatabase: Boolean(runtime.embedded) }, 'Folio is running');
 const intakeLine = smtpPort ? `\nConvert by email: SMTP on port ${smtpPort} for *@${config.intake.domain}` : '';
 console.log(`\nFolio is running at ${base}\nAPI docs: ${base}/docs${intakeLine}\nGet a token: npm run token -- --email you@example.com\n`);
 
 onShutdown(log, async () => {
   // Stop taking mail and requests first; in-flight ones and jobs get the grace period.
-  await appDeps.services.intake.listener?.close();
+  await intakeListener?.close();
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeIdleConnections();

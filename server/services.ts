@@ -1,39 +1,26 @@
-import type { Deps } from './deps.ts';
-import { createEmailService, type EmailService } from './email/email-service.ts';
-import { createConversionService, type ConversionService } from './conversion-jobs/service.ts';
-import { createConversionEvents, type ConversionEvents } from './conversion-jobs/events.ts';
 import { lazyEngine } from './conversion-jobs/engine-provider.ts';
-import { resolveSigningSecrets } from './secrets.ts';
-import { createIntakeMailer, type IntakeMailer } from './intake/send-intake-mail.ts';
-import type { SmtpListener } from './intake/smtp-listener.ts';
+import type { CoreDeps, Deps, ProcessServices } from './deps.ts';
+import { createEmailService } from './email/email-service.ts';
+import { createIntakeMailer } from './intake/send-intake-mail.ts';
 import { createObjectStore } from './storage/storage.ts';
 
-/**
- * Domain services the routes call, built once per app from its deps. Each
- * area adds its entry here; routers reach them as ctx.deps.services.<area>.
- */
-export interface AppServices {
-  email: EmailService;
-  conversion: ConversionService;
-  conversionEvents: ConversionEvents;
-  intake: {
-    /** The mail-provider API client of the intake replies (it caches its access token for the process). */
-    mailer: IntakeMailer;
-    /** Set by the entry file that runs the SMTP listener; GET /health reports it. */
-    listener?: SmtpListener;
-  };
-}
+export type ProcessDeps = { deps: Deps; close: () => Promise<void> };
 
-export function buildServices(deps: Deps): AppServices {
-  return {
-    email: createEmailService(deps),
-    conversion: createConversionService({
-      ...deps,
-      store: createObjectStore(deps.config.storage),
-      engine: lazyEngine(deps),
-      downloadSecret: resolveSigningSecrets(deps.config).download,
-    }),
-    conversionEvents: createConversionEvents(deps.databaseUrl, deps.log),
-    intake: { mailer: createIntakeMailer(deps) },
+/**
+ * Builds the process-wide services once, for the API and the workers of this
+ * process alike: one email library (provider clients, batchers, the provider
+ * pair read once), one object store, and one conversion engine, whose
+ * worker-thread pool is sized to the cores of the machine — a second engine
+ * would double it; and one mail-provider API client for the intake replies,
+ * whose access token is cached for the process. `close` stops the engine's pool.
+ */
+export function withProcessServices(core: CoreDeps, given: Partial<ProcessServices> = {}): ProcessDeps {
+  const engine = given.engine ? undefined : lazyEngine(core);
+  const services: ProcessServices = {
+    email: given.email ?? createEmailService(core),
+    store: given.store ?? createObjectStore(core.config.storage),
+    engine: given.engine ?? engine!,
+    mailer: given.mailer ?? createIntakeMailer(core),
   };
+  return { deps: { ...core, ...services }, close: async () => void (await engine?.close()) };
 }

@@ -1,5 +1,3 @@
-import { createConversionService } from '../../server/conversion-jobs/service.ts';
-import { lazyEngine, type EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
 import type { Deps } from '../../server/deps.ts';
 import { cleanUpMessage } from '../../server/intake/clean-up-message.ts';
 import { finishMailedConversion } from '../../server/intake/finish-mailed-conversion.ts';
@@ -15,39 +13,29 @@ import {
   INTAKE_SWEEP_QUEUE,
   IntakeJob,
 } from '../../server/intake/intake.jobs.ts';
-import { createIntakeMailer, type IntakeMailer } from '../../server/intake/send-intake-mail.ts';
 import { createConversionWatch, sweepEndedConversions } from '../../server/intake/watch-conversions.ts';
 import { resolveSigningSecrets } from '../../server/secrets.ts';
-import { createObjectStore, type ObjectStore } from '../../server/storage/storage.ts';
 
 /** Messages handled at once per process: parsing and opening a PDF are short; the conversion itself runs in the chunk workers. */
 const MESSAGE_CONCURRENCY = 4;
 
-export type IntakeWorkerOptions = { store?: ObjectStore; engine?: EngineProvider; mailer?: IntakeMailer; schedule?: boolean };
+/** What a test or an entry file may keep: the handlers' deps (to run a step again) and the watch to close. */
+type IntakeWorkers = { deps: IntakeDeps; close: () => void };
 
 /**
  * The intake's queues: each message (parse → reply or convert), each ended
  * conversion (reply, log, cleanup), the cleanup, the one-minute sweep, and
  * the dead-letter consumer. Payloads are parsed as untrusted.
  */
-export async function registerIntakeJobs(deps: Deps, options: IntakeWorkerOptions = {}): Promise<{ deps: IntakeDeps; close: () => void }> {
-  const store = options.store ?? createObjectStore(deps.config.storage);
-  const engine = options.engine ?? lazyEngine(deps);
-  const downloadSecret = resolveSigningSecrets(deps.config).download;
-  const conversion = createConversionService({ ...deps, store, engine, downloadSecret });
+export async function registerIntakeJobs(deps: Deps, options: { schedule?: boolean } = {}): Promise<IntakeWorkers> {
   const watch = createConversionWatch(deps);
   const intakeDeps: IntakeDeps = {
     ...deps,
-    store,
-    engine,
-    mailer: options.mailer ?? createIntakeMailer(deps),
-    startConversion: (fileId) => conversion.startConversion(fileId, {}),
     watchConversion: (messageId, fileId) => watch.watch(messageId, fileId),
-    downloadSecret,
+    downloadSecret: resolveSigningSecrets(deps.config).download,
   };
 
   await ensureIntakeQueues(deps.boss);
-  await conversion.ensureQueues();
   const each =
     (handle: (messageId: string) => Promise<unknown>) =>
     async ([job]: Array<{ data: unknown }>) => {

@@ -7,7 +7,8 @@ const Status = z.enum(['deferred', 'sent', 'delivery_delayed', 'delivered', 'ope
 export const EmailLogQuery = z.object({
   status: Status.optional(),
   category: z.enum(['auth', 'transactional', 'notification', 'alert', 'marketing', 'unknown']).optional(),
-  provider: z.enum(['provider_a', 'provider_b']).optional(),
+  // mail_api: the convert-by-email replies (server/intake), logged beside the library's sends.
+  provider: z.enum(['provider_a', 'provider_b', 'mail_api']).optional(),
   /** Exact recipient (To, Cc or Bcc), compared lowercase. */
   recipient: z.string().max(320).optional(),
   /** Substring of the subject, case-insensitive. */

@@ -1,4 +1,4 @@
-import { jobKey } from '../conversion-jobs/service.ts';
+import { jobObjectKey } from '../conversion-jobs/conversion-deps.ts';
 import type { IntakeDeps } from './intake-deps.ts';
 import { deleteUnconvertedFile, ENDED_JOB_STATUSES, forgetFileSource, latestConversionJob, loadIntakeMessage, markCleaned } from './intake.queries.ts';
 
@@ -20,7 +20,7 @@ export async function cleanUpMessage(deps: Pick<IntakeDeps, 'db' | 'store' | 'lo
       await deps.store.deletePrefix(`files/${row.fileId}/`);
     } else if (ENDED_JOB_STATUSES.has(job.status)) {
       await deps.store.delete(`files/${row.fileId}/source`);
-      await deps.store.deletePrefix(jobKey(row.fileId, job.id, 'chunks/'));
+      await deps.store.deletePrefix(jobObjectKey(row.fileId, job.id, 'chunks/'));
       await forgetFileSource(deps.db, row.fileId);
     }
   }

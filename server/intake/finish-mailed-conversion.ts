@@ -1,8 +1,8 @@
-import { unzipSync } from 'fflate';
 import { bossDb } from '../conversion-jobs/boss-db.ts';
-import { signDownloadToken } from '../conversion-jobs/download-token.ts';
+import { downloadUrl } from '../conversion-jobs/download-token.ts';
 import { getBalance } from '../credits/credits.ts';
-import { readAll } from '../storage/storage.ts';
+import { safeBaseName } from '../conversion/render/zip.ts';
+import { openZipEntry, readZipEntryText } from '../storage/zip-entry.ts';
 import { replyInThread, spendable } from './handle-inbound-message.ts';
 import { publicBase, type IntakeDeps } from './intake-deps.ts';
 import { enqueueIntakeCleanup } from './intake.jobs.ts';
@@ -24,21 +24,31 @@ import type { ReplyFacts, ReplyKind } from './replies.ts';
  */
 const MAX_ATTACHED_HTML_BYTES = 2 * 1024 * 1024;
 
-type Outputs = { html: Buffer; htmlName: string; standardPages: number; complexPages: number; wcagStatus?: string };
+type Outputs = { html?: Buffer; standardPages: number; complexPages: number; wcagStatus?: string };
 
-/** The HTML and the report's page classes out of the conversion's zip (only those two entries are inflated). */
+/** A report is a few kilobytes per page; this bounds what a damaged zip could make us read. */
+const MAX_REPORT_BYTES = 16 * 1024 * 1024;
+const isHtml = (name: string) => name.endsWith('.html') && !name.endsWith('.report.html');
+
+/** The HTML, when small enough to attach, and the report's page classes, read from the conversion's zip by ranges. */
 async function readOutputs(deps: IntakeDeps, resultKey: string): Promise<Outputs> {
-  const zip = await readAll(await deps.store.get(resultKey));
-  const files = unzipSync(new Uint8Array(zip.buffer, zip.byteOffset, zip.byteLength), {
-    filter: (file) => file.name.endsWith('.report.json') || (file.name.endsWith('.html') && !file.name.endsWith('.report.html')),
-  });
-  const htmlName = Object.keys(files).find((name) => !name.endsWith('.report.json'));
-  const reportName = Object.keys(files).find((name) => name.endsWith('.report.json'));
-  if (!htmlName || !reportName) throw new Error(`the result zip ${resultKey} lacks its HTML or report`);
-  const report = JSON.parse(Buffer.from(files[reportName]!).toString('utf8')) as { standardPages?: number; complexPages?: number; wcagStatus?: string };
+  const reportText = await readZipEntryText(deps.store, resultKey, (name) => name.endsWith('.report.json'), MAX_REPORT_BYTES);
+  if (reportText === undefined) throw new Error(`the result zip ${resultKey} has no report`);
+  const report = JSON.parse(reportText) as { standardPages?: number; complexPages?: number; wcagStatus?: string };
+  const stream = await openZipEntry(deps.store, resultKey, isHtml);
+  if (!stream) throw new Error(`the result zip ${resultKey} has no HTML`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ATTACHED_HTML_BYTES) {
+      stream.destroy();
+      break;
+    }
+    chunks.push(chunk);
+  }
   return {
-    html: Buffer.from(files[htmlName]!),
-    htmlName,
+    html: size > MAX_ATTACHED_HTML_BYTES ? undefined : Buffer.concat(chunks),
     standardPages: report.standardPages ?? 0,
     complexPages: report.complexPages ?? 0,
     wcagStatus: report.wcagStatus,
@@ -117,9 +127,8 @@ async function describeOutcome(deps: IntakeDeps, job: EndedJob | null, filename:
     };
   }
   const outputs = await readOutputs(deps, job.resultKey);
-  const attached = outputs.html.length <= MAX_ATTACHED_HTML_BYTES;
+  const attached = outputs.html !== undefined;
   const balance = customerId ? spendable(await getBalance(deps.db, customerId)) : undefined;
-  const token = signDownloadToken(deps.downloadSecret, job.fileId, deps.clock.now());
   const facts: ReplyFacts = {
     filename,
     pages: job.totalPages,
@@ -128,7 +137,7 @@ async function describeOutcome(deps: IntakeDeps, job: EndedJob | null, filename:
     creditsCharged: job.creditsCharged ?? 0,
     wcagStatus: outputs.wcagStatus,
     attached,
-    downloadUrl: attached ? undefined : `${publicBase(deps.config)}/api/download/${job.fileId}/zip?token=${encodeURIComponent(token)}`,
+    downloadUrl: attached ? undefined : `${publicBase(deps.config)}${downloadUrl(deps.downloadSecret, job.fileId, deps.clock.now())}`,
     balance,
   };
   return {
@@ -137,6 +146,9 @@ async function describeOutcome(deps: IntakeDeps, job: EndedJob | null, filename:
     success: true,
     standardPages: outputs.standardPages,
     complexPages: outputs.complexPages,
-    attachments: attached ? [{ filename: outputs.htmlName, contentType: 'text/html; charset=utf-8', content: outputs.html }] : undefined,
+    // Named as inside the zip: the PDF's name with .html.
+    attachments: outputs.html
+      ? [{ filename: `${safeBaseName(filename.replace(/\.[^.]+$/, '') || 'document')}.html`, contentType: 'text/html; charset=utf-8', content: outputs.html }]
+      : undefined,
   };
 }

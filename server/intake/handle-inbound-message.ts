@@ -1,4 +1,5 @@
 import { bossDb } from '../conversion-jobs/boss-db.ts';
+import { startConversion } from '../conversion-jobs/start-conversion.ts';
 import { getBalance, type Balance } from '../credits/credits.ts';
 import { derivedUuid } from '../email/email.jobs.ts';
 import { DomainError, isDomainError } from '../errors.ts';
@@ -309,7 +310,8 @@ async function start(deps: IntakeDeps, row: IntakeMessageRow, thread: Thread, cu
   const fileId = row.fileId!;
   await deps.watchConversion(row.id, fileId);
   try {
-    if (!(await latestConversionJob(deps.db, fileId))) await deps.startConversion(fileId);
+    // The upload's own Convert: the exact pages held, the job, its chunks and their queue jobs in one transaction.
+    if (!(await latestConversionJob(deps.db, fileId))) await startConversion(deps, { fileId, options: {} });
     deps.log.info({ event: 'intake_converting', intakeMessageId: row.id, fileId }, 'intake: conversion queued');
   } catch (error) {
     if (!(await refuseForError(deps, { ...row, fileId }, thread, customerId, filename, error))) throw error;

@@ -1,16 +1,8 @@
 import type { Deps } from '../deps.ts';
-import type { EngineProvider } from '../conversion-jobs/engine-provider.ts';
-import type { ObjectStore } from '../storage/storage.ts';
 import type { ReplyLinks } from './replies.ts';
-import type { IntakeMailer } from './send-intake-mail.ts';
 
-/** What the intake handlers take first: the process's deps plus the store, the engine and the mailer it built once. */
-export type IntakeDeps = Pick<Deps, 'config' | 'db' | 'boss' | 'log' | 'clock'> & {
-  store: ObjectStore;
-  engine: EngineProvider;
-  mailer: IntakeMailer;
-  /** Starts the chunked conversion of a stored file, exactly as an upload's Convert does. */
-  startConversion: (fileId: string) => Promise<unknown>;
+/** What the intake handlers take first: the process's deps, the conversion watch of its worker, the download-link secret. */
+export type IntakeDeps = Pick<Deps, 'config' | 'db' | 'boss' | 'log' | 'clock' | 'store' | 'engine' | 'mailer'> & {
   /** Called before a conversion starts, so its end is heard (the sweep is the safety net). */
   watchConversion: (messageId: string, fileId: string) => Promise<void>;
   downloadSecret: string;

@@ -40,7 +40,7 @@ export type IntakeMail = {
 
 export type IntakeMailResult = { ok: true; messageId: string; logId: string } | { ok: false; status: 'failed' | 'suppressed'; error: string; logId: string };
 
-export type IntakeMailDeps = Pick<Deps, 'config' | 'db' | 'log' | 'clock'> & { mailer: IntakeMailer };
+export type IntakeMailDeps = Pick<Deps, 'config' | 'db' | 'log' | 'clock' | 'mailer'>;
 
 /**
  * Sends one message through the mail-provider API and writes it to the send

@@ -10,6 +10,7 @@ import { mountIntakeRoutes } from './intake.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
+import { mountSharedRoute } from './shared.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -28,5 +29,6 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFileUpload,
   mountConvertStream,
   mountDownload,
+  mountSharedRoute,
   mountIntakeRoutes,
 ];

@@ -37,16 +37,13 @@ export const mountIntakeRoutes: RawRouteMount = (app, deps) => {
       if (Number(req.headers['content-length'] ?? 0) > limit)
         throw new DomainError('PAYLOAD_TOO_LARGE', `The message is larger than ${limit} bytes`, { context: { limit } });
       const envelopeFrom = req.headers['x-envelope-from'];
-      const received = await receiveMessage(
-        { ...deps, store: deps.services.conversion.store },
-        {
-          source: 'http',
-          body: req,
-          envelopeFrom: typeof envelopeFrom === 'string' ? envelopeFrom.trim().replace(/^<|>$/g, '') : null,
-          envelopeTo: headerList(req.headers['x-envelope-to']),
-          remoteAddress: req.ip,
-        },
-      );
+      const received = await receiveMessage(deps, {
+        source: 'http',
+        body: req,
+        envelopeFrom: typeof envelopeFrom === 'string' ? envelopeFrom.trim().replace(/^<|>$/g, '') : null,
+        envelopeTo: headerList(req.headers['x-envelope-to']),
+        remoteAddress: req.ip,
+      });
       res.status(202).json(received);
     } catch (error) {
       if (!req.complete) res.setHeader('connection', 'close');
@@ -57,7 +54,7 @@ export const mountIntakeRoutes: RawRouteMount = (app, deps) => {
   app.post('/test-send', express.json({ limit: '64kb' }), async (req, res) => {
     try {
       assertProxySecret(req, deps.config.secrets.proxyShared);
-      res.json(await sendTestMail({ ...deps, mailer: deps.services.intake.mailer }, req.body));
+      res.json(await sendTestMail(deps, req.body));
     } catch (error) {
       sendError(res, error);
     }

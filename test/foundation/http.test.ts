@@ -12,7 +12,10 @@ async function get(path: string, headers: Record<string, string> = {}) {
 
 describe('HTTP surface', () => {
   it('reports database and queue health', async () => {
-    expect(await get('/health')).toEqual({ status: 200, body: { status: 'ok', database: 'ok', queue: 'ok' } });
+    expect(await get('/health')).toEqual({
+      status: 200,
+      body: { status: 'ok', database: 'ok', queue: 'ok', intake: { smtp: 'off', smtpPort: null, mailApi: 'unconfigured' } },
+    });
   });
 
   it('serves the OpenAPI document and a docs page', async () => {

@@ -28,7 +28,7 @@ async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, t
 type Started = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
 function startFolio(dataDir: string): Started {
-  const env = { PATH: process.env.PATH, HOME: process.env.HOME, FOLIO_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' };
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, FOLIO_DATA_DIR: dataDir, PORT: '0', INTAKE_SMTP_PORT: '0', LOG_LEVEL: 'warn' };
   const child = spawn(process.execPath, ['server/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -44,7 +44,9 @@ async function healthyBase(started: Started) {
     `the start banner; output so far:\n${started.output()}`,
   );
   const health = await fetch(`${base}/health`);
-  expect(await health.json()).toEqual({ status: 'ok', database: 'ok', queue: 'ok' });
+  // npm start runs the convert-by-email SMTP listener too (on a free port here; 2525 by default).
+  expect(await health.json()).toMatchObject({ status: 'ok', database: 'ok', queue: 'ok', intake: { smtp: 'listening', mailApi: 'unconfigured' } });
+  expect(started.output()).toMatch(/Convert by email: SMTP on port \d+ for \*@intake\.folio\.localhost/);
   return base;
 }
 

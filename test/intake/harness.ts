@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { registerIntakeJobs } from '../../jobs/intake/intake.worker.ts';
 import type { EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
+import type { CoreDeps } from '../../server/deps.ts';
 import { sql } from '../../server/db/database.ts';
 import type { IntakeDeps } from '../../server/intake/intake-deps.ts';
 import { loadIntakeMessage, type IntakeMessageRow } from '../../server/intake/intake.queries.ts';
@@ -40,10 +41,11 @@ export type Intake = {
  * The whole intake on a test app: the mail-provider fake, the conversion and
  * intake workers on a real database, and the SMTP listener on a free port.
  */
-export async function startIntake(options: { env?: Record<string, string>; engine?: (app: TestApp) => EngineProvider } = {}): Promise<Intake> {
+export async function startIntake(options: { env?: Record<string, string>; engine?: (core: CoreDeps) => EngineProvider } = {}): Promise<Intake> {
   const mail = await startMailApiFake({ subject: PUBLIC_ADDRESS });
   const app = await startTestApp({
     workers: true,
+    engine: options.engine,
     env: {
       CHUNK_PAGES: '2',
       CHUNK_CONCURRENCY: '2',
@@ -59,18 +61,15 @@ export async function startIntake(options: { env?: Record<string, string>; engin
       ...options.env,
     },
   });
-  const store = app.deps.services.conversion.store;
-  const engine = options.engine?.(app) ?? app.deps.services.conversion.engine;
-  await registerConversionJobs(app.deps, { engine, store, schedule: false });
-  const intake = await registerIntakeJobs(app.deps, { engine, store, schedule: false });
-  const smtp = await startSmtpListener({ ...app.deps, store }, { port: 0, host: '127.0.0.1' });
+  await registerConversionJobs(app.deps, { schedule: false });
+  const intake = await registerIntakeJobs(app.deps, { schedule: false });
+  const smtp = await startSmtpListener(app.deps, { port: 0, host: '127.0.0.1' });
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, pool: false });
   afterAll(async () => {
     transport.close();
     intake.close();
     await smtp.close();
     await mail.close();
-    await (engine as EngineProvider & { close?: () => Promise<void> }).close?.();
   });
   return {
     app,

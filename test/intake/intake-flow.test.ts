@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { jobKey } from '../../server/conversion-jobs/service.ts';
+import { jobObjectKey } from '../../server/conversion-jobs/conversion-deps.ts';
 import type { EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
 import { sql } from '../../server/db/database.ts';
 import { cleanUpMessage } from '../../server/intake/clean-up-message.ts';
@@ -17,8 +17,8 @@ let multicolumn: Buffer;
 
 beforeAll(async () => {
   intake = await startIntake({
-    engine: (app) => {
-      gated = gatedEngine(app.config, app.deps.log);
+    engine: (core) => {
+      gated = gatedEngine(core.config, core.log);
       const provider: EngineProvider = async () => {
         const engine = await gated.provider();
         if (!failing) return engine;
@@ -32,8 +32,6 @@ beforeAll(async () => {
       return provider;
     },
   });
-  // The API process's engine (upload inspect) is the same wrapped one.
-  Object.assign(intake.app.deps.services.conversion, { engine: gated.provider });
   multicolumn = await corpusPdf('multicolumn-latex.pdf');
 }, 60_000);
 
@@ -116,7 +114,7 @@ describe('a registered customer mails a PDF', () => {
     expect(outbox.map((event) => event.type)).toEqual(['conversion.completed']);
 
     // Cleaned up asynchronously: the raw message, the mailed PDF and the chunk results go; the result zip stays.
-    const store = intake.app.deps.services.conversion.store;
+    const store = intake.app.deps.store;
     const cleaned = await until(
       () => loadIntakeMessage(intake.app.deps.db, id),
       (current) => current?.rawKey === null,
@@ -126,7 +124,7 @@ describe('a registered customer mails a PDF', () => {
     expect(cleaned?.rawKey).toBeNull();
     expect(await store.exists(`intake/${id}/message.eml`)).toBe(false);
     expect(await store.exists(`files/${fileId}/source`)).toBe(false);
-    expect(await store.exists(jobKey(fileId, job.id, 'chunks/00000.json'))).toBe(false);
+    expect(await store.exists(jobObjectKey(fileId, job.id, 'chunks/00000.json'))).toBe(false);
     expect(await store.exists(job.resultKey!)).toBe(true);
     expect(await fileRow(fileId)).toEqual({ storageKey: null, status: 'completed', ownerEmail: 'reader@example.com' });
   }, 150_000);

@@ -1,8 +1,11 @@
-import { zipSync } from 'fflate';
+import yazl from 'yazl';
 import nodemailer from 'nodemailer';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Readable } from 'node:stream';
+import { loadConfig } from '../../server/config.ts';
 import { sql } from '../../server/db/database.ts';
+import { readAll } from '../../server/storage/storage.ts';
 import { startSmtpListener } from '../../server/intake/smtp-listener.ts';
 import { TEST_PROXY_SECRET } from '../helpers/app.ts';
 import { until } from '../service/harness.ts';
@@ -39,6 +42,13 @@ async function repliesTo(address: string) {
 }
 
 describe('the SMTP listener', () => {
+  it('listens on an unprivileged port by default, for the intake domain', () => {
+    const { intake: defaults } = loadConfig({});
+    expect(defaults.smtpPort).toBe(2525);
+    expect(defaults.maxBytes).toBe(25 * 1024 * 1024);
+    expect(defaults.domain).toBe('intake.folio.localhost');
+  });
+
   it('refuses a recipient outside the intake domain at RCPT with 550, and takes ours', async () => {
     const error = await intake.send({ from: 'someone@example.com', to: 'victim@elsewhere.example', text: 'relay me' }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ responseCode: 550, command: 'RCPT TO' });
@@ -50,7 +60,7 @@ describe('the SMTP listener', () => {
     const { app } = intake;
     // A listener whose limit is 40 KB, so a 78 KB PDF is over it without moving megabytes.
     const small = await startSmtpListener(
-      { ...app.deps, store: app.deps.services.conversion.store, config: { ...app.config, intake: { ...app.config.intake, maxMessageBytes: 40_000 } } },
+      { ...app.deps, config: { ...app.config, intake: { ...app.config.intake, maxMessageBytes: 40_000 } } },
       { port: 0, host: '127.0.0.1' },
     );
     try {
@@ -115,7 +125,10 @@ describe('branded refusals', () => {
   it('refuses a file that is not a PDF by content, whatever its name, and a zip bomb stays inert', async () => {
     await intake.customer('types@example.com', { planType: 'paid', credits: 10 });
     // 16 MB of zeros deflate to ~16 KB (a real bomb nests such layers): never inflated, it is just not a PDF.
-    const bomb = Buffer.from(zipSync({ 'payload.bin': [new Uint8Array(16 * 1024 * 1024), { level: 6 }] }));
+    const zip = new yazl.ZipFile();
+    zip.addBuffer(Buffer.alloc(16 * 1024 * 1024), 'payload.bin');
+    zip.end();
+    const bomb = await readAll(zip.outputStream as Readable);
     expect(bomb.length).toBeLessThan(100_000);
     const id = await intake.send({
       from: 'types@example.com',
