@@ -5,14 +5,17 @@ import type { EngineProvider } from '../../server/conversion-jobs/engine-provide
 import { sql } from '../../server/db/database.ts';
 import { cleanUpMessage } from '../../server/intake/clean-up-message.ts';
 import { finishMailedConversion } from '../../server/intake/finish-mailed-conversion.ts';
+import { giveUpOnMessage } from '../../server/intake/give-up-on-message.ts';
 import { handleInboundMessage } from '../../server/intake/handle-inbound-message.ts';
 import { loadIntakeMessage } from '../../server/intake/intake.queries.ts';
+import { sweepEndedConversions } from '../../server/intake/watch-conversions.ts';
 import { api, gatedEngine, until } from '../service/harness.ts';
 import { conversionLog, corpusPdf, customerBalance, header, parseSent, PUBLIC_ADDRESS, sendLog, startIntake, type Intake } from './harness.ts';
 
 let intake: Intake;
 let gated: ReturnType<typeof gatedEngine>;
 let failing = false;
+let inspectCrashes = false;
 let multicolumn: Buffer;
 
 beforeAll(async () => {
@@ -21,6 +24,14 @@ beforeAll(async () => {
       gated = gatedEngine(core.config, core.log);
       const provider: EngineProvider = async () => {
         const engine = await gated.provider();
+        if (inspectCrashes) {
+          return {
+            ...engine,
+            inspect: async () => {
+              throw new Error('worker crashed while opening the PDF');
+            },
+          };
+        }
         if (!failing) return engine;
         return {
           ...engine,
@@ -55,7 +66,8 @@ function jobOf(fileId: string) {
     select id, status, result_key as "resultKey" from large_conversion_jobs where file_id = ${fileId} order by created_at desc limit 1`);
 }
 
-describe('a registered customer mails a PDF', () => {
+// Conversions on a 2-core machine shared with other test files: generous bounds, never sleeps.
+describe('a registered customer mails a PDF', { timeout: 120_000 }, () => {
   it('gets an acknowledgment, then the accessible HTML in the same thread; 1 credit per page is charged once and the job is logged', async () => {
     const customerId = await intake.customer('reader@example.com', { planType: 'paid', credits: 100 });
     const id = await intake.send({
@@ -251,7 +263,71 @@ describe('a registered customer mails a PDF', () => {
   });
 });
 
-describe('a crash loses no mail', () => {
+describe('a crash loses no mail', { timeout: 120_000 }, () => {
+  it('a conversion that ends while no process listens is finished by the sweep', async () => {
+    await intake.customer('unheard@example.com', { planType: 'paid', credits: 10 });
+    const { boss, db } = intake.app.deps;
+    await boss.offWork('intake.message');
+    try {
+      const id = await intake.send({
+        from: 'unheard@example.com',
+        subject: 'quiet',
+        text: 'x',
+        attachments: [{ filename: 'paper.pdf', content: multicolumn }],
+      });
+      // The handler runs in a process that dies before hearing the end: its watch never fires.
+      await handleInboundMessage({ ...intake.workerDeps, watchConversion: async () => {} }, id);
+      const converting = await loadIntakeMessage(db, id);
+      expect(converting?.status).toBe('converting');
+      await until(
+        () => jobOf(converting!.fileId!),
+        (job) => job.status === 'completed',
+        60_000,
+        'the conversion',
+      );
+      expect((await loadIntakeMessage(db, id))?.status).toBe('converting');
+      expect(await sweepEndedConversions(intake.app.deps)).toBe(1);
+      expect(await intake.settled(id, ['replied', 'failed'], 30_000)).toMatchObject({ status: 'replied', outcome: 'result' });
+      expect(await sweepEndedConversions(intake.app.deps)).toBe(0);
+    } finally {
+      await boss.work('intake.message', { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+        if (job) await handleInboundMessage(intake.workerDeps, (job.data as { messageId: string }).messageId);
+      });
+    }
+  });
+
+  it('a handler that keeps failing after the acknowledgment ends in one failure reply, an error row and no charge', async () => {
+    const customerId = await intake.customer('crashy@example.com', { planType: 'paid', credits: 10 });
+    const { db } = intake.app.deps;
+    inspectCrashes = true;
+    try {
+      const id = await intake.send({ from: 'crashy@example.com', subject: 'crash', text: 'x', attachments: [{ filename: 'paper.pdf', content: multicolumn }] });
+      // The first receive acknowledges, then fails opening the PDF: pg-boss holds the job for a retry.
+      await until(
+        () =>
+          db.maybeOneFirst(sql.type(z.object({ state: z.string() }))`
+            select state from pgboss.job where name = 'intake.message' and data->>'messageId' = ${id}`),
+        (state) => state === 'retry',
+        20_000,
+        'the failed receive',
+      );
+      expect((await loadIntakeMessage(db, id))?.ackSentAt).not.toBeNull();
+      // What the dead-letter consumer does once the last retry has failed too.
+      await giveUpOnMessage(intake.workerDeps, { messageId: id });
+      expect(await loadIntakeMessage(db, id)).toMatchObject({ status: 'failed', outcome: 'dead_letter', replyError: null });
+      const replies = await repliesTo('crashy@example.com');
+      expect(replies.map(({ email }) => email.text?.split('\n')[0])).toEqual(['We are converting your PDF', 'We could not convert your PDF']);
+      expect(await conversionLog(intake.app, id)).toMatchObject({ status: 'error', creditsCharged: 0, errorMessage: 'The intake gave up after every retry' });
+      expect(await customerBalance(intake.app, customerId)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
+      // A receive after that finds the message finished and sends nothing.
+      const sent = intake.mail.sent.length;
+      await handleInboundMessage(intake.workerDeps, id);
+      expect(intake.mail.sent.length).toBe(sent);
+    } finally {
+      inspectCrashes = false;
+    }
+  });
+
   it('a message accepted while no intake worker runs waits in the queue and is handled once one starts', async () => {
     await intake.customer('patient@example.com', { planType: 'paid', credits: 10 });
     const { boss } = intake.app.deps;
