@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Boss } from '../queue/boss.ts';
+import { oncePerBoss, type Boss } from '../queue/boss.ts';
 import { bossDb, type BossConnection } from './boss-db.ts';
 
 export const CHUNK_QUEUE = 'conversion.chunk';
@@ -43,18 +43,8 @@ async function createConversionQueues(boss: Boss): Promise<void> {
   await boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', retryLimit: 1 });
 }
 
-const queuesCreated = new WeakMap<Boss, Promise<void>>();
-
 /** createConversionQueues once per pg-boss instance (a failed attempt is tried again next call). */
-export function ensureConversionQueues(boss: Boss): Promise<void> {
-  let created = queuesCreated.get(boss);
-  if (!created) {
-    created = createConversionQueues(boss);
-    created.catch(() => queuesCreated.delete(boss));
-    queuesCreated.set(boss, created);
-  }
-  return created;
-}
+export const ensureConversionQueues = oncePerBoss(createConversionQueues);
 
 /** Queues one chunk inside the caller's transaction, so the row and its queue job commit together. */
 export async function enqueueChunk(boss: Boss, connection: BossConnection, chunk: ChunkJobData): Promise<void> {

@@ -1,7 +1,7 @@
 import { replyInThread } from './handle-inbound-message.ts';
 import type { IntakeDeps } from './intake-deps.ts';
 import { IntakeJob } from './intake.jobs.ts';
-import { insertConversionLog, latestConversionJob, loadIntakeMessage, markReplied, moveIntakeMessage } from './intake.queries.ts';
+import { insertConversionError, latestConversionJob, loadIntakeMessage, markReplied, moveIntakeMessage } from './intake.queries.ts';
 
 /**
  * A message (or its finishing) that failed every receive. It is marked
@@ -30,16 +30,11 @@ export async function giveUpOnMessage(deps: IntakeDeps, data: unknown): Promise<
   const reply = await replyInThread(deps, row, thread, 'conversion_failed', { filename: row.filename ?? undefined });
   await markReplied(deps.db, row.id, reply.ok ? null : reply.error);
   await deps.db.transaction(async (tx) => {
-    const logId = await insertConversionLog(tx, {
+    const logId = await insertConversionError(tx, {
       customerId: row.customerId,
       senderEmail: row.senderEmail!,
       filename: row.filename,
       fileSizeBytes: row.fileSizeBytes,
-      totalPages: null,
-      standardPages: null,
-      complexPages: null,
-      creditsCharged: 0,
-      status: 'error',
       errorMessage: 'The intake gave up after every retry',
     });
     await moveIntakeMessage(tx, row.id, ['failed'], 'failed', { conversionLogId: logId });

@@ -13,7 +13,7 @@ import {
   filePageCount,
   findCustomerByEmail,
   findOrCreateOwner,
-  insertConversionLog,
+  insertConversionError,
   insertMailedFile,
   latestConversionJob,
   loadIntakeMessage,
@@ -103,16 +103,11 @@ async function refuse(
 ): Promise<void> {
   const reply = await replyInThread(deps, row, thread, kind, facts);
   await deps.db.transaction(async (tx) => {
-    const logId = await insertConversionLog(tx, {
+    const logId = await insertConversionError(tx, {
       customerId: log.customerId,
       senderEmail: thread.sender,
       filename: facts.filename ?? null,
       fileSizeBytes: row.fileSizeBytes,
-      totalPages: null,
-      standardPages: null,
-      complexPages: null,
-      creditsCharged: 0,
-      status: 'error',
       errorMessage: log.error,
     });
     const moved = await moveIntakeMessage(tx, row.id, ['received', 'converting'], 'refused', { outcome: kind, fileId: log.fileId, conversionLogId: logId });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Boss } from '../queue/boss.ts';
+import { oncePerBoss, type Boss } from '../queue/boss.ts';
 
 /**
  * The intake queues. A message is in the store and on `intake.message` before
@@ -41,18 +41,8 @@ async function createIntakeQueues(boss: Boss): Promise<void> {
   await boss.createQueue(INTAKE_SWEEP_QUEUE, { policy: 'singleton', retryLimit: 0 });
 }
 
-const ready = new WeakMap<Boss, Promise<void>>();
-
-/** createIntakeQueues once per pg-boss instance (a failure is tried again next time). */
-export function ensureIntakeQueues(boss: Boss): Promise<void> {
-  let promise = ready.get(boss);
-  if (!promise) {
-    promise = createIntakeQueues(boss);
-    ready.set(boss, promise);
-    promise.catch(() => ready.delete(boss));
-  }
-  return promise;
-}
+/** createIntakeQueues once per pg-boss instance. */
+export const ensureIntakeQueues = oncePerBoss(createIntakeQueues);
 
 type SendOptions = { db?: { executeSql: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> } };
 

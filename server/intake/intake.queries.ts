@@ -201,6 +201,14 @@ export function insertConversionLog(db: Queryable, entry: ConversionLogEntry): P
     returning id`);
 }
 
+/** The job-log row of an attempt that converted nothing (a refusal, a failure): no pages, no charge. */
+export function insertConversionError(
+  db: Queryable,
+  entry: Pick<ConversionLogEntry, 'customerId' | 'senderEmail' | 'filename' | 'fileSizeBytes'> & { errorMessage: string },
+): Promise<string> {
+  return insertConversionLog(db, { ...entry, totalPages: null, standardPages: null, complexPages: null, creditsCharged: 0, status: 'error' });
+}
+
 /** Messages whose conversion has ended (or vanished) while they still wait: the sweep finishes them. */
 export function endedConversions(db: Queryable): Promise<readonly string[]> {
   return db

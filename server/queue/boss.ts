@@ -3,6 +3,24 @@ import { PgBoss, type ConstructorOptions } from 'pg-boss';
 export type Boss = PgBoss;
 
 /**
+ * `create` run once per pg-boss instance, for the queues an area sends to:
+ * every caller waits on the same first run, and a failed run is tried again
+ * by the next caller.
+ */
+export function oncePerBoss(create: (boss: Boss) => Promise<void>): (boss: Boss) => Promise<void> {
+  const runs = new WeakMap<Boss, Promise<void>>();
+  return (boss) => {
+    let run = runs.get(boss);
+    if (!run) {
+      run = create(boss);
+      run.catch(() => runs.delete(boss));
+      runs.set(boss, run);
+    }
+    return run;
+  };
+}
+
+/**
  * Starts pg-boss in the application database (schema `pgboss`). The API
  * process uses it only to send (supervise and schedule off); the worker
  * process runs maintenance and schedules too.
