@@ -14,23 +14,12 @@ import { runChunk } from '../../server/conversion-jobs/run-chunk.ts';
 import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-conversions.ts';
 import type { Deps } from '../../server/deps.ts';
 import { runInlineDocx } from '../../server/files/docx.ts';
+import { wakeWorkers } from '../../server/queue/boss.ts';
 
 /** A chunk whose heartbeat is this many intervals old belongs to a dead worker. */
 const STALE_HEARTBEATS = 6;
 /** A live job with no progress for this long is failed by the stuck-file sweep. */
 const STUCK_FILE_MS = 2 * 60 * 60 * 1000;
-
-/**
- * Makes this process's workers of the given queues fetch at once when their
- * current job ends, instead of sleeping out `pollingIntervalSeconds`
- * (pg-boss bursts only for batches larger than one). A fetch that finds
- * nothing falls back to normal polling.
- */
-function wakeWorkers(boss: Deps['boss'], queues: string[]): void {
-  for (const worker of boss.getWipData()) {
-    if (queues.includes(worker.name)) boss.notifyWorker(worker.id);
-  }
-}
 
 /**
  * Chunk, assembly and inline-DOCX workers, plus the recovery schedule, on the

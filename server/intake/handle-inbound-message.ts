@@ -1,5 +1,7 @@
 import { bossDb } from '../conversion-jobs/boss-db.ts';
+import { CHUNK_QUEUE } from '../conversion-jobs/conversion-jobs.jobs.ts';
 import { startConversion } from '../conversion-jobs/start-conversion.ts';
+import { wakeWorkers } from '../queue/boss.ts';
 import { getBalance, type Balance } from '../credits/credits.ts';
 import { derivedUuid } from '../email/email.jobs.ts';
 import { DomainError, isDomainError } from '../errors.ts';
@@ -102,6 +104,7 @@ async function refuse(
   log: { customerId: string | null; error: string; fileId?: string },
 ): Promise<void> {
   const reply = await replyInThread(deps, row, thread, kind, facts);
+  await markReplied(deps.db, row.id, reply.ok ? null : reply.error);
   await deps.db.transaction(async (tx) => {
     const logId = await insertConversionError(tx, {
       customerId: log.customerId,
@@ -113,7 +116,6 @@ async function refuse(
     const moved = await moveIntakeMessage(tx, row.id, ['received', 'converting'], 'refused', { outcome: kind, fileId: log.fileId, conversionLogId: logId });
     if (moved) await enqueueIntakeCleanup(deps.boss, row.id, { db: bossDb(tx) });
   });
-  await markReplied(deps.db, row.id, reply.ok ? null : reply.error);
   deps.log.info({ event: 'intake_refused', intakeMessageId: row.id, kind, replied: reply.ok }, `intake: refused (${kind})`);
 }
 
@@ -307,6 +309,7 @@ async function start(deps: IntakeDeps, row: IntakeMessageRow, thread: Thread, cu
   try {
     // The upload's own Convert: the exact pages held, the job, its chunks and their queue jobs in one transaction.
     if (!(await latestConversionJob(deps.db, fileId))) await startConversion(deps, { fileId, options: {} });
+    wakeWorkers(deps.boss, [CHUNK_QUEUE]);
     deps.log.info({ event: 'intake_converting', intakeMessageId: row.id, fileId }, 'intake: conversion queued');
   } catch (error) {
     if (!(await refuseForError(deps, { ...row, fileId }, thread, customerId, filename, error))) throw error;

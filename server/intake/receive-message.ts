@@ -5,7 +5,8 @@ import { bossDb } from '../conversion-jobs/boss-db.ts';
 import { DomainError } from '../errors.ts';
 import type { ObjectStore } from '../storage/storage.ts';
 import { messageIds } from './compose-mime.ts';
-import { enqueueIntakeMessage, ensureIntakeQueues } from './intake.jobs.ts';
+import { enqueueIntakeMessage, ensureIntakeQueues, INTAKE_MESSAGE_QUEUE } from './intake.jobs.ts';
+import { wakeWorkers } from '../queue/boss.ts';
 import { insertIntakeMessage } from './intake.queries.ts';
 
 /** The header block is read from at most this much of the start of a message (for its Message-ID). */
@@ -127,6 +128,8 @@ export async function receiveMessage(deps: ReceiveDeps, delivery: InboundDeliver
       deps.log.info({ event: 'intake_duplicate', dedupeKey, source: delivery.source }, 'intake: message already received; acknowledged and dropped');
       return { id, duplicate: true, sizeBytes: size };
     }
+    // An intake worker in this process (npm start) takes it now rather than at its next poll.
+    wakeWorkers(deps.boss, [INTAKE_MESSAGE_QUEUE]);
     deps.log.debug({ intakeMessageId: id, size, source: delivery.source }, 'intake: message queued');
     return { id, duplicate: false, sizeBytes: size };
   } catch (error) {

@@ -1,6 +1,7 @@
 import type { Deps } from '../deps.ts';
 import { createConversionEvents } from '../conversion-jobs/events.ts';
-import { enqueueIntakeFinish } from './intake.jobs.ts';
+import { wakeWorkers } from '../queue/boss.ts';
+import { enqueueIntakeFinish, INTAKE_FINISH_QUEUE } from './intake.jobs.ts';
 import { endedConversions } from './intake.queries.ts';
 
 /** Notices the conversion service sends on the commit that ends a job (runner, cancel_conversion_job). */
@@ -29,8 +30,9 @@ export function createConversionWatch(deps: Pick<Deps, 'databaseUrl' | 'log' | '
           watching.get(fileId)?.();
           watching.delete(fileId);
         }
-        enqueueIntakeFinish(deps.boss, messageId).catch((error: unknown) =>
-          deps.log.warn({ err: error, intakeMessageId: messageId }, 'intake: could not queue the finish; the sweep will'),
+        enqueueIntakeFinish(deps.boss, messageId).then(
+          () => wakeWorkers(deps.boss, [INTAKE_FINISH_QUEUE]),
+          (error: unknown) => deps.log.warn({ err: error, intakeMessageId: messageId }, 'intake: could not queue the finish; the sweep will'),
         );
       });
       watching.set(fileId, unsubscribe);

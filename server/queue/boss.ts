@@ -3,6 +3,19 @@ import { PgBoss, type ConstructorOptions } from 'pg-boss';
 export type Boss = PgBoss;
 
 /**
+ * Makes this process's workers of the given queues fetch at once, instead of
+ * sleeping out `pollingIntervalSeconds` (pg-boss bursts only for batches
+ * larger than one): for work just queued, or a queue whose job just ended. A
+ * fetch that finds nothing falls back to normal polling; workers in other
+ * processes poll as usual.
+ */
+export function wakeWorkers(boss: Boss, queues: string[]): void {
+  for (const worker of boss.getWipData()) {
+    if (queues.includes(worker.name)) boss.notifyWorker(worker.id);
+  }
+}
+
+/**
  * `create` run once per pg-boss instance, for the queues an area sends to:
  * every caller waits on the same first run, and a failed run is tried again
  * by the next caller.

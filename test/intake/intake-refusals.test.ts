@@ -197,6 +197,30 @@ describe('branded refusals', () => {
   });
 });
 
+describe('a reply the mail API does not take', () => {
+  it.each([
+    ['401 on every attempt', { kind: 'error', status: 401 } as const, 'unavailable', /^mail_api 401/],
+    ['500', { kind: 'error', status: 500 } as const, 'ambiguous', /^mail_api 500/],
+    ['a timeout', { kind: 'delay', ms: 3_000 } as const, 'ambiguous', /no answer within 2000 ms/],
+  ])('is logged on %s and changes nothing else: the refusal is recorded as it would be', async (_name, answer, kind, error) => {
+    const address = `unlucky-${kind}-${answer.kind === 'error' ? answer.status : 'timeout'}@example.com`;
+    const customerId = await intake.customer(address, { planType: 'paid', credits: 10 });
+    intake.mail.always(answer);
+    const sentBefore = intake.mail.sent.length;
+    try {
+      const id = await intake.send({ from: address, subject: 'no file', text: 'x' });
+      const row = await intake.settled(id);
+      expect(row).toMatchObject({ status: 'refused', outcome: 'no_attachment', replySentAt: null, replyError: expect.stringMatching(error) });
+      expect(await conversionLog(intake.app, id)).toMatchObject({ status: 'error', customerId, errorMessage: 'No attachment', creditsCharged: 0 });
+      expect(await sendLog(intake.app, id)).toEqual([{ source: 'intake:no_attachment', status: 'failed', provider: 'mail_api', errorKind: kind }]);
+      // Why a timeout is ambiguous: the provider still takes the message after we stopped waiting.
+      if (answer.kind === 'delay') await intake.mail.waitForSent(sentBefore + 1, 10_000);
+    } finally {
+      intake.mail.always(undefined);
+    }
+  });
+});
+
 describe('loop guards and abuse limits', () => {
   it.each([
     ['auto-submitted mail', { from: 'ooo@example.com', headers: { 'Auto-Submitted': 'auto-replied' } }, undefined, 'auto-submitted: auto-replied'],

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { composeMime, replyReferences } from '../../server/intake/compose-mime.ts';
 import { createMailApiClient } from '../../server/intake/mail-api.ts';
+import { createIntakeMailer } from '../../server/intake/send-intake-mail.ts';
 import { startMailApiFake, type MailApiFake } from '../fakes/mail-api.ts';
 import { createTestClock } from '../helpers/app.ts';
 
@@ -108,6 +109,19 @@ describe('the mail-provider API client', () => {
     // MAIL_TOKEN_URL overrides the key's token_uri (and is the audience the assertion names).
     expect(await client({ MAIL_TOKEN_URL: `${fake.url}/elsewhere` }).send(MIME)).toMatchObject({ ok: false, kind: 'unavailable' });
     expect(fake.sent).toHaveLength(0);
+  });
+});
+
+describe('createIntakeMailer', () => {
+  it('sends from the public address on the current sender domain, and keeps Reply-To on the public address', () => {
+    const config = loadConfig({
+      INTAKE_PUBLIC_ADDRESS: 'convert@old-folio.example',
+      EMAIL_RETIRED_DOMAIN: 'old-folio.example',
+      EMAIL_SENDER_DOMAIN: 'folio.example',
+    });
+    const mailer = createIntakeMailer({ config, clock });
+    expect(mailer.from).toBe('Folio <convert@folio.example>');
+    expect(mailer.replyTo).toBe('convert@old-folio.example');
   });
 });
 
