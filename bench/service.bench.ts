@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { buildApp } from '../server/app.ts';
 import { signSessionToken } from '../server/auth/tokens.ts';
 import { loadConfig } from '../server/config.ts';
-import { createConversionEngine } from '../server/conversion/index.ts';
+import { createConversionEngine } from '../server/conversion/create-conversion-engine.ts';
 import type { Deps } from '../server/deps.ts';
 import { sql } from '../server/db/database.ts';
 import { silentLog } from '../server/log.ts';

@@ -5,7 +5,7 @@
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../server/config.ts';
 import { convertFile, listInputs, parseCliArgs, USAGE, UsageError, type CliCommand, type FileSummary } from '../server/conversion/cli/convert-files.ts';
-import { createConversionEngine } from '../server/conversion/index.ts';
+import { createConversionEngine } from '../server/conversion/create-conversion-engine.ts';
 import { createLog } from '../server/log.ts';
 
 let command: CliCommand;
