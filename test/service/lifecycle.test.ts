@@ -292,11 +292,12 @@ describe('with workers', () => {
         15_000,
         'processing',
       );
-      // Two hours of silence, as a wedged worker would leave.
+      // Two hours of silence, as a wedged worker would leave: its claim (a run id no live run holds) beats no more.
       await app.deps.db.query(sql.type(AnyRow)`
         update large_conversion_jobs set updated_at = now() - interval '3 hours' where file_id in (${stuck}, ${cancelled})`);
       await app.deps.db.query(sql.type(AnyRow)`
-        update chunk_jobs set heartbeat_at = now() - interval '3 hours' where job_id in (select id from large_conversion_jobs where file_id in (${stuck}, ${cancelled}))`);
+        update chunk_jobs set heartbeat_at = now() - interval '3 hours', run_id = gen_random_uuid()
+         where job_id in (select id from large_conversion_jobs where file_id in (${stuck}, ${cancelled}))`);
       expect(await sweepStuckConversions(app.deps, { boundMs: 2 * 60 * 60 * 1000 })).toBe(1);
     } finally {
       engine.releaseConvert();
