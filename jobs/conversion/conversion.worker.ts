@@ -43,9 +43,10 @@ export async function registerConversionJobs(deps: Deps, options: { schedule?: b
 
   await ensureConversionQueues(deps.boss);
 
-  await deps.boss.work<ChunkJobData>(CHUNK_QUEUE, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+  const chunkWork = { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 0.5, includeMetadata: true } as const;
+  await deps.boss.work<ChunkJobData, unknown, typeof chunkWork>(CHUNK_QUEUE, chunkWork, async ([job]) => {
     if (!job) return;
-    const outcome = await runChunk(deps, job.data);
+    const outcome = await runChunk(deps, { ...job.data, finalAttempt: job.retryCount >= job.retryLimit });
     // A chunk takes less than a poll interval: without this every chunk would also wait out the poll.
     if (outcome === 'completed') wakeWorkers(deps.boss, [CHUNK_QUEUE, ASSEMBLE_QUEUE]);
   });

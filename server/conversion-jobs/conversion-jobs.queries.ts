@@ -263,6 +263,13 @@ export async function beatChunk(db: Queryable, chunk: { id: string; jobId: strin
   return result.rowCount > 0;
 }
 
+/** processing → pending for the queue's retry, only for this run (a cancel or re-queue may have taken it). */
+export async function releaseChunk(tx: Queryable, chunkId: string, runId: string): Promise<void> {
+  await tx.query(
+    sql.type(AnyRow)`update chunk_jobs set status = 'pending', run_id = null where id = ${chunkId} and run_id = ${runId} and status = 'processing'`,
+  );
+}
+
 /** processing → completed, only for this run; false when a cancel or a re-queue took the chunk away. */
 export async function completeChunk(tx: Queryable, chunkId: string, runId: string, result: { resultKey: string; costUsd: number; pages: number }) {
   const done = await tx.query(sql.type(AnyRow)`

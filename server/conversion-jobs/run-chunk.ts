@@ -15,6 +15,7 @@ import {
   lockJobStatus,
   markJobProcessing,
   notifyConversion,
+  releaseChunk,
   setFilePhase,
   type ClaimedChunk,
 } from './conversion-jobs.queries.ts';
@@ -39,14 +40,25 @@ function backendFor(options: Record<string, unknown>) {
   return options.parser === 'parser' ? 'parser' : 'local';
 }
 
+/** A DomainError says whether trying again can help (a damaged PDF cannot); anything else may be transient. */
+function retryable(error: unknown) {
+  return !isDomainError(error) || error.retryable;
+}
+
 /**
  * Runs one chunk. Claims it under a fresh run id, heartbeats with an UPDATE
  * guarded by that id — a cancel or a re-queue makes it match no row, which
  * aborts the run — and completes it under the job row's lock so a cancel and
  * a completion serialise. The last chunk moves the job to assembling and
  * queues its assembly in the same transaction.
+ *
+ * A failure fails the job only on the queue's last attempt (`finalAttempt`)
+ * or when retrying cannot help; otherwise the chunk goes back to pending for
+ * the retry and the error is rethrown so the queue schedules it. Either way
+ * the spend of the failed run is booked.
  */
-export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promise<ChunkOutcome> {
+export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { finalAttempt: boolean }): Promise<ChunkOutcome> {
+  const data: ChunkJobData = { chunkId: input.chunkId, jobId: input.jobId };
   const { db, log } = deps;
   const runId = randomUUID();
   const chunk = await claim(deps, data, runId);
@@ -138,6 +150,15 @@ export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promis
     }
     return 'completed';
   } catch (error) {
+    const metadata = { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'failed' };
+    await bookChunkSpend(deps, { jobId: chunk.jobId, chunkId: chunk.id, costUsd: pagesCost(pages), metadata }).catch((bookError: unknown) =>
+      log.error({ err: bookError, chunkId: chunk.id }, 'the spend of a failed chunk run could not be booked'),
+    );
+    if (!input.finalAttempt && retryable(error)) {
+      await releaseChunk(db, chunk.id, runId);
+      log.warn({ err: error, chunkId: chunk.id }, 'chunk failed; the queue retries it');
+      throw error;
+    }
     await failConversion(deps, {
       jobId: chunk.jobId,
       code: isDomainError(error) ? error.code : 'CONVERSION_FAILED',

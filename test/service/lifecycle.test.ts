@@ -5,6 +5,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AnyRow, sql } from '../../server/db/database.ts';
+import { DomainError } from '../../server/errors.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { CHUNK_QUEUE } from '../../server/conversion-jobs/conversion-jobs.jobs.ts';
 import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
@@ -259,7 +260,56 @@ describe('with workers', () => {
     expect((await api(app, token, 'DELETE', `/api/files/${fileId}`)).status).toBe(404);
   }, 40_000);
 
-  it('a failing chunk fails the job: hold released, file failed, conversion.failed in the outbox, failed on the stream', async () => {
+  it('a retryable chunk error on an early attempt leaves the job running: the retry completes it, charged once', async () => {
+    await startWorkers();
+    const email = 'retrying@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    const stream = fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    engine.failNextConvert(new Error('engine hiccup'), { page: 1 });
+    engine.releaseConvert();
+    const events = await readEvents(await stream);
+    expect(events.at(-1)?.event).toBe('completed');
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'completed', holdStatus: 'settled', fileStatus: 'completed' });
+    expect(await balance(app, email)).toEqual({ credits: 7, held: 0, freeUsed: 0, freeHeld: 0 });
+    const attempts = await app.deps.db.anyFirst(sql.type(z.object({ attempt: z.number() }))`
+      select attempt from chunk_jobs where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) order by attempt`);
+    expect(attempts).toEqual([1, 1, 2]);
+    const outbox = await app.deps.db.anyFirst(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
+    expect(outbox).toEqual(['conversion.completed']);
+  }, 40_000);
+
+  it('a non-retryable chunk error fails the job at once, without a retry', async () => {
+    await startWorkers();
+    const token = await user('unreadable@example.com', 10);
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    const calls = engine.stats.pagesConverted.length;
+    engine.failNextConvert(new DomainError('PDF_MALFORMED', 'The PDF is damaged'), { page: 1, times: 10 });
+    engine.releaseConvert();
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.status === 'failed',
+      20_000,
+      'failed',
+    );
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'failed', holdOutcome: 'failed', fileStatus: 'failed' });
+    // Chunk 0 ran once: a damaged PDF is not tried again.
+    const jobId = (await jobState(app, fileId))!.id;
+    await until(
+      () => app.boss.findJobs(CHUNK_QUEUE, { data: { jobId } }),
+      (jobs) => jobs.every((job) => job.state === 'completed' || job.state === 'failed'),
+      20_000,
+      'the queue jobs to settle',
+    );
+    engine.stopFailing();
+    expect(engine.stats.pagesConverted.slice(calls).filter((pages) => pages.includes(1))).toHaveLength(1);
+  }, 40_000);
+
+  it('a chunk failing every attempt fails the job on the last: hold released, file failed, conversion.failed in the outbox, failed on the stream', async () => {
     await startWorkers();
     const email = 'failing@example.com';
     const token = await user(email, 10);
@@ -267,7 +317,9 @@ describe('with workers', () => {
     engine.holdConvert();
     await api(app, token, 'POST', `/api/convert/${fileId}`, {});
     const stream = fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } });
-    engine.failNextConvert(new Error('engine exploded'));
+    // Chunk 0 fails its four attempts (the first and three retries).
+    const calls = engine.stats.pagesConverted.length;
+    engine.failNextConvert(new Error('engine exploded'), { page: 1, times: 10 });
     engine.releaseConvert();
     const events = await readEvents(await stream);
     expect(events.at(-1)).toMatchObject({ event: 'failed', data: { code: 'CONVERSION_FAILED', message: 'The conversion failed' } });
@@ -275,6 +327,8 @@ describe('with workers', () => {
     expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
     const outbox = await app.deps.db.any(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
     expect(outbox.map((row) => row.type)).toEqual(['conversion.failed']);
+    engine.stopFailing();
+    expect(engine.stats.pagesConverted.slice(calls).filter((pages) => pages.includes(1))).toHaveLength(4);
   }, 40_000);
 
   it('the stuck-file sweep fails live jobs idle past the bound and leaves cancelled ones alone', async () => {
