@@ -21,7 +21,7 @@ import {
 } from './conversion-jobs.queries.ts';
 import { failConversion } from './fail-conversion.ts';
 
-export type ChunkOutcome = 'completed' | 'cancelled' | 'skipped' | 'lost';
+export type ChunkOutcome = 'completed' | 'cancelled' | 'interrupted' | 'skipped' | 'lost';
 
 /** Claims the chunk (pending only, and only while its job runs); moves a pending job to processing. */
 function claim(deps: Pick<ConversionDeps, 'db'>, data: ChunkJobData, runId: string): Promise<ClaimedChunk | null> {
@@ -56,8 +56,12 @@ function retryable(error: unknown) {
  * or when retrying cannot help; otherwise the chunk goes back to pending for
  * the retry and the error is rethrown so the queue schedules it. Either way
  * the spend of the failed run is booked.
+ *
+ * `signal` is the queue's: when it aborts (the job expired, the worker is
+ * shutting down) the run stops at its next page like a cancelled one, books
+ * its spend and puts the chunk back to pending for the queue's retry.
  */
-export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { finalAttempt: boolean }): Promise<ChunkOutcome> {
+export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { finalAttempt: boolean; signal?: AbortSignal }): Promise<ChunkOutcome> {
   const data: ChunkJobData = { chunkId: input.chunkId, jobId: input.jobId };
   const { db, log } = deps;
   const runId = randomUUID();
@@ -75,6 +79,9 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
       controller.abort();
     }
   };
+  const interrupt = () => controller.abort(input.signal?.reason);
+  if (input.signal?.aborted) interrupt();
+  input.signal?.addEventListener('abort', interrupt, { once: true });
   const timer = setInterval(() => {
     heartbeat(pages.length).catch((error: unknown) => log.warn({ err: error, chunkId: chunk.id }, 'chunk heartbeat failed'));
   }, deps.config.conversion.heartbeatIntervalMs);
@@ -104,7 +111,8 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
         },
       });
     } catch (error) {
-      if (!lost) throw error;
+      // Stopped on purpose (a cancel, a re-queue, the queue's signal): not a failure of the chunk.
+      if (!controller.signal.aborted) throw error;
     }
     await beats;
     if (!lost && !controller.signal.aborted && pages.length !== numbers.length) {
@@ -118,6 +126,11 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
         costUsd: pagesCost(pages),
         metadata: { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'aborted' },
       });
+      if (!lost) {
+        await releaseChunk(db, chunk.id, runId);
+        log.warn({ chunkId: chunk.id, pages: pages.length }, 'chunk interrupted by its queue job; the queue retries it');
+        return 'interrupted';
+      }
       log.info({ chunkId: chunk.id, pages: pages.length }, 'chunk stopped: cancelled or re-queued');
       return 'cancelled';
     }
@@ -167,6 +180,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
     });
     throw error;
   } finally {
+    input.signal?.removeEventListener('abort', interrupt);
     clearInterval(timer);
   }
 }

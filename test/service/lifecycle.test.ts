@@ -10,6 +10,7 @@ import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.
 import { CHUNK_QUEUE } from '../../server/conversion-jobs/conversion-jobs.jobs.ts';
 import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
 import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-conversions.ts';
+import { startBoss } from '../../server/queue/boss.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { readAll } from '../../server/storage/storage.ts';
 import { api, balance, gatedEngine, jobState, makePaid, readEvents, until, upload, uploadPdf } from './harness.ts';
@@ -141,6 +142,58 @@ describe('jobs before any worker runs', () => {
     expect(await balance(app, email)).toMatchObject({ credits: 10 });
     await expect(app.deps.db.query(sql.type(AnyRow)`select cancel_flyer_job(${flyer})`)).rejects.toThrow();
   });
+});
+
+describe('a worker process of its own', () => {
+  it("stops a running chunk when pg-boss aborts the job's signal and hands the chunk back for the retry", async () => {
+    const token = await user('shutdown@example.com', 10);
+    const fileId = await uploadPdf(app, token);
+    const boss = await startBoss(app.database.url, { supervise: false, schedule: false, migrate: false });
+    await registerConversionJobs({ ...app.deps, boss }, { schedule: false });
+    engine.holdConvert();
+    try {
+      await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+      await until(
+        () => jobState(app, fileId),
+        (job) => job?.chunks.filter((status) => status === 'processing').length === 2,
+        15_000,
+        'two running chunks',
+      );
+      // A shutdown that does not wait: pg-boss fails the active jobs (so they are retried) and aborts their signals.
+      await boss.stop({ graceful: false, close: true });
+      const job = await until(
+        () => jobState(app, fileId),
+        (state) => state?.chunks.every((status) => status === 'pending') === true,
+        5_000,
+        'the interrupted chunks back to pending',
+      );
+      expect(job).toMatchObject({ status: 'processing', holdStatus: 'held' });
+      const outcomes = await app.deps.db.anyFirst(sql.type(z.object({ outcome: z.string() }))`
+        select metadata->>'outcome' as outcome from cost_ledger where job_id = ${job!.id}`);
+      expect(outcomes).toEqual(['aborted', 'aborted']);
+    } finally {
+      engine.releaseConvert();
+      await boss.stop({ graceful: false, close: true }).catch(() => {});
+    }
+    expect((await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`)).status).toBe(200);
+  }, 40_000);
+
+  it('fails a chunk job whose payload does not parse instead of completing it as done', async () => {
+    const boss = await startBoss(app.database.url, { supervise: false, schedule: false, migrate: false });
+    try {
+      await registerConversionJobs({ ...app.deps, boss }, { schedule: false });
+      const id = await boss.send(CHUNK_QUEUE, { chunkId: 'not-a-uuid', jobId: crypto.randomUUID() }, { retryLimit: 0 });
+      const settled = await until(
+        () => boss.getJobById(CHUNK_QUEUE, id!),
+        (job) => job?.state === 'completed' || job?.state === 'failed',
+        10_000,
+        'the job to settle',
+      );
+      expect(settled?.state).toBe('failed');
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+  }, 20_000);
 });
 
 describe('with workers', () => {
