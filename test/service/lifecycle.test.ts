@@ -8,6 +8,7 @@ import { AnyRow, sql } from '../../server/db/database.ts';
 import { DomainError } from '../../server/errors.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { CHUNK_QUEUE } from '../../server/conversion-jobs/conversion-jobs.jobs.ts';
+import { failConversion } from '../../server/conversion-jobs/fail-conversion.ts';
 import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
 import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-conversions.ts';
 import { startBoss } from '../../server/queue/boss.ts';
@@ -124,6 +125,19 @@ describe('jobs before any worker runs', () => {
     expect(cancelled.status).toBe(200);
     expect(await jobState(app, second)).toMatchObject({ status: 'cancelled', holdOutcome: 'cancelled' });
     await api(app, token, 'POST', `/api/v1/files/${first}/cancel`);
+  });
+
+  it('fails a job whose hold is already resolved: the refused release does not abort the rest of the transaction', async () => {
+    const token = await user('resolved-hold@example.com', 10);
+    const fileId = await uploadPdf(app, token);
+    const { jobId } = (await (await api(app, token, 'POST', `/api/convert/${fileId}`, {})).json()) as { jobId: string };
+    // Released elsewhere first (an operator, a crashed run's cleanup): release_credit_hold then raises FC005.
+    await app.deps.db.query(sql.type(AnyRow)`
+      select release_credit_hold(hold_id, 'cancelled') from large_conversion_jobs where id = ${jobId}`);
+    await failConversion(app.deps, { jobId, code: 'CONVERSION_FAILED', message: 'The conversion failed' });
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'failed', holdStatus: 'released', holdOutcome: 'cancelled', fileStatus: 'failed' });
+    const outbox = await app.deps.db.anyFirst(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
+    expect(outbox).toEqual(['conversion.failed']);
   });
 
   it('a flyer cancel fails the job with a message, refunds it and drops the running claim', async () => {
