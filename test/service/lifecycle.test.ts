@@ -1,3 +1,4 @@
+import pg from 'pg';
 import yazl from 'yazl';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -138,6 +139,34 @@ describe('jobs before any worker runs', () => {
     expect(await jobState(app, fileId)).toMatchObject({ status: 'failed', holdStatus: 'released', holdOutcome: 'cancelled', fileStatus: 'failed' });
     const outbox = await app.deps.db.anyFirst(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
     expect(outbox).toEqual(['conversion.failed']);
+  });
+
+  it('two starts racing past the live-job check: one job, and the other answered 409 CONFLICT from the unique index', async () => {
+    const email = 'racing@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    const waitingOnLock = () =>
+      app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+    // The customer row is held while both requests pass their checks, so both reach the insert.
+    const locker = new pg.Client({ connectionString: app.database.url });
+    await locker.connect();
+    let answers: Response[];
+    try {
+      await locker.query('begin');
+      await locker.query('select 1 from customers where email = $1 for update', [email]);
+      const racing = Promise.all([api(app, token, 'POST', `/api/convert/${fileId}`, {}), api(app, token, 'POST', `/api/convert/${fileId}`, {})]);
+      await until(waitingOnLock, (n) => n === 2, 10_000, 'both starts at the hold');
+      await locker.query('commit');
+      answers = await racing;
+    } finally {
+      await locker.end();
+    }
+    const settled = await Promise.all(answers.map(async (answer) => ({ status: answer.status, body: await answer.json() })));
+    expect(settled.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect(settled.find((answer) => answer.status === 409)?.body).toEqual({ code: 'CONFLICT', message: 'A conversion of this file is already running' });
+    expect(await balance(app, email)).toMatchObject({ credits: 10, held: 3 });
+    expect((await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`)).status).toBe(200);
   });
 
   it('a flyer cancel fails the job with a message, refunds it and drops the running claim', async () => {
