@@ -209,6 +209,14 @@ describe('POST /api/webhooks/resend-events: events', () => {
     expect(messenger.messages).toEqual([]);
   });
 
+  it('never moves provider-A mail to opened or clicked (outreach configuration only): the status stays delivered, last_event follows', async () => {
+    for (const name of ['email.delivered', 'email.clicked']) {
+      const body = fixture(name);
+      expect((await post(body, signed(body))).status).toBe(200);
+    }
+    expect(await rows()).toMatchObject([{ status: 'delivered', last_event: 'clicked', alerted_at: null }]);
+  });
+
   for (const name of ['email.received', 'contact.created']) {
     it(`acknowledges and ignores ${name}`, async () => {
       const body = fixture(name);
