@@ -4,6 +4,7 @@ import { adminRouter } from './admin.router.ts';
 import { emailRouter } from './email.router.ts';
 import { emailEventsRouter } from './email-events.router.ts';
 import { conversionRouter } from './conversion.router.ts';
+import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
@@ -14,6 +15,7 @@ export const appRouter = router({
   emailEvents: emailEventsRouter,
   files: filesRouter,
   conversion: conversionRouter,
+  figures: figuresRouter,
 });
 
 export type AppRouter = typeof appRouter;

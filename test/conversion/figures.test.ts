@@ -12,7 +12,14 @@ import { page, PNG_BASE64 } from './render-fixture.ts';
 
 const t = (text: string) => ({ kind: 'text' as const, text });
 const image = { mime: 'image/png' as const, base64: PNG_BASE64, width: 2, height: 2 };
-const figure = (extra: Partial<Extract<Block, { kind: 'figure' }>> = {}): Block => ({ kind: 'figure', page: 1, image, decorative: false, needsAlt: true, ...extra });
+const figure = (extra: Partial<Extract<Block, { kind: 'figure' }>> = {}): Block => ({
+  kind: 'figure',
+  page: 1,
+  image,
+  decorative: false,
+  needsAlt: true,
+  ...extra,
+});
 
 function document(): ConvertedDocument {
   return {
@@ -63,7 +70,9 @@ describe('figures', () => {
   });
 
   it('leaves author and model alt text alone and describes only what nobody described', () => {
-    const described = describePage(page(1, [figure({ alt: 'Author alt', caption: [t('Figure 1: Caption')] }), figure({ caption: [t('Figure 2: Caption two')] })]));
+    const described = describePage(
+      page(1, [figure({ alt: 'Author alt', caption: [t('Figure 1: Caption')] }), figure({ caption: [t('Figure 2: Caption two')] })]),
+    );
     expect(described.blocks.map((block) => block.kind === 'figure' && block.alt)).toEqual(['Author alt', 'Caption two']);
   });
 
