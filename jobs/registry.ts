@@ -16,7 +16,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerDeliveryEventJobs,
   registerAuditDigestJobs,
   registerRateLimitJobs,
-  async (deps) => void (await registerConversionJobs(deps)),
+  registerConversionJobs,
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {

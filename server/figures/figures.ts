@@ -1,16 +1,15 @@
 import { z } from 'zod';
-import type { EngineProvider } from '../conversion-jobs/engine-provider.ts';
 import { signDownloadToken } from '../conversion-jobs/download-token.ts';
 import { altFromCaption, describePage, pageFigures, type FigureBlock, type FigureDescriptions, type PageFigure } from '../conversion/figures.ts';
 import type { Deps } from '../deps.ts';
 import { inlineText } from '../conversion/render/text.ts';
 import { DomainError } from '../errors.ts';
-import type { ObjectStore } from '../storage/storage.ts';
+import { resolveSigningSecrets } from '../secrets.ts';
 import { findFinishedJob, type FinishedJob } from './figures.queries.ts';
 import { readStoredPages } from './stored-pages.ts';
 
 /** What every figures operation needs: the database, the store holding the stored pages, the engine to render again. */
-export type FiguresDeps = Pick<Deps, 'db' | 'clock' | 'log'> & { store: ObjectStore; engine: EngineProvider; downloadSecret: string };
+export type FiguresDeps = Pick<Deps, 'db' | 'clock' | 'log' | 'config' | 'store' | 'engine'>;
 
 export const FigureSummary = z.object({
   id: z.string(),
@@ -38,14 +37,14 @@ export async function loadFinishedJob(deps: Pick<FiguresDeps, 'db'>, fileId: str
 
 /** The figures of one stored page as the API shows them, with the descriptions applied. */
 export function summarisePage(
-  deps: Pick<FiguresDeps, 'clock' | 'downloadSecret'>,
+  deps: Pick<FiguresDeps, 'clock' | 'config'>,
   fileId: string,
   page: Parameters<typeof pageFigures>[0],
   descriptions: FigureDescriptions,
 ): FigureSummary[] {
   const original = pageFigures(page);
   const described = pageFigures(describePage(page, descriptions));
-  const token = encodeURIComponent(signDownloadToken(deps.downloadSecret, fileId, deps.clock.now()));
+  const token = encodeURIComponent(signDownloadToken(resolveSigningSecrets(deps.config).download, fileId, deps.clock.now()));
   return described.map((entry: PageFigure, index) => {
     const before: FigureBlock = original[index]!.figure;
     const { figure } = entry;

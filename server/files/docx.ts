@@ -5,7 +5,7 @@ import type { Deps } from '../deps.ts';
 import type { DocumentMeta, PageResult } from '../conversion/model.ts';
 import { htmlToBlocks } from '../conversion/backends/vision/html-to-blocks.ts';
 import type { EngineProvider } from '../conversion-jobs/engine-provider.ts';
-import { notifyFragment } from '../conversion-jobs/jobs.queries.ts';
+import { notifyFragment } from '../conversion-jobs/conversion-jobs.queries.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll, type ObjectStore } from '../storage/storage.ts';
 

@@ -26,7 +26,7 @@ export const figuresRouter = router({
       },
     })
     .output(z.object({ jobId: z.uuid(), figures: z.array(FigureSummary) }))
-    .query(({ ctx, input }) => listFigures(ctx.deps.services.figures, input.fileId)),
+    .query(({ ctx, input }) => listFigures(ctx.deps, input.fileId)),
 
   describe: fileOwnerProcedure
     .meta({
@@ -43,7 +43,7 @@ export const figuresRouter = router({
     .input(Description)
     .output(z.object({ figure: FigureSummary, wcagStatus: z.enum(['passed', 'failed']), figuresNeedingAlt: z.number() }))
     .mutation(({ ctx, input }) =>
-      describeFigure(ctx.deps.services.figures, {
+      describeFigure(ctx.deps, {
         fileId: input.fileId,
         figureId: input.figureId,
         description: input.decorative ? { decorative: true } : { alt: input.alt! },

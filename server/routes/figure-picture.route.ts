@@ -4,6 +4,7 @@ import { verifyDownloadToken } from '../conversion-jobs/download-token.ts';
 import { FigureIdSchema } from '../conversion/figures.ts';
 import { readFigurePicture } from '../figures/read-figure-picture.ts';
 import { isDomainError } from '../errors.ts';
+import { resolveSigningSecrets } from '../secrets.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
 /**
@@ -13,16 +14,16 @@ import type { AppDeps } from '../trpc/context.ts';
  * a wrong token and a missing figure both answer a bare 403 or 404.
  */
 export function mountFigurePicture(app: Express, deps: AppDeps) {
+  const downloadSecret = resolveSigningSecrets(deps.config).download;
   app.get('/api/files/:fileId/figures/:figureId/picture', async (req, res) => {
     const fileId = z.uuid().safeParse(req.params.fileId);
     const figureId = FigureIdSchema.safeParse(req.params.figureId);
-    const { figures } = deps.services;
-    if (!fileId.success || !figureId.success || !verifyDownloadToken(figures.downloadSecret, fileId.data, req.query.token, deps.clock.now())) {
+    if (!fileId.success || !figureId.success || !verifyDownloadToken(downloadSecret, fileId.data, req.query.token, deps.clock.now())) {
       res.status(403).json({ code: 'FORBIDDEN', message: 'Forbidden' });
       return;
     }
     try {
-      const picture = await readFigurePicture(figures, fileId.data, figureId.data);
+      const picture = await readFigurePicture(deps, fileId.data, figureId.data);
       res.status(200).set({ 'content-type': picture.mime, 'cache-control': 'private, max-age=3600', 'x-content-type-options': 'nosniff' }).end(picture.bytes);
     } catch (error) {
       if (isDomainError(error) && (error.code === 'NOT_FOUND' || error.code === 'FIGURES_UNAVAILABLE')) {

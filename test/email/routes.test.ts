@@ -25,7 +25,7 @@ const app = await startTestApp({
   },
 });
 const db = app.database.db;
-const email = app.deps.services.email;
+const email = app.deps.email;
 
 beforeEach(async () => {
   resend.reset();

@@ -38,8 +38,7 @@ async function picturesPdf(): Promise<string> {
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'folio-figures-api-'));
   app = await startTestApp({ env: ENV, workers: true });
-  const { conversion } = app.deps.services;
-  await registerConversionJobs(app.deps, { engine: conversion.engine, store: conversion.store, schedule: false });
+  await registerConversionJobs(app.deps, { schedule: false });
 }, 60_000);
 
 afterAll(async () => {
@@ -67,7 +66,7 @@ async function reportOf(fileId: string): Promise<string> {
   const key = await app.deps.db.oneFirst(sql.type(z.object({ key: z.string() }))`
     select result_key as key from large_conversion_jobs where file_id = ${fileId} and status = 'completed'`);
   const { readAll } = await import('../../server/storage/storage.ts');
-  return (await readAll(await app.deps.services.conversion.store.get(key))).toString('latin1');
+  return (await readAll(await app.deps.store.get(key))).toString('latin1');
 }
 
 describe('figures API', () => {
