@@ -1,3 +1,4 @@
+import katex from 'katex';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
 
@@ -263,10 +264,32 @@ function renderMathml(mathml: string, tex: string | undefined, display: boolean,
   return `<math${attrs}>${inner}</math>`;
 }
 
+/**
+ * MathML laid out from TeX by KaTeX (with the TeX as its annotation), or
+ * undefined when KaTeX cannot read the TeX: a formula then keeps its text.
+ */
+function mathmlFromTex(tex: string, display: boolean): string | undefined {
+  try {
+    const html = katex.renderToString(tex, {
+      output: 'mathml',
+      throwOnError: true,
+      displayMode: display,
+      strict: 'ignore',
+      trust: false,
+      maxSize: 50,
+      maxExpand: 200,
+    });
+    return /<math[\s\S]*<\/math>/.exec(html)?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
 function renderFormula(block: Extract<Block, { kind: 'formula' }>): string {
   const text = block.text.trim() || block.tex?.trim() || '';
-  // TeX without MathML still travels as a TeX annotation, on the formula's text as MathML text
-  const mathml = block.mathml ?? (block.tex?.trim() && text ? `<math><mtext>${escapeHtml(text)}</mtext></math>` : undefined);
+  // TeX without MathML becomes MathML through KaTeX; TeX KaTeX cannot read travels as an annotation on the formula's text
+  const fromTex = !block.mathml && block.tex?.trim() ? mathmlFromTex(block.tex.trim(), block.display) : undefined;
+  const mathml = block.mathml ?? fromTex ?? (block.tex?.trim() && text ? `<math><mtext>${escapeHtml(text)}</mtext></math>` : undefined);
   const math = mathml ? renderMathml(mathml, block.tex, block.display, text) : undefined;
   const body = math ?? `<span class="math" role="math" aria-label="${escapeHtml(text || 'formula')}">${escapeHtml(text || block.tex || '')}</span>`;
   return block.display ? `<div class="formula">${body}</div>` : `<p class="formula">${body}</p>`;
