@@ -1,5 +1,6 @@
 import katex from 'katex';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
+import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
 
 export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table' | 'inferred-table-headers'; message: string };
@@ -456,6 +457,14 @@ export function createPreparer(titleIsH1: boolean) {
   return { repairs, page: (page: PageResult): PageResult => ({ ...page, blocks: fix(page.blocks) }) };
 }
 
+/** The pages in order, their inferred headings at document-wide levels (heading-levels.ts). */
+export function levelHeadings(input: ConvertedDocument): PageResult[] {
+  const pages = [...input.pages].sort((a, b) => a.page - b.page);
+  const headings = createDocumentHeadings(!input.meta.tagged);
+  for (const page of pages) headings.add(page);
+  return pages.map((page) => withHeadingLevels(page, headings.levelsOf(page)));
+}
+
 /** The HTML document written in pieces: the body page by page, then the shell around it once every heading is known. */
 export type HtmlWriter = {
   /** the rendered top-level blocks of <main> for one prepared page */
@@ -547,7 +556,7 @@ export function unlinkDanglingRefs(html: string, dangling: string[]): string {
 
 /** A whole document in memory (tests, small documents); the streaming renderer writes the same HTML page by page. */
 export function renderHtml(input: ConvertedDocument): HtmlRender {
-  const pages = [...input.pages].sort((a, b) => a.page - b.page);
+  const pages = levelHeadings(input);
   const titleIsH1 = titleIsH1For(firstHeadingLevel(pages));
   const preparer = createPreparer(titleIsH1);
   const writer = createHtmlWriter(input.meta, titleIsH1, preparer.repairs);

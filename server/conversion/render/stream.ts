@@ -9,6 +9,7 @@ import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
 import { describePage, type FigureDescriptions } from '../figures.ts';
 import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
+import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
 import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
@@ -54,7 +55,9 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   // OCR'd pages know their language only as they come
   const languages = createPageLanguages(meta);
   let work: Promise<{ dir: string; spool: WriteStream }> | undefined;
-  let firstHeading: number | undefined;
+  // inferred headings take their levels from the whole document, known only once every page is in
+  const headings = createDocumentHeadings(!meta.tagged);
+  let firstHeadings: PageResult | undefined;
   let lastPage = 0;
   let pages = 0;
   let state: 'open' | 'finishing' | 'done' = 'open';
@@ -72,7 +75,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   const readSpool = async function* (dir: string): AsyncGenerator<PageResult> {
     const lines = createInterface({ input: createReadStream(path.join(dir, 'pages.jsonl'), { encoding: 'utf8' }), crlfDelay: Infinity });
     // a footnote running over a page's foot comes as two pieces, one per page: joined as the pages are read back
-    yield* joinContinuedFootnotesInOrder(parsed(lines, languages.mark));
+    yield* joinContinuedFootnotesInOrder(parsed(lines, (page) => withHeadingLevels(languages.mark(page), headings.levelsOf(page))));
   };
 
   return {
@@ -82,7 +85,10 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       if (!(page.page > lastPage)) throw new RangeError(`page ${page.page} came after page ${lastPage}: pages must come in ascending order`);
       lastPage = page.page;
       pages++;
-      if (firstHeading === undefined) firstHeading = page.blocks.find((block) => block.kind === 'heading')?.level;
+      headings.add(page);
+      if (!firstHeadings && page.blocks.some((block) => block.kind === 'heading')) {
+        firstHeadings = { ...page, blocks: page.blocks.filter((block) => block.kind === 'heading') };
+      }
       report.addPage(page);
       languages.add(page);
       const { spool } = await workspace();
@@ -97,7 +103,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       try {
         spool.end();
         await finished(spool);
-        const titleIsH1 = titleIsH1For(firstHeading);
+        const titleIsH1 = titleIsH1For(firstHeadings ? headings.levelsOf(firstHeadings)[0] : undefined);
         const settled = languages.meta();
         const files = {
           html: path.join(dir, 'out.html'),
