@@ -12,7 +12,7 @@ import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
 import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
-import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
+import { createHtmlWriter, createPreparer, outlineOf, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
 import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
 import { createReportBuilder, renderReportHtml, type FolioReport } from './report.ts';
@@ -57,7 +57,8 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   let work: Promise<{ dir: string; spool: WriteStream }> | undefined;
   // inferred headings take their levels from the whole document, known only once every page is in
   const headings = createDocumentHeadings(!meta.tagged);
-  let firstHeadings: PageResult | undefined;
+  // each page's headings alone (a few words per page), to settle the outline before rendering
+  const headingPages: PageResult[] = [];
   let lastPage = 0;
   let pages = 0;
   let state: 'open' | 'finishing' | 'done' = 'open';
@@ -86,9 +87,8 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       lastPage = page.page;
       pages++;
       headings.add(page);
-      if (!firstHeadings && page.blocks.some((block) => block.kind === 'heading')) {
-        firstHeadings = { ...page, blocks: page.blocks.filter((block) => block.kind === 'heading') };
-      }
+      if (page.blocks.some((block) => block.kind === 'heading'))
+        headingPages.push({ ...page, blocks: page.blocks.filter((block) => block.kind === 'heading') });
       report.addPage(page);
       languages.add(page);
       const { spool } = await workspace();
@@ -103,7 +103,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       try {
         spool.end();
         await finished(spool);
-        const titleIsH1 = titleIsH1For(firstHeadings ? headings.levelsOf(firstHeadings)[0] : undefined);
+        const outline = outlineOf(headingPages.flatMap((page) => headings.levelsOf(page)));
         const settled = languages.meta();
         const files = {
           html: path.join(dir, 'out.html'),
@@ -113,7 +113,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         };
 
         const htmlStarted = performance.now();
-        const html = await writeHtml(settled, titleIsH1, pages, readSpool(dir), dir, files.html);
+        const html = await writeHtml(settled, outline, pages, readSpool(dir), dir, files.html);
         const htmlMs = Math.round(performance.now() - htmlStarted);
         const long = pages >= LONG_DOCUMENT_PAGES || html.slices.length > 1;
         const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices }, { long });
@@ -121,7 +121,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         auditing.catch(() => undefined);
 
         const pdfStarted = performance.now();
-        await writePdf(settled, titleIsH1, () => readSpool(dir), files.taggedPdf, options.log);
+        await writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);
         const pdfMs = Math.round(performance.now() - pdfStarted);
         const audit = await auditing;
 
@@ -160,9 +160,11 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
  * slices on part boundaries; then the shell, the body slice by slice (dead
  * footnote links dropped) and the shell's end make the final file.
  */
-async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: number, pages: AsyncIterable<PageResult>, dir: string, file: string) {
-  const preparer = createPreparer(titleIsH1);
-  const writer = createHtmlWriter(meta, titleIsH1, preparer.repairs);
+type Outline = ReturnType<typeof outlineOf>;
+
+async function writeHtml(meta: DocumentMeta, outline: Outline, pageCount: number, pages: AsyncIterable<PageResult>, dir: string, file: string) {
+  const preparer = createPreparer(outline.titleIsH1, outline.shift);
+  const writer = createHtmlWriter(meta, outline.titleIsH1, preparer.repairs);
   const bodyFile = path.join(dir, 'body.html');
   const body = createWriteStream(bodyFile);
   const slices: [number, number][] = [];
@@ -219,11 +221,11 @@ async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: numb
  * The PDF pass. If anything in the content trips pdfkit, the document is
  * drawn again from the spool as tagged paragraphs only rather than failing.
  */
-async function writePdf(meta: DocumentMeta, titleIsH1: boolean, pages: () => AsyncIterable<PageResult>, file: string, log?: Log) {
+async function writePdf(meta: DocumentMeta, outline: Outline, pages: () => AsyncIterable<PageResult>, file: string, log?: Log) {
   const draw = async (simple: boolean) => {
     const out = createWriteStream(file);
-    const preparer = createPreparer(titleIsH1);
-    const writer = createPdfWriter(meta, titleIsH1, out, simple);
+    const preparer = createPreparer(outline.titleIsH1, outline.shift);
+    const writer = createPdfWriter(meta, outline.titleIsH1, out, simple);
     try {
       for await (const page of pages()) {
         writer.page(preparer.page(page));
