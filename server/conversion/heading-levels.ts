@@ -13,7 +13,7 @@ import { blocksText } from './page-content.ts';
  */
 
 type Level = 1 | 2 | 3 | 4 | 5 | 6;
-export type HeadingStyle = { size: number; bold: boolean };
+type HeadingStyle = { size: number; bold: boolean };
 type Heading = Extract<Block, { kind: 'heading' }>;
 
 /** Depth of a heading's section number: "Chapter 2" 1, "3" 1, "3.2" 2, "3.2.1" 3, "A.1" 2; undefined when it has none. */

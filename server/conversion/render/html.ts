@@ -416,7 +416,7 @@ function inferHeaderRow(block: Extract<Block, { kind: 'table' }>): Extract<Block
  * the h1 and the body's headings start at h2. `firstLevel` is the level of the
  * document's first heading, undefined when it has none.
  */
-export function titleIsH1For(firstLevel: number | undefined): boolean {
+function titleIsH1For(firstLevel: number | undefined): boolean {
   return firstLevel === undefined || Math.trunc(firstLevel) !== 1;
 }
 

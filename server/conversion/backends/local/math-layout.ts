@@ -36,7 +36,7 @@ export function fontStyle(name: string | undefined): { bold: boolean; italic: bo
 }
 
 /** Splits text items into one glyph per character, sharing each item's width; spaces are dropped. */
-export function glyphsOf(items: MathGlyph[]): Glyph[] {
+function glyphsOf(items: MathGlyph[]): Glyph[] {
   const out: Glyph[] = [];
   for (const item of items) {
     const chars = [...item.text];
