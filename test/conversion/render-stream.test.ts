@@ -31,7 +31,7 @@ function longDocument(pages: number): ConvertedDocument {
     pages: Array.from({ length: pages }, (_, index) => {
       const n = index + 1;
       const blocks: Block[] = [];
-      if (n >= 3 && n % 10 === 3) blocks.push({ kind: 'heading', page: n, level: 2, content: [t(`Chapter ${n}`)] });
+      if (n >= 3 && n % 10 === 3) blocks.push({ kind: 'heading', page: n, level: 2, content: [t(`Section on page ${n}`)] });
       blocks.push({
         kind: 'paragraph',
         page: n,
