@@ -4,6 +4,7 @@ import { adminRouter } from './admin.router.ts';
 import { emailRouter } from './email.router.ts';
 import { emailEventsRouter } from './email-events.router.ts';
 import { conversionRouter } from './conversion.router.ts';
+import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 
@@ -16,6 +17,7 @@ export const appRouter = router({
   files: filesRouter,
   conversion: conversionRouter,
   sharing: sharingRouter,
+  figures: figuresRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,15 +1,10 @@
-import express, { type Request } from 'express';
+import express from 'express';
 import { DomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
+import { requireProxySecret } from '../http/guards.ts';
 import { receiveMessage } from '../intake/receive-message.ts';
 import { sendTestMail } from '../intake/send-test-mail.ts';
-import { secretsEqual } from '../secrets.ts';
 import type { RawRouteMount } from './index.ts';
-
-function assertProxySecret(req: Request, expected: string | undefined) {
-  const given = req.headers['x-proxy-secret'];
-  if (!secretsEqual(typeof given === 'string' ? given : undefined, expected)) throw new DomainError('FORBIDDEN', 'Invalid proxy secret');
-}
 
 function headerList(value: string | string[] | undefined): string[] {
   return (Array.isArray(value) ? value.join(',') : (value ?? ''))
@@ -30,7 +25,7 @@ function headerList(value: string | string[] | undefined): string[] {
 export const mountIntakeRoutes: RawRouteMount = (app, deps) => {
   app.post('/internal/inbound-email', async (req, res) => {
     try {
-      assertProxySecret(req, deps.config.secrets.proxyShared);
+      requireProxySecret(deps, req.headers);
       const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
       if (type !== 'message/rfc822') throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the raw message as message/rfc822');
       const limit = deps.config.intake.maxMessageBytes;
@@ -53,7 +48,7 @@ export const mountIntakeRoutes: RawRouteMount = (app, deps) => {
 
   app.post('/test-send', express.json({ limit: '64kb' }), async (req, res) => {
     try {
-      assertProxySecret(req, deps.config.secrets.proxyShared);
+      requireProxySecret(deps, req.headers);
       res.json(await sendTestMail(deps, req.body));
     } catch (error) {
       sendError(res, error);
