@@ -16,8 +16,13 @@ import {
 import { createConversionWatch, sweepEndedConversions } from '../../server/intake/watch-conversions.ts';
 import { resolveSigningSecrets } from '../../server/secrets.ts';
 
-/** Messages handled at once per process: parsing and opening a PDF are short; the conversion itself runs in the chunk workers. */
-const MESSAGE_CONCURRENCY = 4;
+/**
+ * Messages handled at once per process. Parsing and opening a PDF are short
+ * (the conversion itself runs in the chunk workers), but a 50 MB message is
+ * held about three times over while parsed (raw, decoded attachment, PDF
+ * copy): two at once bound that near 300 MB however the mail arrives.
+ */
+const MESSAGE_CONCURRENCY = 2;
 
 /** What a test or an entry file may keep: the handlers' deps (to run a step again) and the watch to close. */
 type IntakeWorkers = { deps: IntakeDeps; close: () => void };
