@@ -90,11 +90,18 @@ async function listenerThroughput(pdf: Buffer) {
   const intake = await openIntake(dataDir, {});
   try {
     // The clients run on their own thread: their MIME encoding must not eat the listener's event loop.
+    // The listener's own CPU (this thread: SMTP parsing, hashing, store writes, the queue insert), which
+    // does not depend on how busy the machine is, beside the rate, which does.
+    let cpuAtStart = process.threadCpuUsage();
     const seconds = await new Promise<number>((resolve, reject) => {
       const worker = new Worker(new URL(import.meta.url), { workerData: { role: 'smtp-clients', port: intake.smtp.port, pdf } });
-      worker.once('message', (value: number) => resolve(value));
+      worker.on('message', (event: { phase: 'start' } | { phase: 'done'; seconds: number }) => {
+        if (event.phase === 'start') cpuAtStart = process.threadCpuUsage();
+        else resolve(event.seconds);
+      });
       worker.once('error', reject);
     });
+    const cpu = process.threadCpuUsage(cpuAtStart);
     const total = CLIENTS * MESSAGES_PER_CLIENT;
     const queued = await intake.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
       select count(*)::int as n from pgboss.job where name = 'intake.message' and state = 'created'`);
@@ -106,6 +113,7 @@ async function listenerThroughput(pdf: Buffer) {
       seconds: Number(seconds.toFixed(2)),
       megabytesPerSecond: Number(((total * pdf.length * (4 / 3)) / (1024 * 1024) / seconds).toFixed(1)),
     });
+    report('intake', 'smtp_listener_cpu_ms_per_message', (cpu.user + cpu.system) / 1000 / total, 'ms', { thread: 'listener', messages: total });
   } finally {
     await intake.close();
     await fs.rm(dataDir, { recursive: true, force: true });
@@ -177,6 +185,7 @@ async function sendFromClients(job: ClientsJob) {
     attachments: [{ filename: 'document.pdf', content: pdf, contentType: 'application/pdf' }],
   });
   await Promise.all(transports.map((transport, client) => transport.sendMail(message(client, -1))));
+  parentPort!.postMessage({ phase: 'start' });
   const started = performance.now();
   await Promise.all(
     transports.map(async (transport, client) => {
@@ -185,7 +194,7 @@ async function sendFromClients(job: ClientsJob) {
   );
   const seconds = (performance.now() - started) / 1000;
   for (const transport of transports) transport.close();
-  parentPort!.postMessage(seconds);
+  parentPort!.postMessage({ phase: 'done', seconds });
 }
 
 if (!isMainThread && (workerData as ClientsJob | undefined)?.role === 'smtp-clients') await sendFromClients(workerData as ClientsJob);
