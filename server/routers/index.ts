@@ -6,6 +6,7 @@ import { emailEventsRouter } from './email-events.router.ts';
 import { conversionRouter } from './conversion.router.ts';
 import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
+import { sharingRouter } from './sharing.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -16,6 +17,7 @@ export const appRouter = router({
   files: filesRouter,
   conversion: conversionRouter,
   figures: figuresRouter,
+  sharing: sharingRouter,
 });
 
 export type AppRouter = typeof appRouter;

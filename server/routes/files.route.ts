@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import { sendError } from '../http/errors.ts';
 import { receiveUpload } from '../files/upload.ts';
-import { requestUser } from '../files/request-user.ts';
+import { authenticateUser } from '../http/guards.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
 /** POST /api/files: multipart upload, streamed to the object store. */
@@ -14,7 +14,7 @@ export function mountFileUpload(app: Express, deps: AppDeps) {
   });
   app.post('/api/files', async (req, res) => {
     try {
-      const user = await requestUser(deps, req);
+      const user = await authenticateUser(deps, req.headers);
       const file = await receiveUpload(deps, user, req);
       res.status(201).json(file);
     } catch (error) {

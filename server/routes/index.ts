@@ -10,6 +10,7 @@ import { mountEmailEventsPollShim } from './email-events-poll.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
+import { mountSharedRoute } from './shared.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -29,4 +30,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountConvertStream,
   mountDownload,
   mountFigurePicture,
+  mountSharedRoute,
 ];

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { JSDOM } from 'jsdom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeOcr, convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import type { Log } from '../../log.ts';
-import type { AuditInput, AuditResult } from '../audit/index.ts';
+import type { AuditInput, AuditResult } from '../audit/audit-html.ts';
 import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
 import { describePage, type FigureDescriptions } from '../figures.ts';
 import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
@@ -248,6 +248,6 @@ async function writePdf(meta: DocumentMeta, outline: Outline, pages: () => Async
 
 /** jsdom and axe-core load only when this thread audits: with the audit in a worker, the engine's thread never holds them. */
 async function auditHere(input: AuditInput): Promise<AuditResult> {
-  const { auditHtml } = await import('../audit/index.ts');
+  const { auditHtml } = await import('../audit/audit-html.ts');
   return auditHtml(input);
 }
