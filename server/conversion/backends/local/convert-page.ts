@@ -167,6 +167,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     neighbours,
     rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
     boldFonts: boldFontIds(page, shifted),
+    monoFonts: monoFontIds(page, shifted),
     marks:
       x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
   });
@@ -231,12 +232,24 @@ function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): 
  * Which of the page's fonts are bold, from the names pdf.js loaded with the
  * operator list ("ABCDEF+Helvetica-Bold"); fonts not loaded count as regular.
  */
+/** Which of the page's fonts are monospaced (Courier, a "Mono" face, TeX's CMTT), from the names pdf.js loaded. */
+function monoFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  const mono = new Set<string>();
+  for (const id of new Set(items.map((item) => item.font))) {
+    if (!page.commonObjs.has(id)) continue;
+    const font = page.commonObjs.get(id) as { name?: string; isMonospace?: boolean } | null;
+    if (font?.isMonospace || /mono|courier|consol|menlo|inconsolata|CMTT|typewriter|lucidaconsole|sourcecodepro|firacode/i.test(font?.name ?? '')) mono.add(id);
+  }
+  return mono;
+}
+
 function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
   const bold = new Set<string>();
   for (const id of new Set(items.map((item) => item.font))) {
     if (!page.commonObjs.has(id)) continue;
     const font = page.commonObjs.get(id) as { name?: string; bold?: boolean } | null;
-    if (font?.bold || /bold|black|heavy|semibold|demi/i.test(font?.name ?? '')) bold.add(id);
+    // TeX's bold faces are CMBX/CMB (and their Latin Modern twins); many foundries abbreviate Bold as Bd
+    if (font?.bold || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$/i.test(font?.name ?? '')) bold.add(id);
   }
   return bold;
 }
