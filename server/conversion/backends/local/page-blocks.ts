@@ -50,12 +50,18 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
   // a numbered line in bold at body size, short and set apart, is a section heading ("5.1 Hyper Parameter Optimization")
-  const numberedHeading = (segment: Segment, gap: number, lineGap: number) =>
-    context.boldFonts.has(segment.font) &&
-    numberingDepth(segment.text) !== undefined &&
-    segment.text.split(/\s+/).length <= 12 &&
-    !/[.,;:]$/.test(segment.text) &&
-    (gap > lineGap || gap <= 0);
+  // (a line that runs on — a hyphen, a question — is a bold sentence, like a questionnaire's "28. Are …")
+  const numberedHeading = (segment: Segment, gap: number, lineGap: number) => {
+    const numbering = numberingDepth(segment.text);
+    const words = segment.text.split(/\s+/).length;
+    return (
+      context.boldFonts.has(segment.font) &&
+      numbering !== undefined &&
+      words <= (numbering.depth === 1 ? 8 : 12) &&
+      !/[.,;:?-]$/.test(segment.text) &&
+      (gap > lineGap || gap <= 0)
+    );
+  };
   const styleOf = (segment: Segment) => ({ size: Math.round(segment.size * 2) / 2, bold: context.boldFonts.has(segment.font) });
 
   const blocks: Block[] = [];
@@ -65,7 +71,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
   };
   for (const [columnIndex, given] of ordered.entries()) {
-    const column = joinSectionNumbers(given, tablesByColumn[columnIndex]!);
+    const column = joinSectionNumbers(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15);
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
@@ -83,7 +89,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     const code = codeLines(column, looksLikeHeading, context.monoFonts);
     let listing: { block: Block & { kind: 'code' }; left: number; last: Segment } | undefined;
     for (const segment of column) {
-      if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment)) {
+      if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment) && !notes.bySegment.has(segment)) {
         flushParagraph();
         flushList();
         const step = segment.size * 0.5;
@@ -247,7 +253,7 @@ function takeCaption(blocks: Block[], table: Block & { kind: 'table' }): void {
  * Parameter Optimization") is cut into two segments; joined again, the line
  * reads as the numbered heading it is.
  */
-function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>): Segment[] {
+function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>, headingStyle: (segment: Segment) => boolean): Segment[] {
   const out: Segment[] = [];
   for (let index = 0; index < column.length; index++) {
     const segment = column[index]!;
@@ -255,6 +261,7 @@ function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>): S
     if (
       next &&
       !tables.has(segment) &&
+      headingStyle(next) &&
       /^(\d{1,2}(\.\d{1,2}){0,5}|[A-Z](\.\d{1,2}){1,5})\.?$/.test(segment.text) &&
       Math.abs(next.y - segment.y) < 1 &&
       next.font === segment.font &&
