@@ -29,6 +29,6 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFileUpload,
   mountConvertStream,
   mountDownload,
-  mountSharedRoute,
   mountFigurePicture,
+  mountSharedRoute,
 ];
