@@ -16,8 +16,8 @@ export const appRouter = router({
   emailEvents: emailEventsRouter,
   files: filesRouter,
   conversion: conversionRouter,
-  sharing: sharingRouter,
   figures: figuresRouter,
+  sharing: sharingRouter,
 });
 
 export type AppRouter = typeof appRouter;
