@@ -5,6 +5,7 @@ import { registerDeliveryEventJobs } from './delivery-events/poll.worker.ts';
 import { registerAuditDigestJobs } from './audit-digest/audit-digest.worker.ts';
 import { registerConversionJobs } from './conversion/conversion.worker.ts';
 import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts';
+import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -17,6 +18,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerAuditDigestJobs,
   registerRateLimitJobs,
   async (deps) => void (await registerConversionJobs(deps)),
+  async (deps) => void (await registerWebhookJobs(deps)),
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {

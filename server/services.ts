@@ -5,6 +5,7 @@ import { createConversionEvents, type ConversionEvents } from './conversion-jobs
 import { lazyEngine } from './conversion-jobs/engine-provider.ts';
 import { resolveSigningSecrets } from './secrets.ts';
 import { createObjectStore } from './storage/storage.ts';
+import { createWebhookService, type WebhookService } from './webhooks/webhook-service.ts';
 
 /**
  * Domain services the routes call, built once per app from its deps. Each
@@ -14,6 +15,7 @@ export interface AppServices {
   email: EmailService;
   conversion: ConversionService;
   conversionEvents: ConversionEvents;
+  webhooks: WebhookService;
 }
 
 export function buildServices(deps: Deps): AppServices {
@@ -26,5 +28,6 @@ export function buildServices(deps: Deps): AppServices {
       downloadSecret: resolveSigningSecrets(deps.config).download,
     }),
     conversionEvents: createConversionEvents(deps.databaseUrl, deps.log),
+    webhooks: createWebhookService(deps),
   };
 }

@@ -9,6 +9,7 @@ import { mountEmailEventsPollShim } from './email-events-poll.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
+import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -27,4 +28,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFileUpload,
   mountConvertStream,
   mountDownload,
+  mountWebhookBodilessPosts,
 ];

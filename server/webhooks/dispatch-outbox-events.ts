@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import type { DatabaseTransactionConnection } from 'slonik';
+import { AnyRow, sql } from '../db/database.ts';
+import { bossDb } from '../conversion-jobs/boss-db.ts';
+import { derivedUuid } from '../email/email.jobs.ts';
+import { takeRateLimits } from '../rate-limit/take-rate-limit.ts';
+import { buildConversionEvent, type ConversionEvent, type FileFacts } from './webhook-payload.ts';
+import { webhookRateLimits } from './webhook-limits.ts';
+import type { WebhookDeps } from './webhook-runtime.ts';
+import { DELIVER_QUEUE, wakeDeliveryWorkers, type DeliverJob } from './webhooks.jobs.ts';
+import { countOverflow, findSubscribedEndpoints, insertDeliveries, type NewDelivery, type SubscribedEndpoint } from './webhooks.queries.ts';
+
+const OutboxRow = z.object({ id: z.number(), type: z.string(), aggregateId: z.uuid().nullable(), payload: z.unknown(), createdAt: z.date() });
+
+const FileFactsRow = z.object({
+  fileId: z.uuid(),
+  userId: z.uuid(),
+  tenantId: z.uuid().nullable(),
+  originalName: z.string(),
+  pages: z.number().nullable(),
+});
+
+/** Events one dispatch transaction takes: big enough to keep up with a burst, small enough to commit in well under a second. */
+export const DISPATCH_BATCH = 200;
+
+/** The job id of attempt N of a delivery: whoever queues it, it is queued once. */
+export function attemptJobId(deliveryId: string, attempt: number): string {
+  return derivedUuid(`webhook-attempt:${deliveryId}:${attempt}`);
+}
+
+async function loadFileFacts(tx: DatabaseTransactionConnection, fileIds: string[]): Promise<Map<string, FileFacts>> {
+  if (fileIds.length === 0) return new Map();
+  const rows = await tx.any(sql.type(FileFactsRow)`
+    select f.id as "fileId", f.owner_id as "userId", coalesce(f.tenant_id, u.tenant_id) as "tenantId",
+           f.original_name as "originalName", f.page_count as pages
+      from files f join users u on u.id = f.owner_id where f.id = any(${sql.array(fileIds, 'uuid')})`);
+  return new Map(rows.map(({ fileId, ...facts }) => [fileId, facts]));
+}
+
+function hears(endpoint: SubscribedEndpoint, event: ConversionEvent): boolean {
+  if (!endpoint.events.includes(event.type)) return false;
+  return endpoint.tenantId === null ? endpoint.ownerId === event.userId : endpoint.tenantId === event.tenantId;
+}
+
+/**
+ * Turns committed outbox events into deliveries, one per (event, endpoint
+ * that hears it), and marks the events dispatched, all in one transaction.
+ * Rows are claimed with SKIP LOCKED and the (event, endpoint) pair is unique,
+ * so any number of dispatchers deliver each event to each endpoint once.
+ * A delivery within its endpoint's, user's and tenant's hourly limits is
+ * queued for its first attempt at once; over a limit (or behind others
+ * already waiting) it joins the endpoint's overflow queue; with 100 already
+ * waiting it is dropped, and the minute drain emails the owner its link.
+ */
+export async function dispatchOutboxEvents(deps: WebhookDeps, options: { batchSize?: number } = {}): Promise<{ events: number; queued: number }> {
+  const now = deps.clock.now();
+  const outcome = await deps.db.transaction(async (tx) => {
+    const rows = await tx.any(sql.type(OutboxRow)`
+      select id, type, aggregate_id as "aggregateId", payload, created_at as "createdAt"
+        from outbox_events where dispatched_at is null
+       order by id limit ${options.batchSize ?? DISPATCH_BATCH}
+         for update skip locked`);
+    if (rows.length === 0) return { events: 0, queued: 0 };
+    const facts = await loadFileFacts(tx, [...new Set(rows.flatMap((row) => (row.aggregateId ? [row.aggregateId] : [])))]);
+    const link = { publicBaseUrl: deps.publicBaseUrl, downloadSecret: deps.downloadSecret, now };
+    const events = rows.flatMap((row) => buildConversionEvent(row, row.aggregateId ? facts.get(row.aggregateId) : undefined, link) ?? []);
+    const endpoints = await findSubscribedEndpoints(
+      tx,
+      [...new Set(events.map((event) => event.userId))],
+      [...new Set(events.flatMap((event) => (event.tenantId ? [event.tenantId] : [])))],
+    );
+    const waiting = await countOverflow(
+      tx,
+      endpoints.map((endpoint) => endpoint.id),
+    );
+    const deliveries: NewDelivery[] = [];
+    for (const event of events) {
+      for (const endpoint of endpoints) {
+        if (!hears(endpoint, event)) continue;
+        const who = { endpointId: endpoint.id, userId: event.userId, tenantId: event.tenantId };
+        const status = await admit(tx, deps, who, waiting, now);
+        deliveries.push({ ...who, eventId: event.eventId, event: event.type, fileId: event.fileId, body: event.body, status });
+      }
+    }
+    const inserted = await insertDeliveries(tx, deliveries);
+    const pending = inserted.filter((delivery) => delivery.status === 'pending');
+    if (pending.length > 0) {
+      await deps.boss.insert(
+        DELIVER_QUEUE,
+        pending.map((delivery) => ({ id: attemptJobId(delivery.id, 1), data: { deliveryId: delivery.id, attempt: 1 } satisfies DeliverJob })),
+        { db: bossDb(tx) },
+      );
+    }
+    await tx.query(sql.type(AnyRow)`
+      update outbox_events set dispatched_at = now() where id = any(${sql.array(
+        rows.map((row) => row.id),
+        'int8',
+      )})`);
+    return { events: rows.length, queued: pending.length };
+  });
+  if (outcome.queued > 0) wakeDeliveryWorkers(deps.boss);
+  return outcome;
+}
+
+/**
+ * Whether a new delivery goes now, waits in overflow, or is dropped. An
+ * endpoint with deliveries already waiting keeps them in order: the new one
+ * queues behind them (the drain releases them oldest first).
+ */
+async function admit(
+  tx: DatabaseTransactionConnection,
+  deps: WebhookDeps,
+  who: { endpointId: string; userId: string; tenantId: string | null },
+  waiting: Map<string, number>,
+  now: Date,
+): Promise<NewDelivery['status']> {
+  const queued = waiting.get(who.endpointId) ?? 0;
+  if (queued === 0) {
+    const decision = await takeRateLimits(tx, webhookRateLimits(deps.policy, who), now);
+    if (decision.allowed) return 'pending';
+  }
+  if (queued >= deps.policy.overflowCap) return 'dropped';
+  waiting.set(who.endpointId, queued + 1);
+  return 'overflow';
+}
