@@ -32,7 +32,7 @@ export async function attemptWebhookDeliveries(deps: WebhookDeps, jobs: DeliverJ
 }
 
 async function attemptOne(deps: WebhookDeps, job: DeliverJob, target: AttemptTarget | undefined): Promise<AttemptResult> {
-  if (!target || target.status !== 'pending' || target.attempts !== job.attempt - 1) return 'skipped';
+  if (target?.status !== 'pending' || target.attempts !== job.attempt - 1) return 'skipped';
   if (!target.enabled) {
     await failUnsentDeliveries(deps.db, { deliveryId: target.deliveryId }, 'the endpoint was disabled before this attempt');
     return 'failed';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import https from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { verifyWebhook, type VerifyWebhookResult } from '../../client-sdk/verify-webhook.ts';
 
 /**
@@ -52,7 +53,7 @@ export async function startWebhookReceiver(
   const script: ReceiverAnswer[] = [];
   let standing: ReceiverAnswer | undefined;
   let secrets = options.secrets;
-  const sockets = new Set<Socket>();
+  const sockets = new Set<Duplex>();
   const waiters = new Set<() => void>();
 
   const server = https.createServer({ key: fixture('receiver-key.pem'), cert: fixture('receiver-cert.pem') }, (req, res) => {
