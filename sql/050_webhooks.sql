@@ -23,6 +23,8 @@ create table webhook_endpoints (
   consecutive_failures integer not null default 0 check (consecutive_failures >= 0),
   disabled_reason text check (disabled_reason in ('manual', 'consecutive_failures', 'gone')),
   disabled_at timestamptz,
+  -- the claim of the owner's "disabled" email for this disable (released when the send fails)
+  disabled_notified_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
   constraint webhook_endpoints_disabled_reason check (enabled = (disabled_reason is null)),
@@ -56,6 +58,7 @@ create table webhook_deliveries (
   last_response_body text,
   last_latency_ms integer,
   last_error text,
+  -- the claim of the owner's email listing this drop (released when the send fails)
   drop_notified_at timestamptz,
   created_at timestamptz not null default now(),
   updated_at timestamptz not null default now(),
@@ -63,7 +66,8 @@ create table webhook_deliveries (
   constraint webhook_deliveries_event_endpoint_key unique (event_id, endpoint_id)
 );
 create index webhook_deliveries_history_idx on webhook_deliveries (endpoint_id, created_at desc, id desc);
-create index webhook_deliveries_overflow_idx on webhook_deliveries (endpoint_id, created_at, id) where status = 'overflow';
+-- overflow drains oldest first: by dispatch time, then event order (one dispatch stamps many rows alike)
+create index webhook_deliveries_overflow_idx on webhook_deliveries (endpoint_id, created_at, event_id, id) where status = 'overflow';
 create index webhook_deliveries_unnotified_drops_idx on webhook_deliveries (endpoint_id) where status = 'dropped' and drop_notified_at is null;
 
 -- One row per try (svix-style): what the receiver answered, how fast, or why it could not be reached.

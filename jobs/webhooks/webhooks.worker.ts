@@ -5,7 +5,7 @@ import { drainWebhookOverflow } from '../../server/webhooks/drain-webhook-overfl
 import { startOutboxDispatcher, type OutboxDispatcher } from '../../server/webhooks/outbox-dispatcher.ts';
 import { sendDisabledNotice, sendDropNotices } from '../../server/webhooks/send-webhook-notices.ts';
 import { createWebhookDeps, type WebhookDeps, type WebhookOverrides } from '../../server/webhooks/webhook-runtime.ts';
-import { createWebhookQueues, DELIVER_QUEUE, DeliverJob, DRAIN_QUEUE, NOTICE_QUEUE, NoticeJob } from '../../server/webhooks/webhooks.jobs.ts';
+import { DELIVER_QUEUE, DeliverJob, DRAIN_QUEUE, NOTICE_QUEUE, NoticeJob } from '../../server/webhooks/webhooks.jobs.ts';
 
 /**
  * Delivery jobs are fetched in batches (one query fetches, one completes) and
@@ -34,7 +34,7 @@ export async function registerWebhookJobs(deps: Deps, options: WebhookWorkerOpti
   const webhookDeps = createWebhookDeps(deps, options.overrides);
   const email = options.email ?? createEmailService(deps);
   const noticeDeps = { ...webhookDeps, email };
-  await createWebhookQueues(deps.boss);
+  await webhookDeps.queuesReady();
 
   await deps.boss.work(DELIVER_QUEUE, DELIVERY_WORK, async (jobs) => {
     const parsed = jobs.map((job) => ({ id: job.id, data: DeliverJob.safeParse(job.data) }));

@@ -84,7 +84,7 @@ async function recordOutcome(deps: WebhookDeps, target: AttemptTarget, outcome: 
             : undefined;
       const disabledAt = reason ? await disableEndpoint(tx, target.endpointId, reason) : null;
       if (reason && disabledAt) {
-        const notice: NoticeJob = { kind: 'disabled', endpointId: target.endpointId, reason };
+        const notice: NoticeJob = { kind: 'disabled', endpointId: target.endpointId, reason, disabledAt: disabledAt.toISOString() };
         await deps.boss.send(NOTICE_QUEUE, notice, { id: derivedUuid(`webhook-disabled:${target.endpointId}:${disabledAt.toISOString()}`), db: bossDb(tx) });
       }
     }

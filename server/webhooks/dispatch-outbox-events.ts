@@ -10,7 +10,7 @@ import type { WebhookDeps } from './webhook-runtime.ts';
 import { DELIVER_QUEUE, wakeDeliveryWorkers, type DeliverJob } from './webhooks.jobs.ts';
 import { countOverflow, findSubscribedEndpoints, insertDeliveries, type NewDelivery, type SubscribedEndpoint } from './webhooks.queries.ts';
 
-const OutboxRow = z.object({ id: z.number(), type: z.string(), aggregateId: z.uuid().nullable(), payload: z.unknown(), createdAt: z.date() });
+const OutboxRow = z.object({ id: z.coerce.number(), type: z.string(), aggregateId: z.uuid().nullable(), payload: z.unknown(), createdAt: z.date() });
 
 const FileFactsRow = z.object({
   fileId: z.uuid(),
@@ -53,6 +53,7 @@ function hears(endpoint: SubscribedEndpoint, event: ConversionEvent): boolean {
  * waiting it is dropped, and the minute drain emails the owner its link.
  */
 export async function dispatchOutboxEvents(deps: WebhookDeps, options: { batchSize?: number } = {}): Promise<{ events: number; queued: number }> {
+  await deps.queuesReady();
   const now = deps.clock.now();
   const outcome = await deps.db.transaction(async (tx) => {
     const rows = await tx.any(sql.type(OutboxRow)`

@@ -18,6 +18,7 @@ const Waiting = z.object({ id: z.uuid(), userId: z.uuid().nullable(), tenantId: 
  * meanwhile end failed. Returns how many were released and failed.
  */
 export async function drainWebhookOverflow(deps: WebhookDeps): Promise<{ released: number; failed: number }> {
+  await deps.queuesReady();
   const endpoints = await deps.db.any(sql.type(z.object({ endpointId: z.uuid(), enabled: z.boolean() }))`
     select e.id as "endpointId", e.enabled from webhook_endpoints e
      where exists (select 1 from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'overflow')`);
@@ -33,7 +34,7 @@ export async function drainWebhookOverflow(deps: WebhookDeps): Promise<{ release
       const waiting = await tx.any(sql.type(Waiting)`
         select id, user_id as "userId", tenant_id as "tenantId" from webhook_deliveries
          where endpoint_id = ${endpointId} and status = 'overflow'
-         order by created_at, id limit ${deps.policy.overflowCap}
+         order by created_at, event_id, id limit ${deps.policy.overflowCap}
            for update skip locked`);
       const go: string[] = [];
       for (const delivery of waiting) {

@@ -2,7 +2,7 @@ import type { Deps } from '../deps.ts';
 import { createResolver, createSafeHttpClient, type ResolveHost, type SafeHttpClient } from '../net/safe-fetch.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import { deriveSecretKey, type SecretKey } from './webhook-secrets.ts';
-import { WEBHOOK_POLICY, type WebhookPolicy } from './webhooks.jobs.ts';
+import { createWebhookQueues, WEBHOOK_POLICY, type WebhookPolicy } from './webhooks.jobs.ts';
 
 /**
  * What every webhook function receives first: the app's deps plus the pieces
@@ -16,6 +16,8 @@ export type WebhookDeps = Pick<Deps, 'db' | 'boss' | 'log' | 'clock' | 'config'>
   /** Where download links point: PUBLIC_BASE_URL, else this server on localhost. */
   publicBaseUrl: string;
   policy: WebhookPolicy;
+  /** Creates the webhook queues once per process, before the first job is sent (any process may dispatch). */
+  queuesReady: () => Promise<void>;
 };
 
 /** Tests and the benchmark shorten timeouts and delays, lift limits, or hand in their DNS. */
@@ -27,8 +29,16 @@ export function createWebhookDeps(deps: Pick<Deps, 'db' | 'boss' | 'log' | 'cloc
   const resolve = overrides.resolve ?? createResolver({ servers: config.webhooks.dnsServers });
   const http = createSafeHttpClient({ resolve, policy: { allowLoopback: config.webhooks.allowLoopbackReceiver } });
   const policy: WebhookPolicy = { ...WEBHOOK_POLICY, ...overrides.policy, limits: { ...WEBHOOK_POLICY.limits, ...overrides.policy?.limits } };
+  let queues: Promise<void> | undefined;
   return {
     ...deps,
+    queuesReady: () => {
+      queues ??= createWebhookQueues(deps.boss).catch((error: unknown) => {
+        queues = undefined;
+        throw error;
+      });
+      return queues;
+    },
     http,
     secretKey: deriveSecretKey(secrets.webhookKey),
     downloadSecret: secrets.download,

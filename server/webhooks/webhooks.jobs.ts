@@ -48,7 +48,13 @@ export const ATTEMPTS = WEBHOOK_POLICY.retryDelaysSeconds.length + 1;
 export const DeliverJob = z.object({ deliveryId: z.uuid(), attempt: z.number().int().min(1).max(ATTEMPTS) });
 export type DeliverJob = z.infer<typeof DeliverJob>;
 
-export const NoticeJob = z.object({ kind: z.literal('disabled'), endpointId: z.uuid(), reason: z.enum(['consecutive_failures', 'gone']) });
+export const NoticeJob = z.object({
+  kind: z.literal('disabled'),
+  endpointId: z.uuid(),
+  reason: z.enum(['consecutive_failures', 'gone']),
+  /** Which disable this notice is for: a re-enabled and again disabled endpoint gets a notice per disable. */
+  disabledAt: z.iso.datetime(),
+});
 export type NoticeJob = z.infer<typeof NoticeJob>;
 
 /**

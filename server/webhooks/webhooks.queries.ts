@@ -252,7 +252,7 @@ export async function countEndpointFailure(tx: Connection, endpointId: string): 
 /** Disables an enabled endpoint; the disable time when this call did it, null when it already was (so one notice goes out). */
 export async function disableEndpoint(tx: Connection, endpointId: string, reason: 'consecutive_failures' | 'gone'): Promise<Date | null> {
   const row = await tx.maybeOne(sql.type(z.object({ disabledAt: z.date() }))`
-    update webhook_endpoints set enabled = false, disabled_reason = ${reason}, disabled_at = now(), updated_at = now()
+    update webhook_endpoints set enabled = false, disabled_reason = ${reason}, disabled_at = now(), disabled_notified_at = null, updated_at = now()
      where id = ${endpointId} and enabled returning disabled_at as "disabledAt"`);
   return row?.disabledAt ?? null;
 }

@@ -16,12 +16,15 @@ export type WebhookHarness = { app: TestApp; receiver: WebhookReceiver; dns: Dns
  * the test-only switch unless `allowLoopback: false`), a DNS server the test
  * controls, and a Resend fake for the owner emails.
  */
-export async function startWebhookHarness(options: { allowLoopback?: boolean; clock?: Clock; env?: Record<string, string> } = {}): Promise<WebhookHarness> {
+export async function startWebhookHarness(
+  options: { allowLoopback?: boolean; clock?: Clock; env?: Record<string, string>; workers?: boolean } = {},
+): Promise<WebhookHarness> {
   const dns = await startDnsFake();
   const resend = await startResendFake({ apiKey: RESEND_KEY });
   const receiver = await startWebhookReceiver();
   const app = await startTestApp({
     clock: options.clock,
+    workers: options.workers,
     env: {
       WEBHOOK_DNS_SERVERS: dns.server,
       WEBHOOK_TEST_ALLOW_LOOPBACK: options.allowLoopback === false ? undefined : 'true',
@@ -87,14 +90,14 @@ export async function emitConversionEvent(
     type === 'conversion.completed'
       ? { fileId, jobId: null, pages: 3, credits: 3, wcagStatus: 'passed', backend: 'chunked-vision', ...payload }
       : { fileId, jobId: null, code: 'PDF_MALFORMED', message: 'The PDF is damaged', ...payload };
-  return app.deps.db.oneFirst(sql.type(z.object({ id: z.number() }))`
+  return app.deps.db.oneFirst(sql.type(z.object({ id: z.coerce.number() }))`
     insert into outbox_events (type, aggregate_id, payload) values (${type}, ${fileId}, ${sql.jsonb(body as never)}) returning id`);
 }
 
 export const DeliveryRow = z.object({
   id: z.uuid(),
   endpointId: z.uuid(),
-  eventId: z.number().nullable(),
+  eventId: z.coerce.number().nullable(),
   status: z.string(),
   attempts: z.number(),
   lastError: z.string().nullable(),
@@ -108,7 +111,7 @@ export function deliveries(app: TestApp, endpointId?: string) {
     select id, endpoint_id as "endpointId", event_id as "eventId", status, attempts, last_error as "lastError",
            last_http_status as "lastHttpStatus", last_response_body as "lastResponseBody", body
       from webhook_deliveries ${endpointId ? sql.fragment`where endpoint_id = ${endpointId}` : sql.fragment``}
-     order by created_at, id`);
+     order by created_at, event_id, id`);
 }
 
 /** Queued attempt jobs of a delivery, with how long after their creation they may start. */
