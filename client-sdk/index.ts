@@ -46,4 +46,11 @@ export function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-export { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult, type WebhookHeaders, type WebhookPayload } from './verify-webhook.ts';
+export {
+  verifyWebhook,
+  type VerifyWebhookError,
+  type VerifyWebhookOptions,
+  type VerifyWebhookResult,
+  type WebhookHeaders,
+  type WebhookPayload,
+} from './verify-webhook.ts';

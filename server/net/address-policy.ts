@@ -11,7 +11,7 @@ import net from 'node:net';
 /** The test suite's receiver runs on loopback with a self-signed certificate; nothing else is unlocked. */
 export type AddressPolicy = { allowLoopback: boolean };
 
-export const PUBLIC_ONLY: AddressPolicy = { allowLoopback: false };
+const PUBLIC_ONLY: AddressPolicy = { allowLoopback: false };
 
 // IANA special-purpose IPv4 registry (RFC 6890 and successors), minus the few
 // globally reachable anycast blocks no customer server lives in anyway.

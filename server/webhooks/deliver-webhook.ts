@@ -54,7 +54,7 @@ async function attemptOne(deps: WebhookDeps, job: DeliverJob, target: AttemptTar
  * asked for it with Retry-After, but never past the schedule's longest wait
  * (5 minutes), so a receiver cannot stretch the three attempts for ever.
  */
-export function nextDelaySeconds(policy: WebhookDeps['policy'], attempt: number, retryAfterSeconds: number | undefined): number {
+function nextDelaySeconds(policy: WebhookDeps['policy'], attempt: number, retryAfterSeconds: number | undefined): number {
   const scheduled = policy.retryDelaysSeconds[attempt - 1]!;
   if (retryAfterSeconds === undefined) return scheduled;
   return Math.min(Math.max(scheduled, retryAfterSeconds), Math.max(...policy.retryDelaysSeconds));

@@ -23,7 +23,7 @@ const AttemptView = z.object({
   error: z.string().nullable(),
 });
 
-export const WebhookDelivery = z.object({
+const WebhookDelivery = z.object({
   id: z.uuid(),
   event: z.string(),
   fileId: z.uuid().nullable(),

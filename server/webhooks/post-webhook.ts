@@ -24,7 +24,7 @@ export function liveSecrets(
 }
 
 /** Retry-After as seconds: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
+function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
   if (!value) return undefined;
   if (/^\d{1,9}$/.test(value.trim())) return Number(value.trim());
   const at = Date.parse(value);

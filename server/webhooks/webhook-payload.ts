@@ -68,7 +68,7 @@ export type ConversionEvent = {
 };
 
 /** A download link valid for 24 hours from `now`, and when it stops working. */
-export function presignedZip(options: { publicBaseUrl: string; downloadSecret: string; fileId: string; now: Date }) {
+function presignedZip(options: { publicBaseUrl: string; downloadSecret: string; fileId: string; now: Date }) {
   const token = signDownloadToken(options.downloadSecret, options.fileId, options.now);
   const expiresAtSeconds = Number(token.slice(0, token.indexOf('.')));
   return {

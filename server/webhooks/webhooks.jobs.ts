@@ -43,7 +43,7 @@ export type WebhookPolicy = {
   maxEndpointsPerScope: number;
 };
 
-export const ATTEMPTS = WEBHOOK_POLICY.retryDelaysSeconds.length + 1;
+const ATTEMPTS = WEBHOOK_POLICY.retryDelaysSeconds.length + 1;
 
 export const DeliverJob = z.object({ deliveryId: z.uuid(), attempt: z.number().int().min(1).max(ATTEMPTS) });
 export type DeliverJob = z.infer<typeof DeliverJob>;

@@ -6,7 +6,6 @@ import type { AuthUser } from '../auth/users.ts';
 type Connection = Pick<Database, 'any' | 'one' | 'maybeOne' | 'query' | 'oneFirst'> | DatabaseTransactionConnection;
 
 export const WEBHOOK_EVENTS = ['conversion.completed', 'conversion.failed'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 export const EndpointRow = z.object({
   id: z.uuid(),

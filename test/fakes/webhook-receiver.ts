@@ -12,7 +12,7 @@ import { verifyWebhook, type VerifyWebhookResult } from '../../client-sdk/verify
  * as a real receiver would: given `secrets`, it verifies each delivery with
  * the SDK helper and answers 400 when that fails, else 200.
  */
-export type ReceiverAnswer =
+type ReceiverAnswer =
   | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
   /** Answers (status, default 200) only after `ms`. */
   | { kind: 'delay'; ms: number; status?: number }

@@ -7,7 +7,7 @@ import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import type { Clock } from '../../server/deps.ts';
 
-export const RESEND_KEY = 're_webhooks';
+const RESEND_KEY = 're_webhooks';
 
 export type WebhookHarness = { app: TestApp; receiver: WebhookReceiver; dns: DnsFake; resend: ResendFake };
 
@@ -42,7 +42,7 @@ export async function startWebhookHarness(
   return { app, receiver, dns, resend };
 }
 
-export function call(app: TestApp, token: string, method: string, route: string, body?: unknown) {
+function call(app: TestApp, token: string, method: string, route: string, body?: unknown) {
   return fetch(`${app.baseUrl}${route}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -94,7 +94,7 @@ export async function emitConversionEvent(
     insert into outbox_events (type, aggregate_id, payload) values (${type}, ${fileId}, ${sql.jsonb(body as never)}) returning id`);
 }
 
-export const DeliveryRow = z.object({
+const DeliveryRow = z.object({
   id: z.uuid(),
   endpointId: z.uuid(),
   eventId: z.coerce.number().nullable(),
