@@ -3,7 +3,7 @@ import { Resend } from 'resend';
 import { z } from 'zod';
 import { loadConfig } from '../server/config.ts';
 import { sql } from '../server/db/database.ts';
-import { systemClock, type Deps } from '../server/deps.ts';
+import { systemClock, type CoreDeps } from '../server/deps.ts';
 import { createEmailService } from '../server/email/email-service.ts';
 import { silentLog } from '../server/log.ts';
 import { createMetrics } from '../server/metrics.ts';
@@ -40,7 +40,7 @@ export async function run() {
       PROVIDER_A_BASE_URL: resend.url,
       EMAIL_SENDER_DOMAIN: 'folio.example',
     });
-    const deps: Deps = { config, db: database.db, boss, log: silentLog, clock: systemClock, databaseUrl: database.url, metrics: createMetrics() };
+    const deps: CoreDeps = { config, db: database.db, boss, log: silentLog, clock: systemClock, databaseUrl: database.url, metrics: createMetrics() };
     const library = createEmailService(deps);
     const bare = new Resend(API_KEY, { baseUrl: resend.url });
 

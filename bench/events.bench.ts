@@ -3,7 +3,8 @@ import type { Server } from 'node:http';
 import pg from 'pg';
 import { buildApp } from '../server/app.ts';
 import { loadConfig } from '../server/config.ts';
-import { systemClock, type Deps } from '../server/deps.ts';
+import { systemClock, type CoreDeps } from '../server/deps.ts';
+import { withProcessServices } from '../server/services.ts';
 import { silentLog } from '../server/log.ts';
 import { createMetrics } from '../server/metrics.ts';
 import { startBoss } from '../server/queue/boss.ts';
@@ -73,8 +74,8 @@ export async function run() {
       DOWNLOAD_TOKEN_SECRET: 'bench',
       WEBHOOK_SECRET_KEY: 'bench',
     });
-    const deps: Deps = { config, db: bench.db, boss, log: silentLog, clock: systemClock, databaseUrl: bench.url, metrics: createMetrics() };
-    const { app } = buildApp(deps);
+    const deps: CoreDeps = { config, db: bench.db, boss, log: silentLog, clock: systemClock, databaseUrl: bench.url, metrics: createMetrics() };
+    const { app } = buildApp(withProcessServices(deps).deps);
     server = await new Promise<Server>((resolve) => {
       const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
     });

@@ -10,7 +10,8 @@ import { buildApp } from '../server/app.ts';
 import { signSessionToken } from '../server/auth/tokens.ts';
 import { loadConfig } from '../server/config.ts';
 import { createConversionEngine } from '../server/conversion/index.ts';
-import type { Deps } from '../server/deps.ts';
+import type { CoreDeps } from '../server/deps.ts';
+import { withProcessServices } from '../server/services.ts';
 import { sql } from '../server/db/database.ts';
 import { silentLog } from '../server/log.ts';
 import { createMetrics } from '../server/metrics.ts';
@@ -62,14 +63,15 @@ async function serviceRun(pdf: string, concurrency: number, mode: 'complete' | '
     UPLOAD_MAX_PAGES: '5000',
   });
   const boss = await startBoss(bench.url, { supervise: true, schedule: false });
-  const deps: Deps = { config, db: bench.db, boss, log: silentLog, clock: { now: () => new Date() }, databaseUrl: bench.url, metrics: createMetrics() };
-  const built = buildApp(deps);
+  const core: CoreDeps = { config, db: bench.db, boss, log: silentLog, clock: { now: () => new Date() }, databaseUrl: bench.url, metrics: createMetrics() };
+  const services = withProcessServices(core);
+  const built = buildApp(services.deps);
   const server = await new Promise<Server>((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const engine = built.deps.services.conversion.engine;
-  await registerConversionJobs(deps, { store: built.deps.services.conversion.store, engine, schedule: false });
+  const { engine } = services.deps;
+  await registerConversionJobs(services.deps, { schedule: false });
   try {
     const email = 'bench@example.com';
     const token = await signSessionToken(JWT, { subject: `bench:${email}`, email });
@@ -115,7 +117,7 @@ async function serviceRun(pdf: string, concurrency: number, mode: 'complete' | '
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     await boss.stop({ graceful: false, close: true }).catch(() => {});
-    await (engine as typeof engine & { close?: () => Promise<void> }).close?.();
+    await services.close();
     await bench.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   }

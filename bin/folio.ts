@@ -1,16 +1,27 @@
 /**
- * `folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20]`
+ * `folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20] [--alt alt.json]`
  * Converts PDFs offline (by default) into accessible HTML, a tagged PDF and a report.
  */
 import cliProgress from 'cli-progress';
 import { loadConfig } from '../server/config.ts';
-import { convertFile, listInputs, parseCliArgs, USAGE, UsageError, type CliCommand, type FileSummary } from '../server/conversion/cli/convert-files.ts';
+import {
+  convertFile,
+  listInputs,
+  parseCliArgs,
+  readAltFile,
+  USAGE,
+  UsageError,
+  type CliCommand,
+  type FileSummary,
+} from '../server/conversion/cli/convert-files.ts';
 import { createConversionEngine } from '../server/conversion/index.ts';
 import { createLog } from '../server/log.ts';
 
 let command: CliCommand;
+let figures: Awaited<ReturnType<typeof readAltFile>> | undefined;
 try {
   command = parseCliArgs(process.argv.slice(2));
+  if (command.command === 'convert' && command.alt) figures = await readAltFile(command.alt);
 } catch (error) {
   if (!(error instanceof UsageError)) throw error;
   process.stderr.write(`folio: ${error.message}\n\n${USAGE}\n`);
@@ -37,7 +48,7 @@ try {
     let startedAt = 0;
     const summary = await convertFile(
       { engine, maxPages: config.conversion.uploadMaxPages },
-      { file, outDir: command.outDir, backend: command.backend, pages: command.pages },
+      { file, outDir: command.outDir, backend: command.backend, pages: command.pages, figures },
       {
         start(name, total) {
           startedAt = performance.now();
@@ -77,6 +88,12 @@ try {
     );
     bar?.stop();
     if (summary.error) process.stderr.write(`folio: ${summary.file}: ${summary.error.code}: ${summary.error.message}\n`);
+    const undescribed = summary.figuresNeedingAlt ?? [];
+    if (undescribed.length > 0) {
+      process.stderr.write(
+        `folio: ${summary.file}: ${undescribed.length} figure(s) need a description (${undescribed.slice(0, 5).join(', ')}${undescribed.length > 5 ? ', …' : ''}); see figuresNeedingAlt in its report.json and pass them back with --alt alt.json\n`,
+      );
+    }
     summaries.push(summary);
   }
 } finally {

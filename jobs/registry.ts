@@ -17,7 +17,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerDeliveryEventJobs,
   registerAuditDigestJobs,
   registerRateLimitJobs,
-  async (deps) => void (await registerConversionJobs(deps)),
+  registerConversionJobs,
   async (deps) => void (await registerWebhookJobs(deps)),
 ];
 

@@ -13,7 +13,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { appRouter } from './routers/index.ts';
 import { resolveSigningSecrets } from './secrets.ts';
 import type { AppContext, AppDeps } from './trpc/context.ts';
-import { buildServices, type AppServices } from './services.ts';
+import { createConversionEvents } from './conversion-jobs/events.ts';
 import { rawRouteMounts } from './routes/index.ts';
 import { describeTrpcError } from './trpc/trpc.ts';
 import { sql } from './db/database.ts';
@@ -33,7 +33,7 @@ const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '
 export type BuiltApp = { app: Express; deps: AppDeps };
 
 /** Builds the express app without listening; tests and server/main.ts both use it. */
-export function buildApp(deps: Deps, options: { services?: Partial<AppServices> } = {}): BuiltApp {
+export function buildApp(deps: Deps): BuiltApp {
   const secrets = resolveSigningSecrets(deps.config);
   const appDeps: AppDeps = {
     ...deps,
@@ -44,7 +44,7 @@ export function buildApp(deps: Deps, options: { services?: Partial<AppServices> 
       audience: deps.config.auth.audience,
       now: deps.clock.now,
     }),
-    services: { ...buildServices(deps), ...options.services },
+    conversionEvents: createConversionEvents(deps.databaseUrl, deps.log),
   };
   const app = express();
   app.disable('x-powered-by');

@@ -73,6 +73,10 @@ const EnvSchema = z.object({
   EMAIL_PROVIDER_A_COST_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
   EMAIL_PROVIDER_B_COST_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
 
+  // product mail
+  CONTACT_EMAIL: optionalText,
+  PURCHASE_URL: optionalUrl,
+
   // alerts
   ALERT_EMAIL: optionalText,
   MESSENGER_API_BASE_URL: optionalUrl,
@@ -217,6 +221,12 @@ function buildConfig(e: ParsedEnv) {
       senderDomain: e.EMAIL_SENDER_DOMAIN,
       retiredDomain: e.EMAIL_RETIRED_DOMAIN,
       defaultFrom: e.EMAIL_DEFAULT_FROM ?? `Folio <no-reply@${e.EMAIL_SENDER_DOMAIN ?? 'folio.localhost'}>`,
+    },
+    product: {
+      /** where contact-form and feedback mail goes (Reply-To is the sender) */
+      contactEmail: e.CONTACT_EMAIL?.toLowerCase(),
+      /** the link every "insufficient credits" message and email carries */
+      purchaseUrl: e.PURCHASE_URL ?? `${(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, '')}/pricing`,
     },
     alerts: {
       alertEmail: e.ALERT_EMAIL,

@@ -2,17 +2,20 @@ import type { Config } from './config.ts';
 import { createDatabase } from './db/database.ts';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.ts';
 import { migrate } from './db/migrate.ts';
-import { systemClock, type Deps } from './deps.ts';
+import { systemClock, type CoreDeps, type Deps } from './deps.ts';
 import type { Log } from './log.ts';
 import { createMetrics } from './metrics.ts';
 import { startBoss } from './queue/boss.ts';
+import { withProcessServices } from './services.ts';
 
 export type Runtime = { deps: Deps; embedded?: EmbeddedDatabase; close: () => Promise<void> };
 
 /**
  * Opens what both processes need: the database (embedded when DATABASE_URL is
- * unset), migrations, the slonik pool and pg-boss. `close` undoes it in
- * reverse, stopping embedded PostgreSQL last so no postgres process outlives us.
+ * unset), migrations, the slonik pool, pg-boss, and the process-wide services
+ * (email library, object store, conversion engine) the app and the workers
+ * share. `close` undoes it in reverse, stopping embedded PostgreSQL last so no
+ * postgres process outlives us.
  */
 export async function openRuntime(config: Config, log: Log, options: { workers: boolean }): Promise<Runtime> {
   let embedded: EmbeddedDatabase | undefined;
@@ -39,12 +42,14 @@ export async function openRuntime(config: Config, log: Log, options: { workers: 
     });
     // The embedded database is a configured database: the email library logs and checks suppressions there too.
     const effectiveConfig = embedded ? { ...config, email: { ...config.email, loggingEnabled: true } } : config;
-    const deps: Deps = { config: effectiveConfig, db, boss, log, clock: systemClock, databaseUrl, metrics: createMetrics() };
+    const core: CoreDeps = { config: effectiveConfig, db, boss, log, clock: systemClock, databaseUrl, metrics: createMetrics() };
+    const services = withProcessServices(core);
     return {
-      deps,
+      deps: services.deps,
       embedded,
       close: async () => {
         await boss.stop({ graceful: true, timeout: config.shutdownGraceMs, close: true }).catch((error) => log.error({ err: error }, 'pg-boss stop failed'));
+        await services.close().catch((error) => log.error({ err: error }, 'conversion engine stop failed'));
         await db.end().catch(() => {});
         await embedded?.stop().catch((error) => log.error({ err: error }, 'embedded PostgreSQL stop failed'));
       },

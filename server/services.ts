@@ -1,33 +1,25 @@
-import type { Deps } from './deps.ts';
-import { createEmailService, type EmailService } from './email/email-service.ts';
-import { createConversionService, type ConversionService } from './conversion-jobs/service.ts';
-import { createConversionEvents, type ConversionEvents } from './conversion-jobs/events.ts';
 import { lazyEngine } from './conversion-jobs/engine-provider.ts';
-import { resolveSigningSecrets } from './secrets.ts';
+import type { CoreDeps, Deps, ProcessServices } from './deps.ts';
+import { createEmailService } from './email/email-service.ts';
 import { createObjectStore } from './storage/storage.ts';
-import { createWebhookService, type WebhookService } from './webhooks/webhook-service.ts';
+import { createWebhookRuntime } from './webhooks/webhook-runtime.ts';
+
+export type ProcessDeps = { deps: Deps; close: () => Promise<void> };
 
 /**
- * Domain services the routes call, built once per app from its deps. Each
- * area adds its entry here; routers reach them as ctx.deps.services.<area>.
+ * Builds the process-wide services once, for the API and the workers of this
+ * process alike: one email library (provider clients, batchers, the provider
+ * pair read once), one object store, one conversion engine, whose
+ * worker-thread pool is sized to the cores of the machine — a second engine
+ * would double it — and one guarded HTTPS client for webhooks. `close` stops the engine's pool.
  */
-export interface AppServices {
-  email: EmailService;
-  conversion: ConversionService;
-  conversionEvents: ConversionEvents;
-  webhooks: WebhookService;
-}
-
-export function buildServices(deps: Deps): AppServices {
-  return {
-    email: createEmailService(deps),
-    conversion: createConversionService({
-      ...deps,
-      store: createObjectStore(deps.config.storage),
-      engine: lazyEngine(deps),
-      downloadSecret: resolveSigningSecrets(deps.config).download,
-    }),
-    conversionEvents: createConversionEvents(deps.databaseUrl, deps.log),
-    webhooks: createWebhookService(deps),
+export function withProcessServices(core: CoreDeps, given: Partial<ProcessServices> = {}): ProcessDeps {
+  const engine = given.engine ? undefined : lazyEngine(core);
+  const services: ProcessServices = {
+    email: given.email ?? createEmailService(core),
+    store: given.store ?? createObjectStore(core.config.storage),
+    engine: given.engine ?? engine!,
+    webhooks: given.webhooks ?? createWebhookRuntime(core),
   };
+  return { deps: { ...core, ...services }, close: async () => void (await engine?.close()) };
 }

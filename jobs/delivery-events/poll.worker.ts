@@ -1,6 +1,5 @@
 import type { Deps } from '../../server/deps.ts';
 import { pollResendEvents } from '../../server/delivery-events/poll-resend-events.ts';
-import { createEmailService } from '../../server/email/email-service.ts';
 
 export const POLL_EVENTS_QUEUE = 'email-events.poll';
 
@@ -10,10 +9,9 @@ export const POLL_EVENTS_QUEUE = 'email-events.poll';
  * (unchanged last_event is skipped and the claim is already taken).
  */
 export async function registerDeliveryEventJobs(deps: Deps) {
-  const email = createEmailService(deps);
   await deps.boss.createQueue(POLL_EVENTS_QUEUE, { policy: 'singleton', retryLimit: 0, expireInSeconds: 600 });
   await deps.boss.work(POLL_EVENTS_QUEUE, async () => {
-    const result = await pollResendEvents({ ...deps, sendEmail: (request) => email.send(request), now: deps.clock.now() });
+    const result = await pollResendEvents({ ...deps, sendEmail: (request) => deps.email.send(request), now: deps.clock.now() });
     const line = { event: 'email_events_poll', ...result };
     if (result.ok || result.truncated) deps.log.info(line, 'provider-A events polled');
     else deps.log.warn(line, 'provider-A events poll failed');

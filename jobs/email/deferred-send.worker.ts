@@ -1,5 +1,5 @@
 import type { Deps } from '../../server/deps.ts';
-import { createEmailService, type EmailService } from '../../server/email/email-service.ts';
+import type { EmailService } from '../../server/email/email-service.ts';
 import { createDeferQueues, deferQueueNames, DeferredSend } from '../../server/email/email.jobs.ts';
 
 type QueuedJob = { id: string; data: unknown };
@@ -25,10 +25,10 @@ export async function handleDeadLetteredSend(deps: Pick<Deps, 'log' | 'metrics'>
 }
 
 /** Registers the deferred-retry worker and its dead-letter consumer when EMAIL_DEFER_QUEUE is set. */
-export async function registerEmailJobs(deps: Deps) {
+export async function registerEmailJobs(deps: Pick<Deps, 'config' | 'boss' | 'log' | 'metrics' | 'email'>) {
   const queues = deferQueueNames(deps.config);
   if (!queues) return;
-  const email = createEmailService(deps);
+  const { email } = deps;
   await createDeferQueues(deps.boss, queues);
   await deps.boss.work(queues.queue, { batchSize: 1 }, async ([job]) => {
     if (job) await handleDeferredSend(email, job);

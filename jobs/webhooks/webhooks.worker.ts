@@ -1,10 +1,9 @@
 import type { Deps } from '../../server/deps.ts';
-import { createEmailService, type EmailService } from '../../server/email/email-service.ts';
 import { attemptWebhookDeliveries } from '../../server/webhooks/deliver-webhook.ts';
 import { drainWebhookOverflow } from '../../server/webhooks/drain-webhook-overflow.ts';
 import { startOutboxDispatcher, type OutboxDispatcher } from '../../server/webhooks/outbox-dispatcher.ts';
 import { sendDisabledNotice, sendDropNotices } from '../../server/webhooks/send-webhook-notices.ts';
-import { createWebhookDeps, type WebhookDeps, type WebhookOverrides } from '../../server/webhooks/webhook-runtime.ts';
+import { webhookDeps as buildWebhookDeps, type WebhookDeps, type WebhookOverrides } from '../../server/webhooks/webhook-runtime.ts';
 import { DELIVER_QUEUE, DeliverJob, DRAIN_QUEUE, NOTICE_QUEUE, NoticeJob } from '../../server/webhooks/webhooks.jobs.ts';
 
 /**
@@ -16,7 +15,6 @@ const DELIVERY_WORK = { batchSize: 25, localConcurrency: 4, pollingIntervalSecon
 
 export type WebhookWorkerOptions = {
   overrides?: WebhookOverrides;
-  email?: EmailService;
   /** The minute drain schedule (tests drive the drain themselves). */
   schedule?: boolean;
   /** The outbox listener (tests that dispatch by hand turn it off). */
@@ -31,9 +29,8 @@ export type WebhookWorkers = { deps: WebhookDeps; dispatcher?: OutboxDispatcher 
  * minute overflow drain (a pg-boss schedule, so one process runs it).
  */
 export async function registerWebhookJobs(deps: Deps, options: WebhookWorkerOptions = {}): Promise<WebhookWorkers> {
-  const webhookDeps = createWebhookDeps(deps, options.overrides);
-  const email = options.email ?? createEmailService(deps);
-  const noticeDeps = { ...webhookDeps, email };
+  const webhookDeps = buildWebhookDeps(deps, options.overrides);
+  const noticeDeps = { ...webhookDeps, email: deps.email };
   await webhookDeps.queuesReady();
 
   await deps.boss.work(DELIVER_QUEUE, DELIVERY_WORK, async (jobs) => {

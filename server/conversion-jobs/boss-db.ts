@@ -1,14 +1,15 @@
 import { sql, type Database } from '../db/database.ts';
 import type { DatabaseTransactionConnection } from 'slonik';
 
-type Connection = Pick<Database, 'query'> | DatabaseTransactionConnection;
+/** The pool or an open transaction: whatever the queue job should commit with. */
+export type BossConnection = Pick<Database, 'query'> | DatabaseTransactionConnection;
 
 /**
  * pg-boss's `db` option over a slonik connection, so a `boss.send` runs inside
  * our transaction: the chunk rows and their queue jobs commit or vanish together.
  * pg-boss speaks `$n` text; we hand slonik the same text split at the placeholders.
  */
-export function bossDb(connection: Connection) {
+export function bossDb(connection: BossConnection) {
   return {
     async executeSql(text: string, values: unknown[] = []) {
       const parts = text.split(/\$(\d+)/);

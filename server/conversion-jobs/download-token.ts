@@ -1,16 +1,21 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Download links live 24 hours from the moment they are issued (specification: zip download). */
-export const DOWNLOAD_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
+const DOWNLOAD_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
 
 function signature(secret: string, fileId: string, expiresAtSeconds: number): Buffer {
   return createHmac('sha256', secret).update(`folio-download:${fileId}:${expiresAtSeconds}`).digest();
 }
 
 /** `<expiry seconds>.<base64url HMAC-SHA256 over file id and expiry>`; the file id is bound but not carried. */
-export function signDownloadToken(secret: string, fileId: string, now: Date): string {
+function signDownloadToken(secret: string, fileId: string, now: Date): string {
   const expiresAt = Math.floor((now.getTime() + DOWNLOAD_TOKEN_TTL_MS) / 1000);
   return `${expiresAt}.${signature(secret, fileId, expiresAt).toString('base64url')}`;
+}
+
+/** The link a finished conversion is downloaded from, valid 24 hours from now. */
+export function downloadUrl(secret: string, fileId: string, now: Date): string {
+  return `/api/download/${fileId}/zip?token=${encodeURIComponent(signDownloadToken(secret, fileId, now))}`;
 }
 
 /** True only for an untampered, unexpired token issued for this file. Never says why not. */

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Log } from '../log.ts';
-import { CONVERSION_CHANNEL } from './jobs.queries.ts';
+import { CONVERSION_CHANNEL } from './conversion-jobs.queries.ts';
 
 export type ConversionNotice = { fileId: string; jobId: string | null; event: string };
 type Listener = (notice: ConversionNotice) => void;

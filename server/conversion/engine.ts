@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
+import type { FigureDescriptions } from './figures.ts';
 import type { Backend, ConvertedDocument, DocumentMeta, PageResult } from './model.ts';
 
 export type EngineOptions = {
@@ -49,12 +50,17 @@ export type DocumentRender = {
   abort(): Promise<void>;
 };
 
+/** What a render takes besides the pages: descriptions people stored for figures, by figure id (figures.ts). */
+export type RenderExtras = { figures?: FigureDescriptions };
+
 export type ConversionReport = {
   wcagStatus: 'passed' | 'failed';
   pages: number;
   standardPages: number;
   complexPages: number;
   costUsd: number;
+  /** figures nobody has described yet (figures.ts ids): the ones that keep wcagStatus failed */
+  figuresNeedingAlt?: { id: string; page: number; caption?: string }[];
   [key: string]: unknown;
 };
 
@@ -74,7 +80,7 @@ export interface ConversionEngine {
    * render() for documents of any length: the pages stream in, the outputs go to files, and
    * memory holds a page at a time. The audit runs as in render().
    */
-  openRender(meta: DocumentMeta, target: { dir: string; baseName: string }): DocumentRender;
+  openRender(meta: DocumentMeta, target: { dir: string; baseName: string }, options?: RenderExtras): DocumentRender;
   /** zip() of rendered files, read from disk as the zip streams. */
   zipFiles(files: OutputFiles, baseName: string): Readable;
   /** Stops worker threads. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ParserBackend } from './backends/parser/index.ts';
 import type { VisionBackend } from './backends/vision/index.ts';
-import type { ConversionEngine, CreateConversionEngine } from './engine.ts';
+import type { ConversionEngine, CreateConversionEngine, RenderExtras } from './engine.ts';
 import type { PageResult } from './model.ts';
 import { createPagePool, type PagePool } from './pool/index.ts';
 import type { DocumentFacts } from './pool/protocol.ts';
@@ -53,7 +53,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
   };
 
   /** The audit runs in a page worker, while this thread draws the tagged PDF; after close(), here. */
-  const renderOptions = () => ({
+  const renderOptions = (extras: RenderExtras = {}) => ({
+    ...extras,
     log,
     audit: async (input: AuditInput, { long }: { long: boolean }) => {
       // jsdom and axe-core load into this thread only when a worker cannot audit
@@ -137,9 +138,9 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       return renderDocument(document, renderOptions());
     },
 
-    openRender(meta, target) {
+    openRender(meta, target, extras) {
       // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
-      const opened = import('./render/index.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions()));
+      const opened = import('./render/index.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
       opened.catch(() => undefined);
       return {
         add: async (page) => (await opened).add(page),

@@ -32,6 +32,18 @@ export type TableCell = {
 export type ListItem = { content: Inline[]; children?: ListBlock };
 export type ListBlock = { kind: 'list'; page: number; ordered: boolean; start?: number; items: ListItem[] };
 
+/**
+ * One AcroForm field as filled in: what it is, what it is called (its /TU,
+ * else the words printed beside it, else its field name) and its value.
+ */
+export type FormField =
+  | { kind: 'text'; name: string; label: string; value: string; multiline?: boolean }
+  | { kind: 'checkbox'; name: string; label: string; value: string; checked: boolean }
+  /** a radio group: `value` is the chosen option's label, '' when none is */
+  | { kind: 'radio'; name: string; label: string; value: string; options: string[] }
+  /** a list or combo box: `value` is what it shows for the chosen export value(s) */
+  | { kind: 'choice'; name: string; label: string; value: string; options: string[] };
+
 export type Block =
   | { kind: 'heading'; page: number; level: 1 | 2 | 3 | 4 | 5 | 6; content: Inline[]; id?: string }
   | { kind: 'paragraph'; page: number; content: Inline[] }
@@ -70,6 +82,8 @@ export type Block =
     }
   | { kind: 'blockquote'; page: number; children: Block[] }
   | { kind: 'code'; page: number; text: string }
+  /** the page's form fields with their values (a filled-in form keeps what was filled in) */
+  | { kind: 'form'; page: number; fields: FormField[] }
   | { kind: 'pageBreak'; page: number; label: string };
 
 export type Backend = 'local' | 'chunked-vision' | 'parser';

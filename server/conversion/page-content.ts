@@ -1,4 +1,4 @@
-import type { Block, Inline, PageClass } from './model.ts';
+import type { Block, FormField, Inline, PageClass } from './model.ts';
 
 /** The readable text of blocks (what a screen reader would read), for coverage checks. */
 export function blocksText(blocks: Block[]): string {
@@ -29,11 +29,19 @@ export function blocksText(blocks: Block[]): string {
         return blocksText(item.children);
       case 'code':
         return item.text;
+      case 'form':
+        return item.fields.map(formFieldText).join('\n');
       case 'pageBreak':
         return '';
     }
   };
   return blocks.map(block).join('\n');
+}
+
+/** What a field says when read out: its label and its value ("Subscribe: checked"). */
+export function formFieldText(field: FormField): string {
+  if (field.kind === 'checkbox') return `${field.label}: ${field.checked ? 'checked' : 'not checked'}`;
+  return `${field.label}: ${field.value || 'empty'}`;
 }
 
 /** Why a page is complex, from what its blocks hold ('table', 'figure', 'formula'), in that order. */

@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { createPool, createTypeParserPreset, sql, type DatabasePool, type Interceptor } from 'slonik';
+import { createPool, createTypeParserPreset, sql, type CommonQueryMethods, type DatabasePool, type Interceptor } from 'slonik';
 
 export { sql };
 export type Database = DatabasePool;
+/** The pool or an open transaction (where `transaction` opens a savepoint): what a query function runs on. */
+export type Queryable = CommonQueryMethods;
 
 /**
  * Slonik v49 hands every row of a `sql.type(schema)` query to interceptors but

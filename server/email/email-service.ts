@@ -1,4 +1,4 @@
-import type { Deps } from '../deps.ts';
+import type { CoreDeps } from '../deps.ts';
 import { createBatcher } from './batcher.ts';
 import { createDeferQueues, deferQueueNames, type DeferredSend } from './email.jobs.ts';
 import { findSuppressions, recordEmailSend, recordEmailSends, type SendLogEntry, type SuppressionRow } from './email.queries.ts';
@@ -26,11 +26,11 @@ export type EmailServiceOptions = { attemptTimeoutMs?: number; hookTimeoutMs?: n
 const BATCHING = { maxBatch: 64, maxInFlight: 2 };
 
 /**
- * Builds the library once per process (API and worker each have one): both
+ * Builds the library; server/services.ts does it once per process: both
  * provider clients, and the provider pair read from the settings row on first
  * use and kept until restart (a read that fails is tried again next send).
  */
-export function createEmailService(deps: Deps, options: EmailServiceOptions = {}): EmailService {
+export function createEmailService(deps: CoreDeps, options: EmailServiceOptions = {}): EmailService {
   const timeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
   const hookTimeoutMs = options.hookTimeoutMs ?? HOOK_TIMEOUT_MS;
   const { providerA, providerB } = deps.config.email;

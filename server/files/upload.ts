@@ -7,9 +7,7 @@ import { AnyRow, sql } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import type { AuthUser } from '../auth/users.ts';
 import { DomainError } from '../errors.ts';
-import type { ConversionService } from '../conversion-jobs/service.ts';
-import { DOCX_QUEUE } from '../conversion-jobs/jobs.queries.ts';
-import { bossDb } from '../conversion-jobs/boss-db.ts';
+import { enqueueDocxConversion, ensureConversionQueues } from '../conversion-jobs/conversion-jobs.jobs.ts';
 import { readAll } from '../storage/storage.ts';
 import { DOCX_CONTENT_TYPE } from './docx.ts';
 
@@ -44,8 +42,7 @@ function meter(limit: number) {
  * engine to read its page count; a DOCX starts the inline path.
  */
 export async function receiveUpload(
-  deps: Pick<Deps, 'db' | 'boss' | 'config'>,
-  service: ConversionService,
+  deps: Pick<Deps, 'db' | 'boss' | 'config' | 'store' | 'engine'>,
   user: AuthUser,
   req: IncomingMessage,
 ): Promise<UploadedFile> {
@@ -53,7 +50,7 @@ export async function receiveUpload(
   if (!/^multipart\/form-data/i.test(contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the file as multipart/form-data in the field "file"');
   const id = randomUUID();
   const maxBytes = deps.config.conversion.uploadMaxBytes;
-  const store = service.store;
+  const { store } = deps;
 
   const received = await new Promise<{ key: string; name: string; size: number; head: Buffer }>((resolve, reject) => {
     let parser: busboy.Busboy;
@@ -109,7 +106,7 @@ export async function receiveUpload(
     const name = received.name.slice(0, 255);
     if (received.size === 0) throw new DomainError('BAD_REQUEST', 'The file is empty');
     if (received.head.subarray(0, 5).equals(PDF_MAGIC)) {
-      const engine = await service.engine();
+      const engine = await deps.engine();
       const bytes = await readAll(await store.get(received.key));
       const meta = await engine.inspect(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), { sourceName: name });
       if (meta.pageCount > deps.config.conversion.uploadMaxPages) {
@@ -129,7 +126,7 @@ export async function receiveUpload(
       return { id, name, contentType: 'application/pdf', sizeBytes: received.size, pages: meta.pageCount, status: 'uploaded' };
     }
     if (received.head.subarray(0, 4).equals(ZIP_MAGIC) && /\.docx$/i.test(name)) {
-      await service.ensureQueues();
+      await ensureConversionQueues(deps.boss);
       await deps.db.transaction(async (tx) => {
         await insertFile(tx, {
           id,
@@ -142,7 +139,7 @@ export async function receiveUpload(
           key: received.key,
           status: 'processing',
         });
-        await deps.boss.send(DOCX_QUEUE, { fileId: id }, { retryLimit: 1, db: bossDb(tx) });
+        await enqueueDocxConversion(deps.boss, tx, { fileId: id });
       });
       return { id, name, contentType: DOCX_CONTENT_TYPE, sizeBytes: received.size, pages: null, status: 'processing' };
     }

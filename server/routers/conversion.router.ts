@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { ConvertOptions } from '../conversion-jobs/service.ts';
+import { cancelConversion } from '../conversion-jobs/cancel-conversion.ts';
+import { processNow } from '../conversion-jobs/process-now.ts';
+import { ConvertOptions, startConversion } from '../conversion-jobs/start-conversion.ts';
 import { fileOwnerProcedure, router } from '../trpc/trpc.ts';
 
 export const conversionRouter = router({
@@ -17,7 +19,7 @@ export const conversionRouter = router({
     .output(z.object({ jobId: z.uuid(), status: z.string(), totalChunks: z.number(), totalPages: z.number(), streamUrl: z.string() }))
     .mutation(async ({ ctx, input }) => {
       const { fileId, ...options } = input;
-      const job = await ctx.deps.services.conversion.startConversion(fileId, options);
+      const job = await startConversion(ctx.deps, { fileId, options });
       return { ...job, streamUrl: `/api/convert/${fileId}/stream` };
     }),
 
@@ -34,7 +36,7 @@ export const conversionRouter = router({
       },
     })
     .output(z.object({ cancelled: z.literal(true), jobId: z.uuid() }))
-    .mutation(({ ctx, input }) => ctx.deps.services.conversion.cancel(input.fileId)),
+    .mutation(({ ctx, input }) => cancelConversion(ctx.deps, { fileId: input.fileId })),
 
   processNow: fileOwnerProcedure
     .meta({
@@ -48,5 +50,5 @@ export const conversionRouter = router({
       },
     })
     .output(z.object({ resumed: z.literal(true), jobId: z.uuid() }))
-    .mutation(({ ctx, input }) => ctx.deps.services.conversion.processNow(input.fileId)),
+    .mutation(({ ctx, input }) => processNow(ctx.deps, { fileId: input.fileId })),
 });

@@ -36,7 +36,7 @@ export const emailEventsRouter = router({
         db: ctx.deps.db,
         log: ctx.log,
         metrics: ctx.deps.metrics,
-        sendEmail: (request) => ctx.deps.services.email.send(request),
+        sendEmail: (request) => ctx.deps.email.send(request),
         now: ctx.deps.clock.now(),
       }),
     ),

@@ -23,12 +23,12 @@ export const emailRouter = router({
     .meta(relayMeta('/api/send-email'))
     .input(RelayRequest)
     .output(RelayResponse)
-    .mutation(({ ctx, input }) => relaySendEmail(ctx.deps.services.email, input)),
+    .mutation(({ ctx, input }) => relaySendEmail(ctx.deps.email, input)),
   internalRelay: proxyProcedure
     .meta(relayMeta('/internal/send-email'))
     .input(RelayRequest)
     .output(RelayResponse)
-    .mutation(({ ctx, input }) => relaySendEmail(ctx.deps.services.email, input)),
+    .mutation(({ ctx, input }) => relaySendEmail(ctx.deps.email, input)),
   claimPromo: publicProcedure
     .meta({
       openapi: {
@@ -41,5 +41,5 @@ export const emailRouter = router({
     })
     .input(PromoClaimInput)
     .output(PromoClaimOutput)
-    .mutation(({ ctx, input }) => claimPromo({ ...ctx.deps, email: ctx.deps.services.email }, input)),
+    .mutation(({ ctx, input }) => claimPromo({ ...ctx.deps, email: ctx.deps.email }, input)),
 });

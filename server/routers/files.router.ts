@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { FileListItem } from '../conversion-jobs/service.ts';
+import { deleteFile } from '../conversion-jobs/delete-file.ts';
+import { FileListItem, listFiles } from '../conversion-jobs/list-files.ts';
 import { fileOwnerProcedure, router, userProcedure } from '../trpc/trpc.ts';
 
 export const filesRouter = router({
@@ -9,7 +10,7 @@ export const filesRouter = router({
     })
     .input(z.void())
     .output(z.object({ files: z.array(FileListItem) }))
-    .query(async ({ ctx }) => ({ files: [...(await ctx.deps.services.conversion.listFiles(ctx.user.id))] })),
+    .query(async ({ ctx }) => ({ files: await listFiles(ctx.deps, { ownerId: ctx.user.id }) })),
 
   delete: fileOwnerProcedure
     .meta({
@@ -23,7 +24,7 @@ export const filesRouter = router({
     })
     .output(z.object({ deleted: z.literal(true) }))
     .mutation(async ({ ctx, input }) => {
-      await ctx.deps.services.conversion.deleteFile(input.fileId);
+      await deleteFile(ctx.deps, { fileId: input.fileId });
       return { deleted: true as const };
     }),
 });

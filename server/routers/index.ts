@@ -5,6 +5,7 @@ import { emailRouter } from './email.router.ts';
 import { emailEventsRouter } from './email-events.router.ts';
 import { conversionRouter } from './conversion.router.ts';
 import { filesRouter } from './files.router.ts';
+import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
@@ -15,6 +16,7 @@ export const appRouter = router({
   emailEvents: emailEventsRouter,
   files: filesRouter,
   conversion: conversionRouter,
+  sharing: sharingRouter,
   webhooks: webhooksRouter,
 });
 

@@ -1,7 +1,18 @@
 import { z } from 'zod';
-import { DeliveriesPage, DeliveriesQuery } from '../webhooks/list-webhook-deliveries.ts';
-import { CreateWebhookInput, UpdateWebhookInput, WebhookEndpoint, WebhookEndpointWithSecret } from '../webhooks/manage-webhook-endpoints.ts';
-import { WebhookTestResult } from '../webhooks/test-webhook-endpoint.ts';
+import { DeliveriesPage, DeliveriesQuery, listWebhookDeliveries } from '../webhooks/list-webhook-deliveries.ts';
+import {
+  CreateWebhookInput,
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listWebhookEndpoints,
+  rotateWebhookSecret,
+  UpdateWebhookInput,
+  updateWebhookEndpoint,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+} from '../webhooks/manage-webhook-endpoints.ts';
+import { testWebhookEndpoint, WebhookTestResult } from '../webhooks/test-webhook-endpoint.ts';
+import { webhookDeps } from '../webhooks/webhook-runtime.ts';
 import { router, userProcedure } from '../trpc/trpc.ts';
 
 const ById = z.object({ id: z.uuid() });
@@ -27,7 +38,7 @@ export const webhooksRouter = router({
     })
     .input(CreateWebhookInput)
     .output(WebhookEndpointWithSecret)
-    .mutation(({ ctx, input }) => ctx.deps.services.webhooks.create(ctx.user, input)),
+    .mutation(({ ctx, input }) => createWebhookEndpoint(webhookDeps(ctx.deps), ctx.user, input)),
 
   list: userProcedure
     .meta({
@@ -41,7 +52,7 @@ export const webhooksRouter = router({
     })
     .input(z.void())
     .output(z.object({ endpoints: z.array(WebhookEndpoint) }))
-    .query(async ({ ctx }) => ({ endpoints: await ctx.deps.services.webhooks.list(ctx.user) })),
+    .query(async ({ ctx }) => ({ endpoints: await listWebhookEndpoints(ctx.deps, ctx.user) })),
 
   update: userProcedure
     .meta({
@@ -58,7 +69,7 @@ export const webhooksRouter = router({
     .output(WebhookEndpoint)
     .mutation(({ ctx, input }) => {
       const { id, ...changes } = input;
-      return ctx.deps.services.webhooks.update(ctx.user, id, changes);
+      return updateWebhookEndpoint(webhookDeps(ctx.deps), ctx.user, id, changes);
     }),
 
   remove: userProcedure
@@ -74,7 +85,7 @@ export const webhooksRouter = router({
     })
     .input(ById)
     .output(z.object({ deleted: z.literal(true), id: z.uuid() }))
-    .mutation(({ ctx, input }) => ctx.deps.services.webhooks.remove(ctx.user, input.id)),
+    .mutation(({ ctx, input }) => deleteWebhookEndpoint(ctx.deps, ctx.user, input.id)),
 
   rotateSecret: userProcedure
     .meta({
@@ -89,7 +100,7 @@ export const webhooksRouter = router({
     })
     .input(ById)
     .output(WebhookEndpointWithSecret)
-    .mutation(({ ctx, input }) => ctx.deps.services.webhooks.rotateSecret(ctx.user, input.id)),
+    .mutation(({ ctx, input }) => rotateWebhookSecret(webhookDeps(ctx.deps), ctx.user, input.id)),
 
   deliveries: userProcedure
     .meta({
@@ -106,7 +117,7 @@ export const webhooksRouter = router({
     .output(DeliveriesPage)
     .query(({ ctx, input }) => {
       const { id, ...query } = input;
-      return ctx.deps.services.webhooks.deliveries(ctx.user, id, query);
+      return listWebhookDeliveries(ctx.deps, ctx.user, id, query);
     }),
 
   test: userProcedure
@@ -122,5 +133,5 @@ export const webhooksRouter = router({
     })
     .input(ById)
     .output(WebhookTestResult)
-    .mutation(({ ctx, input }) => ctx.deps.services.webhooks.test(ctx.user, input.id)),
+    .mutation(({ ctx, input }) => testWebhookEndpoint(webhookDeps(ctx.deps), ctx.user, input.id)),
 });

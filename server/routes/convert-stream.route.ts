@@ -4,7 +4,10 @@ import { sql } from '../db/database.ts';
 import { DomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
 import { canSeeFile, requestUser } from '../files/request-user.ts';
-import type { Snapshot } from '../conversion-jobs/jobs.queries.ts';
+import type { Snapshot } from '../conversion-jobs/conversion-jobs.queries.ts';
+import { downloadUrl } from '../conversion-jobs/download-token.ts';
+import { readConversionProgress } from '../conversion-jobs/read-conversion-progress.ts';
+import { resolveSigningSecrets } from '../secrets.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
 const FileOwner = z.object({ ownerId: z.uuid(), tenantId: z.uuid().nullable() });
@@ -46,6 +49,7 @@ export function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): St
  * this file's clients of the request; a terminal event closes the stream.
  */
 export function mountConvertStream(app: Express, deps: AppDeps) {
+  const downloadSecret = resolveSigningSecrets(deps.config).download;
   app.get('/api/convert/:fileId/stream', async (req, res) => {
     let unsubscribe: (() => void) | undefined;
     try {
@@ -57,7 +61,6 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
         : null;
       if (!fileId.success || !owner || !canSeeFile(user, owner)) throw new DomainError('NOT_FOUND', 'File not found');
       const id = fileId.data;
-      const service = deps.services.conversion;
 
       res.status(200).set({
         'content-type': 'text/event-stream; charset=utf-8',
@@ -96,12 +99,12 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
         try {
           do {
             again = false;
-            const snapshot = await service.snapshot(id);
+            const snapshot = await readConversionProgress(deps, { fileId: id });
             if (!snapshot) {
               write({ event: 'cancelled', data: { fileId: id, reason: 'deleted' } });
               return;
             }
-            if (!closed) write(snapshotEvent(snapshot, () => service.downloadUrl(id)));
+            if (!closed) write(snapshotEvent(snapshot, () => downloadUrl(downloadSecret, id, deps.clock.now())));
           } while (again && !closed);
         } catch (error) {
           deps.log.warn({ err: error, fileId: id }, 'conversion stream read failed');
@@ -111,7 +114,7 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
       };
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
       res.on('close', close);
-      unsubscribe = await deps.services.conversionEvents.subscribe(id, () => void refresh());
+      unsubscribe = await deps.conversionEvents.subscribe(id, () => void refresh());
       if (closed) unsubscribe();
       await refresh();
     } catch (error) {

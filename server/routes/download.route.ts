@@ -28,7 +28,7 @@ export function mountDownload(app: Express, deps: AppDeps) {
           from files f where f.id = ${fileId.data}`);
       if (target?.status !== 'completed') return forbidden();
       const key = target.resultKey ?? inlineResultKey(fileId.data);
-      const store = deps.services.conversion.store;
+      const store = deps.store;
       if (!(await store.exists(key))) return forbidden();
       const body = await store.get(key);
       const base = (target.originalName.replace(/\.[^.]+$/, '') || 'document').replace(/[^\w.-]+/g, '_');

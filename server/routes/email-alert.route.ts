@@ -26,7 +26,7 @@ export const mountEmailAlertRoute: RawRouteMount = (app, deps) => {
           metrics: deps.metrics,
           alertEmail: deps.config.alerts.alertEmail,
           messenger: deps.config.alerts.messenger,
-          sendEmail: (request) => deps.services.email.send(request),
+          sendEmail: (request) => deps.email.send(request),
         },
         parsed.data,
       );

@@ -11,7 +11,7 @@ export function mountFileUpload(app: Express, deps: AppDeps) {
   app.post('/api/files', async (req, res) => {
     try {
       const user = await requestUser(deps, req);
-      const file = await receiveUpload(deps, deps.services.conversion, user, req);
+      const file = await receiveUpload(deps, user, req);
       res.status(201).json(file);
     } catch (error) {
       // An early answer (413, 415) while the client is still sending: close the connection so it stops.

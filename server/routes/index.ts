@@ -9,6 +9,7 @@ import { mountEmailEventsPollShim } from './email-events-poll.route.ts';
 import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
+import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 
 /**
@@ -28,5 +29,6 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFileUpload,
   mountConvertStream,
   mountDownload,
+  mountSharedRoute,
   mountWebhookBodilessPosts,
 ];

@@ -18,7 +18,7 @@ export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
           db: deps.db,
           log: deps.log,
           metrics: deps.metrics,
-          sendEmail: (request) => deps.services.email.send(request),
+          sendEmail: (request) => deps.email.send(request),
           now: deps.clock.now(),
         },
         { id: header(req.headers['svix-id']), timestamp: header(req.headers['svix-timestamp']), signature: header(req.headers['svix-signature']) },

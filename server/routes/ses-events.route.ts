@@ -20,7 +20,7 @@ export const mountSesEventsRoute: RawRouteMount = (app, deps) => {
           db: deps.db,
           log: deps.log,
           metrics: deps.metrics,
-          sendEmail: (request) => deps.services.email.send(request),
+          sendEmail: (request) => deps.email.send(request),
           now: deps.clock.now(),
         },
         req.body,

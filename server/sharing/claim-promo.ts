@@ -3,6 +3,7 @@ import type { Deps } from '../deps.ts';
 import type { EmailService } from '../email/email-service.ts';
 import type { SendStatus } from '../email/types.ts';
 import { DomainError } from '../errors.ts';
+import { publicUrl } from '../public-url.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import { escapeHtml } from './html.ts';
 import { findPromo, recordPromoClaim } from './sharing.queries.ts';
@@ -32,8 +33,7 @@ export async function claimPromo(
   const secret = resolveSigningSecrets(deps.config).jwt;
   if (!secret) return { ok: false, status: 'unavailable', message: UNSENT_MESSAGE };
   const token = await signSessionToken(secret, { subject: `email:${address}`, email: address }, { expiresIn: MAGIC_LINK_TTL_SECONDS, now: deps.clock.now() });
-  const base = deps.config.publicBaseUrl ?? `http://localhost:${deps.config.port}`;
-  const link = `${base.replace(/\/$/, '')}/promo/${encodeURIComponent(promo.slug)}?token=${encodeURIComponent(token)}`;
+  const link = publicUrl(deps.config, `/promo/${encodeURIComponent(promo.slug)}?token=${encodeURIComponent(token)}`);
 
   const result = await deps.email.send({
     category: 'auth',

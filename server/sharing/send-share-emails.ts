@@ -1,10 +1,13 @@
 import type { EmailService } from '../email/email-service.ts';
 import { escapeHtml } from './html.ts';
 
-export type ShareInput = { sharedBy: string; itemName: string; link: string; recipients: string[]; message?: string };
+export type ShareInput = { sharedBy: string; replyTo?: string; itemName: string; link: string; recipients: string[]; message?: string };
 
-/** `recipients` counts only the emails that went out (`ok`); everyone else is in `unsentRecipients`. */
-export type ShareResult = { recipients: number; unsentRecipients: string[] };
+/** An address the share did not reach, and why (the library's status and error). */
+export type UnsentRecipient = { email: string; status: 'suppressed' | 'failed'; reason: string };
+
+/** `recipients` counts only the emails that went out (`ok`); everyone else is in `unsentRecipients` with the reason. */
+export type ShareResult = { recipients: number; unsentRecipients: UnsentRecipient[] };
 
 /**
  * Mails a share link, one email per recipient, so one suppressed or failing
@@ -19,14 +22,17 @@ export async function sendShareEmails(email: EmailService, input: ShareInput): P
         category: 'notification',
         source: 'api:share',
         to,
+        replyTo: input.replyTo,
         subject: `${input.sharedBy} shared “${input.itemName}” with you`,
         text: `${input.sharedBy} shared “${input.itemName}” with you.${note}\n\nOpen it: ${input.link}`,
         html: `<p>${escapeHtml(input.sharedBy)} shared “${escapeHtml(input.itemName)}” with you.</p>${input.message ? `<p>${escapeHtml(input.message)}</p>` : ''}<p><a href="${escapeHtml(input.link)}">Open it</a></p>`,
       }),
     ),
   );
-  return {
-    recipients: results.filter((result) => result.ok).length,
-    unsentRecipients: recipients.filter((_, index) => !results[index]!.ok),
-  };
+  const unsentRecipients: UnsentRecipient[] = [];
+  recipients.forEach((address, index) => {
+    const result = results[index]!;
+    if (!result.ok) unsentRecipients.push({ email: address, status: result.status, reason: result.error });
+  });
+  return { recipients: results.filter((result) => result.ok).length, unsentRecipients };
 }

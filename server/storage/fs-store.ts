@@ -30,11 +30,19 @@ export function createFsStore(root: string): ObjectStore {
       }
       return { size };
     },
-    async get(key) {
+    async get(key, range) {
       const file = resolve(key);
       try {
         const handle = await fsp.open(file, 'r');
-        return handle.createReadStream();
+        return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ObjectNotFoundError(key);
+        throw error;
+      }
+    },
+    async size(key) {
+      try {
+        return (await fsp.stat(resolve(key))).size;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ObjectNotFoundError(key);
         throw error;

@@ -88,11 +88,21 @@ export function createS3Store(options: S3StoreOptions): ObjectStore {
         throw error;
       }
     },
-    async get(key) {
+    async get(key, range) {
       assertKey(key);
       try {
-        const result = await client.send(new GetObjectCommand({ Bucket, Key: key }));
+        const Range = range ? `bytes=${range.start}-${range.end}` : undefined;
+        const result = await client.send(new GetObjectCommand({ Bucket, Key: key, Range }));
         return result.Body as Readable;
+      } catch (error) {
+        if (isNotFound(error)) throw new ObjectNotFoundError(key);
+        throw error;
+      }
+    },
+    async size(key) {
+      assertKey(key);
+      try {
+        return (await client.send(new HeadObjectCommand({ Bucket, Key: key }))).ContentLength ?? 0;
       } catch (error) {
         if (isNotFound(error)) throw new ObjectNotFoundError(key);
         throw error;

@@ -12,14 +12,18 @@ export interface ObjectStore {
   readonly driver: 'fs' | 's3';
   /** Writes the whole stream; resolves with the bytes written. */
   put(key: string, body: Readable | Buffer, options?: { contentType?: string }): Promise<{ size: number }>;
-  /** A stream of the object; rejects with ObjectNotFoundError when missing. */
-  get(key: string): Promise<Readable>;
+  /** A stream of the object, or of bytes start..end (inclusive); rejects with ObjectNotFoundError when missing. */
+  get(key: string, range?: ByteRange): Promise<Readable>;
+  /** The object's length in bytes; rejects with ObjectNotFoundError when missing. */
+  size(key: string): Promise<number>;
   exists(key: string): Promise<boolean>;
   /** Removes the object; a missing one is not an error. */
   delete(key: string): Promise<void>;
   /** Removes every object under the prefix ("files/<id>/"). */
   deletePrefix(prefix: string): Promise<void>;
 }
+
+export type ByteRange = { start: number; end: number };
 
 export class ObjectNotFoundError extends Error {
   override name = 'ObjectNotFoundError';

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import type { Deps } from '../deps.ts';
 import type { AuthUser } from '../auth/users.ts';
 import type { TokenVerifier } from '../auth/tokens.ts';
-import type { AppServices } from '../services.ts';
+import type { ConversionEvents } from '../conversion-jobs/events.ts';
 
 /** Everything a request handler can reach: the app's dependencies, the request, and lazily the user. */
 export type AppContext = {
@@ -13,10 +13,10 @@ export type AppContext = {
   log: Deps['log'];
 };
 
-/** Deps plus the request-facing services built once per app. */
+/** The process's deps plus what only the API holds: the token verifier and the one LISTEN connection of the progress streams. */
 export type AppDeps = Deps & {
   verifyToken: TokenVerifier;
-  services: AppServices;
+  conversionEvents: ConversionEvents;
 };
 
 export type AuthedContext = AppContext & { user: AuthUser };

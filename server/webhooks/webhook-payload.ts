@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { signDownloadToken } from '../conversion-jobs/download-token.ts';
+import { downloadUrl } from '../conversion-jobs/download-token.ts';
 
 /**
  * The JSON body a customer endpoint receives (specification: "Webhook
@@ -69,12 +69,10 @@ export type ConversionEvent = {
 
 /** A download link valid for 24 hours from `now`, and when it stops working. */
 function presignedZip(options: { publicBaseUrl: string; downloadSecret: string; fileId: string; now: Date }) {
-  const token = signDownloadToken(options.downloadSecret, options.fileId, options.now);
-  const expiresAtSeconds = Number(token.slice(0, token.indexOf('.')));
-  return {
-    zipUrl: `${options.publicBaseUrl}/api/download/${options.fileId}/zip?token=${encodeURIComponent(token)}`,
-    zipExpiresAt: new Date(expiresAtSeconds * 1000).toISOString(),
-  };
+  const link = downloadUrl(options.downloadSecret, options.fileId, options.now);
+  // the token starts with its expiry in Unix seconds
+  const expiresAtSeconds = Number(/[?&]token=(\d+)/.exec(link)![1]);
+  return { zipUrl: `${options.publicBaseUrl}${link}`, zipExpiresAt: new Date(expiresAtSeconds * 1000).toISOString() };
 }
 
 /**

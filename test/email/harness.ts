@@ -2,7 +2,7 @@ import { afterAll } from 'vitest';
 import { z } from 'zod';
 import { loadConfig } from '../../server/config.ts';
 import { sql } from '../../server/db/database.ts';
-import { systemClock, type Deps } from '../../server/deps.ts';
+import { systemClock, type CoreDeps } from '../../server/deps.ts';
 import { createEmailService, type EmailService } from '../../server/email/email-service.ts';
 import { createLog } from '../../server/log.ts';
 import { createMetrics } from '../../server/metrics.ts';
@@ -28,7 +28,7 @@ export type EmailHarness = {
   /** Every log line written by libraries built with `library()`. */
   logs: LogLine[];
   /** A library over the shared database and fakes with this environment on top of the base one. */
-  library: (env?: Record<string, string | undefined>) => { email: EmailService; deps: Deps };
+  library: (env?: Record<string, string | undefined>) => { email: EmailService; deps: CoreDeps & { email: EmailService } };
   rows: () => Promise<LogRow[]>;
   reset: () => Promise<void>;
 };
@@ -91,8 +91,9 @@ export async function startEmailHarness(): Promise<EmailHarness> {
     logs,
     library: (env = {}) => {
       const config = loadConfig({ ...baseEnv, ...env });
-      const deps: Deps = { config, db: database.db, boss, log, clock: systemClock, databaseUrl: database.url, metrics: createMetrics() };
-      return { email: createEmailService(deps, { attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, hookTimeoutMs: HOOK_TIMEOUT_MS }), deps };
+      const core: CoreDeps = { config, db: database.db, boss, log, clock: systemClock, databaseUrl: database.url, metrics: createMetrics() };
+      const email = createEmailService(core, { attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, hookTimeoutMs: HOOK_TIMEOUT_MS });
+      return { email, deps: { ...core, email } };
     },
     rows: () => database.db.any(sql.type(LogRow)`select *, cost_usd::text as cost_usd from email_log order by created_at, attempt`).then((rows) => [...rows]),
     reset: async () => {

@@ -25,7 +25,7 @@ const app = await startTestApp({
   },
 });
 const db = app.database.db;
-const email = app.deps.services.email;
+const email = app.deps.email;
 
 beforeEach(async () => {
   resend.reset();
@@ -149,7 +149,8 @@ describe('share and team-invite helpers', () => {
     // One provider refusal (whichever send reached the fake first) and one suppression: two unsent of three distinct addresses.
     expect(result.recipients).toBe(1);
     expect(result.unsentRecipients).toHaveLength(2);
-    expect(result.unsentRecipients).toContain('gone@example.com');
+    expect(result.unsentRecipients).toContainEqual({ email: 'gone@example.com', status: 'suppressed', reason: 'Recipient suppressed: hard bounce' });
+    expect(result.unsentRecipients.filter((unsent) => unsent.status === 'failed')).toHaveLength(1);
     expect(resend.delivered).toHaveLength(1);
   });
 

@@ -7,11 +7,12 @@ import { afterAll } from 'vitest';
 import { buildApp } from '../../server/app.ts';
 import { signSessionToken } from '../../server/auth/tokens.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
-import type { Clock, Deps } from '../../server/deps.ts';
+import type { Clock, CoreDeps } from '../../server/deps.ts';
+import type { EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
 import { silentLog, createLog } from '../../server/log.ts';
 import { createMetrics } from '../../server/metrics.ts';
 import { startBoss, type Boss } from '../../server/queue/boss.ts';
-import type { AppServices } from '../../server/services.ts';
+import { withProcessServices } from '../../server/services.ts';
 import type { AppDeps } from '../../server/trpc/context.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -41,7 +42,14 @@ export type TestApp = {
  * process.env leaks in); tests point provider URLs at their fakes through it.
  */
 export async function startTestApp(
-  options: { env?: Record<string, string | undefined>; clock?: Clock; services?: Partial<AppServices>; database?: TestDatabase; workers?: boolean } = {},
+  options: {
+    env?: Record<string, string | undefined>;
+    clock?: Clock;
+    database?: TestDatabase;
+    workers?: boolean;
+    /** Replaces the process's engine (a gated one), built from the app's config and log. */
+    engine?: (core: CoreDeps) => EngineProvider;
+  } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await createTestDatabase());
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'folio-test-data-'));
@@ -57,7 +65,7 @@ export async function startTestApp(
   });
   const boss = await startBoss(database.url, { supervise: options.workers ?? false, schedule: false, migrate: false });
   const log = process.env.TEST_LOG ? createLog({ level: process.env.TEST_LOG }) : silentLog;
-  const deps: Deps = {
+  const core: CoreDeps = {
     config,
     db: database.db,
     boss,
@@ -66,7 +74,8 @@ export async function startTestApp(
     databaseUrl: database.url,
     metrics: createMetrics(),
   };
-  const built = buildApp(deps, { services: options.services });
+  const services = withProcessServices(core, { engine: options.engine?.(core) });
+  const built = buildApp(services.deps);
   const server = await new Promise<Server>((resolve) => {
     const listening = built.app.listen(0, '127.0.0.1', () => resolve(listening));
   });
@@ -75,6 +84,7 @@ export async function startTestApp(
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     await boss.stop({ graceful: false, close: true }).catch(() => {});
+    await services.close();
     await fs.rm(dataDir, { recursive: true, force: true });
   });
   return {
@@ -85,6 +95,6 @@ export async function startTestApp(
     boss,
     config,
     token: (email, tokenOptions) =>
-      signSessionToken(TEST_JWT_SECRET, { subject: `test:${email}`, email }, { expiresIn: tokenOptions?.expiresIn, now: deps.clock.now() }),
+      signSessionToken(TEST_JWT_SECRET, { subject: `test:${email}`, email }, { expiresIn: tokenOptions?.expiresIn, now: core.clock.now() }),
   };
 }

@@ -137,6 +137,8 @@ function blockText(block: Block): string {
       return block.text;
     case 'blockquote':
       return block.children.map(blockText).join('\n');
+    case 'form':
+      return block.fields.map((field) => `${field.label} ${field.value}`).join('\n');
     case 'pageBreak':
       return '';
   }

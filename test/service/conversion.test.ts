@@ -12,11 +12,9 @@ let engine: ReturnType<typeof gatedEngine>;
 const clock = createTestClock();
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ENV, clock, workers: true });
-  engine = gatedEngine(app.config, app.deps.log);
-  // The API's own engine (upload inspect) and the worker's are the same wrapped one.
-  Object.assign(app.deps.services.conversion, { engine: engine.provider });
-  await registerConversionJobs(app.deps, { engine: engine.provider, store: app.deps.services.conversion.store, schedule: false });
+  // The process's one engine (upload inspect and the workers alike) is the gated one.
+  app = await startTestApp({ env: ENV, clock, workers: true, engine: (core) => (engine = gatedEngine(core.config, core.log)).provider });
+  await registerConversionJobs(app.deps, { schedule: false });
 }, 60_000);
 
 async function paidUser(email: string, credits = 100) {

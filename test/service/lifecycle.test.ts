@@ -6,7 +6,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AnyRow, sql } from '../../server/db/database.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
-import type { ChunkRunner } from '../../server/conversion-jobs/runner.ts';
+import { CHUNK_QUEUE } from '../../server/conversion-jobs/conversion-jobs.jobs.ts';
+import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
+import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-conversions.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { readAll } from '../../server/storage/storage.ts';
 import { api, balance, gatedEngine, jobState, makePaid, readEvents, until, upload, uploadPdf } from './harness.ts';
@@ -16,17 +18,15 @@ const ENV = { CHUNK_PAGES: '1', CHUNK_CONCURRENCY: '2', CHUNK_HEARTBEAT_INTERVAL
 // Workers are registered part-way through: jobs created before that stay pending.
 let app: TestApp;
 let engine: ReturnType<typeof gatedEngine>;
-let runner: ChunkRunner | undefined;
+let workersStarted: Promise<void> | undefined;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ENV, workers: true });
-  engine = gatedEngine(app.config, app.deps.log);
-  Object.assign(app.deps.services.conversion, { engine: engine.provider });
+  app = await startTestApp({ env: ENV, workers: true, engine: (core) => (engine = gatedEngine(core.config, core.log)).provider });
 }, 60_000);
 
 async function startWorkers() {
-  runner ??= await registerConversionJobs(app.deps, { engine: engine.provider, store: app.deps.services.conversion.store, schedule: false });
-  return runner;
+  workersStarted ??= registerConversionJobs(app.deps, { schedule: false });
+  await workersStarted;
 }
 
 async function user(email: string, credits = 100) {
@@ -152,7 +152,7 @@ describe('with workers', () => {
     await app.deps.db.query(sql.type(AnyRow)`
       update chunk_jobs set status = 'processing', run_id = gen_random_uuid(), attempt = 1, heartbeat_at = now() - interval '1 hour', pages_done = 1
        where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) and chunk_index = 0`);
-    const workers = await startWorkers();
+    await startWorkers();
     await until(
       () => jobState(app, fileId),
       (job) => job?.chunks[1] === 'completed' && job.chunks[2] === 'completed',
@@ -160,8 +160,16 @@ describe('with workers', () => {
       'the live chunks',
     );
     expect((await jobState(app, fileId))?.chunks[0]).toBe('processing');
-    expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 1, reassembled: 0 });
-    expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 0, reassembled: 0 });
+    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 1, reassembled: 0 });
+    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 0, reassembled: 0 });
+    // The re-queued job keeps the first one's policy: without its hour it would expire at pg-boss's 15 minutes.
+    const orphan = await app.deps.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      select c.id from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id where j.file_id = ${fileId} and c.chunk_index = 0`);
+    const queued = await app.boss.findJobs(CHUNK_QUEUE, { data: { chunkId: orphan } });
+    expect(queued.map(({ expireInSeconds, retryLimit, retryDelay }) => ({ expireInSeconds, retryLimit, retryDelay }))).toEqual([
+      { expireInSeconds: 3600, retryLimit: 3, retryDelay: 1 },
+      { expireInSeconds: 3600, retryLimit: 3, retryDelay: 1 },
+    ]);
     await until(
       () => jobState(app, fileId),
       (job) => job?.status === 'completed',
@@ -177,7 +185,7 @@ describe('with workers', () => {
     // Recovery never touches cancelled work.
     await app.deps.db.query(sql.type(AnyRow)`
       update chunk_jobs set status = 'cancelled', heartbeat_at = now() - interval '1 hour' where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) and chunk_index = 0`);
-    expect(await workers.recoverOrphans(60_000)).toEqual({ requeued: 0, reassembled: 0 });
+    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 0, reassembled: 0 });
   }, 60_000);
 
   it('DOCX goes the inline path: processing with no chunk job, not cancellable, then completed with a zip', async () => {
@@ -224,7 +232,7 @@ describe('with workers', () => {
         select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen folio_conversion%'`);
       await until(countListeners, (n) => n > 0, 10_000, 'the LISTEN connection');
       expect(await countListeners()).toBe(1);
-      expect(app.deps.services.conversionEvents.listenerCount()).toBe(1);
+      expect(app.deps.conversionEvents.listenerCount()).toBe(1);
       const cancel = await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`);
       expect(cancel.status).toBe(200);
       for (const stream of streams) expect((await readEvents(await stream)).at(-1)?.event).toBe('cancelled');
@@ -246,7 +254,7 @@ describe('with workers', () => {
       engine.releaseConvert();
     }
     expect(await jobState(app, fileId)).toBeNull();
-    expect(await app.deps.services.conversion.store.exists(`files/${fileId}/source`)).toBe(false);
+    expect(await app.deps.store.exists(`files/${fileId}/source`)).toBe(false);
     expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
     expect((await api(app, token, 'DELETE', `/api/files/${fileId}`)).status).toBe(404);
   }, 40_000);
@@ -270,7 +278,7 @@ describe('with workers', () => {
   }, 40_000);
 
   it('the stuck-file sweep fails live jobs idle past the bound and leaves cancelled ones alone', async () => {
-    const workers = await startWorkers();
+    await startWorkers();
     const token = await user('stuck@example.com', 20);
     const stuck = await uploadPdf(app, token);
     const cancelled = await uploadPdf(app, token);
@@ -289,7 +297,7 @@ describe('with workers', () => {
         update large_conversion_jobs set updated_at = now() - interval '3 hours' where file_id in (${stuck}, ${cancelled})`);
       await app.deps.db.query(sql.type(AnyRow)`
         update chunk_jobs set heartbeat_at = now() - interval '3 hours' where job_id in (select id from large_conversion_jobs where file_id in (${stuck}, ${cancelled}))`);
-      expect(await workers.sweepStuck(2 * 60 * 60 * 1000)).toBe(1);
+      expect(await sweepStuckConversions(app.deps, { boundMs: 2 * 60 * 60 * 1000 })).toBe(1);
     } finally {
       engine.releaseConvert();
     }

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { sql } from '../../server/db/database.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
+import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { api, balance, CORPUS, jobState, makePaid, until, upload } from './harness.ts';
 
@@ -97,10 +98,10 @@ describe('a worker process killed mid-chunk', () => {
     expect(mid).toMatchObject({ status: 'processing' });
     expect(mid!.chunks[0]).toBe('processing');
 
-    const runner = await registerConversionJobs(app.deps, { store: app.deps.services.conversion.store, schedule: false });
+    await registerConversionJobs(app.deps, { schedule: false });
     // The dead run's heartbeat goes stale; recovery hands its chunk to a live worker.
     await until(
-      () => runner.recoverOrphans(1_000),
+      () => recoverOrphanedChunks(app.deps, { staleMs: 1_000 }),
       (result) => result.requeued === 1,
       20_000,
       'the orphan re-queued',
@@ -117,6 +118,5 @@ describe('a worker process killed mid-chunk', () => {
         from large_conversion_jobs j where j.file_id = ${file.id}`);
     expect(rows).toEqual({ completed: 3, attempts: [2, 1, 1] });
     expect(await balance(app, email)).toEqual({ credits: 83, held: 0, freeUsed: 0, freeHeld: 0 });
-    await app.deps.services.conversion.engine().then((engine) => engine.close());
   });
 });

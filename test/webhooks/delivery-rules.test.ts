@@ -5,7 +5,7 @@ import { AnyRow, createDatabase, sql } from '../../server/db/database.ts';
 import { attemptWebhookDeliveries } from '../../server/webhooks/deliver-webhook.ts';
 import { dispatchOutboxEvents } from '../../server/webhooks/dispatch-outbox-events.ts';
 import { sendDisabledNotice } from '../../server/webhooks/send-webhook-notices.ts';
-import { createWebhookDeps } from '../../server/webhooks/webhook-runtime.ts';
+import { webhookDeps } from '../../server/webhooks/webhook-runtime.ts';
 import { NOTICE_QUEUE, NoticeJob } from '../../server/webhooks/webhooks.jobs.ts';
 import { createTestClock } from '../helpers/app.ts';
 import { callJson, createFile, createUser, deliveries, emitConversionEvent, queuedAttempts, startWebhookHarness } from './harness.ts';
@@ -16,7 +16,7 @@ import { callJson, createFile, createUser, deliveries, emitConversionEvent, queu
  */
 const clock = createTestClock();
 const { app, receiver, resend } = await startWebhookHarness({ clock });
-const deps = createWebhookDeps(app.deps, { policy: { timeoutMs: 1_000 } });
+const deps = webhookDeps(app.deps, { policy: { timeoutMs: 1_000 } });
 
 type Created = { id: string; secret: string };
 const owner = await createUser(app, 'owner@example.com');
@@ -57,7 +57,7 @@ beforeEach(async () => {
 
 describe('the retry schedule', () => {
   it('is immediate, +1 minute, +5 minutes; success on the third attempt ends it; a job run twice sends once', async () => {
-    expect(createWebhookDeps(app.deps).policy).toMatchObject({ timeoutMs: 10_000, retryDelaysSeconds: [60, 300], disableAfterFailures: 10 });
+    expect(webhookDeps(app.deps).policy).toMatchObject({ timeoutMs: 10_000, retryDelaysSeconds: [60, 300], disableAfterFailures: 10 });
     const endpoint = await createEndpoint('/schedule');
     const delivery = await newDelivery(endpoint.id);
     expect(await queuedAttempts(app, delivery.id)).toEqual([{ attempt: 1, delaySeconds: 0, state: 'created' }]);
@@ -116,7 +116,7 @@ describe('the retry schedule', () => {
     expect((await queuedAttempts(app, delivery.id)).map((job) => job.attempt)).toEqual([1]);
     const [notice] = await app.boss.fetch(NOTICE_QUEUE);
     expect(NoticeJob.parse(notice!.data)).toMatchObject({ kind: 'disabled', endpointId: endpoint.id, reason: 'gone' });
-    await sendDisabledNotice({ ...deps, email: app.deps.services.email }, NoticeJob.parse(notice!.data), notice!.id);
+    await sendDisabledNotice({ ...deps, email: app.deps.email }, NoticeJob.parse(notice!.data), notice!.id);
     expect(resend.delivered.map((message) => [message.body.to, message.body.subject])).toEqual([
       [['owner@example.com'], 'Your Folio webhook endpoint was disabled'],
     ]);
@@ -181,8 +181,8 @@ describe('auto-disable', () => {
 
     const notices = await app.boss.fetch(NOTICE_QUEUE, { batchSize: 10 });
     expect(notices).toHaveLength(1);
-    await sendDisabledNotice({ ...deps, email: app.deps.services.email }, NoticeJob.parse(notices[0]!.data), notices[0]!.id);
-    await sendDisabledNotice({ ...deps, email: app.deps.services.email }, NoticeJob.parse(notices[0]!.data), notices[0]!.id);
+    await sendDisabledNotice({ ...deps, email: app.deps.email }, NoticeJob.parse(notices[0]!.data), notices[0]!.id);
+    await sendDisabledNotice({ ...deps, email: app.deps.email }, NoticeJob.parse(notices[0]!.data), notices[0]!.id);
     // a notice job received twice mails once (claimed on the endpoint)
     expect(resend.delivered).toHaveLength(1);
     expect(String(resend.delivered[0]!.body.text)).toContain('10 deliveries in a row failed');
@@ -238,7 +238,7 @@ describe('dispatch', () => {
       }
     };
     // limits lifted: this is about claiming, not about the hourly limits (overflow.test.ts)
-    const lifted = createWebhookDeps(app.deps, { policy: { limits: { endpointPerHour: Infinity, userPerHour: Infinity, tenantPerHour: Infinity } } });
+    const lifted = webhookDeps(app.deps, { policy: { limits: { endpointPerHour: Infinity, userPerHour: Infinity, tenantPerHour: Infinity } } });
     const [first, second] = await Promise.all([drain(lifted), drain({ ...lifted, db: otherPool })]);
     expect(first + second).toBe(60);
     const rows = await deliveries(app);

@@ -135,7 +135,7 @@ describe('delivery from the outbox', () => {
   });
 
   it('a real conversion ends in a conversion.completed whose zip link downloads the outputs', async () => {
-    await registerConversionJobs(app.deps, { store: app.deps.services.conversion.store, schedule: false });
+    await registerConversionJobs(app.deps, { schedule: false });
     await makePaid(app, owner.email, 100);
     const pdf = await PDFDocument.create();
     pdf.addPage([300, 200]).drawText('A one-page letter.', { x: 20, y: 150, size: 14, font: await pdf.embedFont(StandardFonts.Helvetica) });

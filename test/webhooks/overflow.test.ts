@@ -4,7 +4,7 @@ import { AnyRow, sql } from '../../server/db/database.ts';
 import { dispatchOutboxEvents } from '../../server/webhooks/dispatch-outbox-events.ts';
 import { drainWebhookOverflow } from '../../server/webhooks/drain-webhook-overflow.ts';
 import { sendDropNotices } from '../../server/webhooks/send-webhook-notices.ts';
-import { createWebhookDeps } from '../../server/webhooks/webhook-runtime.ts';
+import { webhookDeps } from '../../server/webhooks/webhook-runtime.ts';
 import { DRAIN_QUEUE } from '../../server/webhooks/webhooks.jobs.ts';
 import { until } from '../service/harness.ts';
 import { createTestClock } from '../helpers/app.ts';
@@ -21,7 +21,7 @@ const HOUR = 60 * 60 * 1000;
 const policy = { limits: { endpointPerHour: 2, userPerHour: Infinity, tenantPerHour: Infinity }, overflowCap: 3 };
 const workers = await registerWebhookJobs(app.deps, { dispatcher: false, overrides: { policy } });
 const deps = workers.deps;
-const noticeDeps = { ...deps, email: app.deps.services.email };
+const noticeDeps = { ...deps, email: app.deps.email };
 
 const owner = await createUser(app, 'owner@example.com');
 type Created = { id: string; secret: string };
@@ -85,7 +85,7 @@ describe('rate limits and the overflow queue', () => {
   });
 
   it('counts a user’s and a tenant’s deliveries across all their endpoints', async () => {
-    const byUser = createWebhookDeps(app.deps, { policy: { limits: { endpointPerHour: Infinity, userPerHour: 3, tenantPerHour: Infinity } } });
+    const byUser = webhookDeps(app.deps, { policy: { limits: { endpointPerHour: Infinity, userPerHour: 3, tenantPerHour: Infinity } } });
     const first = await createEndpoint(owner.token, { url: receiver.url('/one') });
     const second = await createEndpoint(owner.token, { url: receiver.url('/two') });
     await emitConversionEvent(app, await createFile(app, owner.id));
@@ -98,7 +98,7 @@ describe('rate limits and the overflow queue', () => {
     const member = await createUser(app, 'member@acme.example', { id: tenantId });
     const tenantHook = await createEndpoint(admin.token, { url: receiver.url('/acme'), tenantId });
     const memberHook = await createEndpoint(member.token, { url: receiver.url('/member') });
-    const byTenant = createWebhookDeps(app.deps, { policy: { limits: { endpointPerHour: Infinity, userPerHour: Infinity, tenantPerHour: 3 } } });
+    const byTenant = webhookDeps(app.deps, { policy: { limits: { endpointPerHour: Infinity, userPerHour: Infinity, tenantPerHour: 3 } } });
     await emitConversionEvent(app, await createFile(app, member.id));
     await emitConversionEvent(app, await createFile(app, member.id));
     await dispatchOutboxEvents(byTenant);

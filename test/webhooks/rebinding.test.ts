@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { attemptWebhookDeliveries } from '../../server/webhooks/deliver-webhook.ts';
 import { dispatchOutboxEvents } from '../../server/webhooks/dispatch-outbox-events.ts';
-import { createWebhookDeps } from '../../server/webhooks/webhook-runtime.ts';
+import { webhookDeps } from '../../server/webhooks/webhook-runtime.ts';
 import { callJson, createFile, createUser, deliveries, emitConversionEvent, startWebhookHarness } from './harness.ts';
 
 /**
@@ -10,7 +10,7 @@ import { callJson, createFile, createUser, deliveries, emitConversionEvent, star
  * at delivery time is refused before any connection is made.
  */
 const { app, receiver, dns } = await startWebhookHarness({ allowLoopback: false });
-const deps = createWebhookDeps(app.deps);
+const deps = webhookDeps(app.deps);
 const owner = await createUser(app, 'owner@example.com');
 
 describe('DNS rebinding', () => {

@@ -3,11 +3,12 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DomainError, isDomainError } from '../../errors.ts';
 import type { ConversionEngine } from '../engine.ts';
+import { descriptionsFromAltFile, type FigureDescriptions } from '../figures.ts';
 import type { Backend, PageResult } from '../model.ts';
 
 /** `folio convert` as a library: argument parsing and the per-file pipeline, no terminal handling. */
 
-export const USAGE = `Usage: folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20]
+export const USAGE = `Usage: folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20] [--alt alt.json]
 
 Converts each PDF to out/<name>.html, out/<name>.accessible.pdf,
 out/<name>.report.json and out/<name>.report.html.
@@ -16,6 +17,8 @@ Options:
   -o, --out <dir>        output folder (default: the current folder; created if missing)
   -b, --backend <name>   local (default, offline), vision (Amazon Bedrock) or parser (external API)
   -p, --pages <ranges>   pages to convert, e.g. 1-20 or 1,3,5-7 (default: all)
+  -a, --alt <file.json>  descriptions of figures by id, as the report's figuresNeedingAlt
+                         lists them: {"p3-1": "A bar chart of…", "p4-2": {"decorative": true}}
   -h, --help             show this help
 
 Exit status: 0 when every file converted, 1 when any failed, 2 on a usage error.`;
@@ -32,6 +35,8 @@ export type ConvertCommand = {
   outDir: string;
   backend: Backend;
   pages?: PageRange[];
+  /** the --alt file's path, read and checked by readAltFile */
+  alt?: string;
 };
 
 export type CliCommand = { command: 'help' } | ConvertCommand;
@@ -50,6 +55,7 @@ export function parseCliArgs(argv: string[], cwd = process.cwd()): CliCommand {
         out: { type: 'string', short: 'o' },
         backend: { type: 'string', short: 'b' },
         pages: { type: 'string', short: 'p' },
+        alt: { type: 'string', short: 'a' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -73,7 +79,30 @@ export function parseCliArgs(argv: string[], cwd = process.cwd()): CliCommand {
     outDir: path.resolve(cwd, values.out ?? '.'),
     backend,
     pages: values.pages === undefined ? undefined : parsePageRanges(values.pages),
+    ...(values.alt === undefined ? {} : { alt: path.resolve(cwd, values.alt) }),
   };
+}
+
+/** Largest --alt file read: ten thousand long descriptions fit well under it. */
+const MAX_ALT_FILE_BYTES = 4 * 1024 * 1024;
+
+/** The --alt file as figure descriptions; a UsageError names what is wrong with it. */
+export async function readAltFile(file: string): Promise<FigureDescriptions> {
+  const info = await stat(file).catch(() => undefined);
+  if (!info?.isFile()) throw new UsageError(`--alt: no file ${file}`);
+  if (info.size > MAX_ALT_FILE_BYTES) throw new UsageError(`--alt: ${file} is larger than ${MAX_ALT_FILE_BYTES / 1024 / 1024} MB`);
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(file, 'utf8'));
+  } catch {
+    throw new UsageError(`--alt: ${file} is not JSON`);
+  }
+  try {
+    return descriptionsFromAltFile(json);
+  } catch (error) {
+    const issue = (error as { issues?: { path: PropertyKey[]; message: string }[] }).issues?.[0];
+    throw new UsageError(`--alt: ${issue ? `${issue.path.join('.') || 'the file'}: ${issue.message}` : 'not a map of figure ids to descriptions'}`);
+  }
 }
 
 /** "1-20", "3", "1,3,5-7" → ranges; throws UsageError on anything else. */
@@ -123,6 +152,8 @@ export type FileSummary = {
   standardPages: number;
   complexPages: number;
   wcagStatus?: 'passed' | 'failed';
+  /** ids of the figures still without a description (what --alt takes) */
+  figuresNeedingAlt?: string[];
   ms: number;
   outputs?: string[];
   error?: { code: string; message: string };
@@ -149,7 +180,7 @@ export const PAGES_PER_CALL = 64;
  */
 export async function convertFile(
   deps: { engine: ConversionEngine; maxPages: number },
-  input: { file: string; outDir: string; backend: Backend; pages?: PageRange[] },
+  input: { file: string; outDir: string; backend: Backend; pages?: PageRange[]; figures?: FigureDescriptions },
   progress: ProgressEvents = {},
 ): Promise<FileSummary> {
   const started = performance.now();
@@ -170,7 +201,7 @@ export async function convertFile(
     }
     progress.start?.(name, pages.length);
     // pages go to the renderer as they finish: it spools them to disk, so a long document never sits in memory
-    const render = deps.engine.openRender(meta, { dir: input.outDir, baseName: name.replace(/\.pdf$/i, '') });
+    const render = deps.engine.openRender(meta, { dir: input.outDir, baseName: name.replace(/\.pdf$/i, '') }, { figures: input.figures });
     const counts = { pages: 0, standardPages: 0, complexPages: 0 };
     let outputs;
     try {
@@ -197,6 +228,7 @@ export async function convertFile(
       ok: true,
       ...counts,
       wcagStatus: outputs.report.wcagStatus,
+      figuresNeedingAlt: (outputs.report.figuresNeedingAlt ?? []).map((figure) => figure.id),
       outputs: [outputs.html, outputs.taggedPdf, outputs.reportJson, outputs.reportHtml],
     });
   } catch (error) {

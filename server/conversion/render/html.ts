@@ -309,9 +309,32 @@ function renderBlock(ctx: Ctx, block: Block): string {
         .join('\n')}\n</blockquote>`;
     case 'code':
       return `<pre tabindex="0"><code>${escapeHtml(block.text)}</code></pre>`;
+    case 'form':
+      return renderForm(block);
     case 'pageBreak':
       return pageMarker(ctx, block.page, block.label).trimEnd();
   }
+}
+
+/**
+ * Form fields as a definition list: each label, then what was filled in. A
+ * converted document cannot submit, so live controls would only invite
+ * typing that goes nowhere; the list reads the same in every screen reader
+ * and keeps the values in the text, where search and copy find them.
+ */
+function renderForm(block: Extract<Block, { kind: 'form' }>): string {
+  const entries = block.fields.map((field) => {
+    let value: string;
+    if (field.kind === 'checkbox') value = `<span aria-hidden="true">${field.checked ? '☑' : '☐'} </span>${field.checked ? 'Checked' : 'Not checked'}`;
+    else value = field.value ? escapeHtml(field.value) : '<span class="form-empty">(empty)</span>';
+    const choices =
+      (field.kind === 'radio' || field.kind === 'choice') && field.options.length > 1
+        ? ` <span class="form-options">(options: ${escapeHtml(field.options.join(', '))})</span>`
+        : '';
+    const lines = field.kind === 'text' && field.multiline && field.value ? value.replace(/\n/g, '<br>') : value;
+    return `<dt>${escapeHtml(field.label)}</dt><dd>${lines}${choices}</dd>`;
+  });
+  return `<div class="form-fields" role="group" aria-label="Form fields on page ${block.page}">\n<dl>\n${entries.join('\n')}\n</dl>\n</div>`;
 }
 
 function renderToc(headings: HtmlRender['headings']): string {
@@ -537,6 +560,10 @@ th { font-weight: 600; }
 figure { margin: 1.5rem 0; }
 img { max-width: 100%; height: auto; }
 figcaption { font-size: 0.95rem; color: var(--muted); }
+.form-fields dl { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: 0.25rem 1rem; }
+.form-fields dt { font-weight: 600; }
+.form-fields dd { margin: 0; }
+.form-empty, .form-options { color: var(--muted); }
 .needs-alt { background: var(--warn-bg); color: var(--warn-fg); padding: 0.5rem; }
 pre { overflow-x: auto; padding: 0.75rem; border: 0.0625rem solid var(--line); }
 code, pre { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 0.95em; }

@@ -3,6 +3,7 @@ import { finished } from 'node:stream/promises';
 import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
+import { blocksText } from '../page-content.ts';
 import { createPreparer, documentTitle, firstHeadingLevel, titleIsH1For } from './html.ts';
 import { FONTS, needsActualText, needsScriptLayout, shareFaces } from './pdf-fonts.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
@@ -212,9 +213,60 @@ class PdfWriter {
         doc.moveDown(0.5);
         return;
       }
+      case 'form':
+        this.form(parent, block);
+        return;
       case 'pageBreak':
         return;
     }
+  }
+
+  /**
+   * Each field is a Form element (PDF/UA 7.18.4) holding its label and value
+   * as text and the reference to a read-only widget that carries the value
+   * (/V) and the label as its accessible name (/TU). The widget draws nothing
+   * (no appearance, NeedAppearances off): the text shows the value once.
+   */
+  form(parent: Struct, block: Extract<Block, { kind: 'form' }>): void {
+    const doc = this.doc as Doc & {
+      _root: { data: { AcroForm?: { data: Record<string, unknown> } } };
+      _fieldDict(name: string, type: string, options: Record<string, unknown>): Record<string, unknown>;
+      _addToParent(ref: unknown): void;
+      annotate(x: number, y: number, w: number, h: number, options: Record<string, unknown>): Doc;
+    };
+    if (!doc._root.data.AcroForm) {
+      doc.initForm();
+      doc._root.data.AcroForm!.data.NeedAppearances = false;
+    }
+    for (const [index, field] of block.fields.entries()) {
+      this.ensureSpace(BODY_SIZE * 2.5);
+      const label = pdfText(field.label);
+      const shown = field.kind === 'checkbox' ? (field.checked ? '☑ checked' : '☐ not checked') : pdfText(field.value) || '(empty)';
+      const top = doc.y;
+      const element = doc.struct('Form');
+      parent.add(element);
+      element.add(() =>
+        this.writeRuns(
+          [
+            { text: `${label}: `, font: 'bold' },
+            { text: shown, font: 'regular' },
+          ],
+          BODY_SIZE,
+        ),
+      );
+      const type = field.kind === 'text' ? 'text' : field.kind === 'choice' ? 'combo' : field.kind === 'radio' ? 'radioButton' : 'checkbox';
+      const options: Record<string, unknown> = { readOnly: true, ...(field.kind === 'choice' && field.options.length > 0 ? { select: field.options } : {}) };
+      const dict = doc._fieldDict(`${field.name || 'field'}.p${block.page}f${index + 1}`, type, options);
+      dict.TU = new String(label);
+      if (field.kind === 'checkbox' || field.kind === 'radio') dict.V = field.value && (field.kind === 'radio' || field.checked) ? 'On' : 'Off';
+      else dict.V = new String(field.value);
+      const height = Math.max(BODY_SIZE + 2, doc.y - top);
+      doc.annotate(MARGIN, top, this.width, height, { ...dict, Subtype: 'Widget', F: 4, structParent: element });
+      doc._addToParent(doc.page.annotations.at(-1));
+      element.end();
+      doc.moveDown(0.3);
+    }
+    doc.moveDown(0.3);
   }
 
   list(parent: Struct, list: ListBlock, depth: number): void {
@@ -537,6 +589,8 @@ function blockText(block: Block): string {
       return block.children.map(blockText).join(' ');
     case 'code':
       return block.text;
+    case 'form':
+      return blocksText([block]);
     case 'pageBreak':
       return '';
   }

@@ -1,6 +1,8 @@
 import type { ConversionReport } from '../engine.ts';
 import type { Backend, Block, DocumentMeta, PageResult } from '../model.ts';
 import type { AuditResult } from '../audit/index.ts';
+import { pageFigures } from '../figures.ts';
+import { blocksText } from '../page-content.ts';
 import { documentTitle, type HtmlWarning } from './html.ts';
 import { escapeHtml, inlineText, validLang } from './text.ts';
 
@@ -30,6 +32,8 @@ export type FolioReport = ConversionReport & {
   backends: Partial<Record<Backend, number>>;
   ocrPages: number;
   pageDetails: ReportPage[];
+  /** figures nobody has described yet, by id: what `--alt` and PUT /api/files/:fileId/figures/:figureId take */
+  figuresNeedingAlt: { id: string; page: number; caption?: string }[];
   warnings: ReportWarning[];
   audit: AuditResult;
   timings: { conversionMs: number; htmlMs: number; pdfMs: number; auditMs: number; renderMs: number };
@@ -81,6 +85,9 @@ function countBlocks(blocks: Block[], counts: Record<string, number>): number {
       case 'blockquote':
         words += countBlocks(block.children, counts);
         break;
+      case 'form':
+        words += countWords(blocksText([block]));
+        break;
       case 'pageBreak':
         break;
     }
@@ -97,6 +104,7 @@ export function createReportBuilder() {
   const backends: Partial<Record<Backend, number>> = {};
   const warnings: ReportWarning[] = [];
   const blocks: Record<string, number> = {};
+  const undescribed: FolioReport['figuresNeedingAlt'] = [];
   let words = 0;
   let costUsd = 0;
   let conversionMs = 0;
@@ -106,6 +114,11 @@ export function createReportBuilder() {
       if (p.ocr) warnings.push({ page: p.page, kind: 'ocr', message: `Page ${p.label} was recognised by OCR: check the text against the original` });
       for (const w of p.warnings) warnings.push({ page: p.page, kind: 'backend', message: w });
       words += countBlocks(p.blocks, blocks);
+      for (const { id, figure } of pageFigures(p)) {
+        if (figure.decorative || figure.alt?.trim()) continue;
+        const caption = inlineText(figure.caption);
+        undescribed.push({ id, page: p.page, ...(caption ? { caption } : {}) });
+      }
       costUsd += Number.isFinite(p.costUsd) ? p.costUsd : 0;
       conversionMs += p.timings.ms;
       pages.push({
@@ -145,6 +158,7 @@ export function createReportBuilder() {
         backends: { ...backends },
         ocrPages: pages.filter((p) => p.ocr).length,
         pageDetails: pages,
+        figuresNeedingAlt: [...undescribed],
         warnings: all,
         audit,
         timings: { conversionMs: Math.round(conversionMs), ...timings },

@@ -7,6 +7,7 @@ import { finished } from 'node:stream/promises';
 import type { Log } from '../../log.ts';
 import type { AuditInput, AuditResult } from '../audit/index.ts';
 import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
+import { describePage, type FigureDescriptions } from '../figures.ts';
 import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
@@ -40,6 +41,8 @@ export type RenderOptions = {
    * tagged PDF. `long` says the document is long enough that its render is worth freeing memory for.
    */
   audit?: (input: AuditInput, hint: { long: boolean }) => Promise<AuditResult>;
+  /** descriptions people stored for figures, by figure id (figures.ts): applied as the pages come in */
+  figures?: FigureDescriptions;
 };
 
 async function* parsed(lines: AsyncIterable<string>, mark: (page: PageResult) => PageResult): AsyncGenerator<PageResult> {
@@ -73,8 +76,9 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   };
 
   return {
-    async add(page) {
+    async add(given) {
       if (state !== 'open') throw new Error('this document render is already finished');
+      const page = describePage(given, options.figures);
       if (!(page.page > lastPage)) throw new RangeError(`page ${page.page} came after page ${lastPage}: pages must come in ascending order`);
       lastPage = page.page;
       pages++;

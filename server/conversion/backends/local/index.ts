@@ -20,6 +20,8 @@ import {
 import { buildSegments, layoutPage, type BlockAnchor, type LinkArea } from './layout.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { ocrPage } from './ocr.ts';
+import { isUsableTitle, largestText, undoubled } from './title.ts';
+import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
@@ -82,7 +84,10 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
     tagged = !!((await first.getStructTree().catch(() => null)) as StructNode | null)?.children?.length;
     first.cleanup();
   }
-  const title = cleanString(metadata?.get('dc:title')) || cleanString(info.Title) || titleFromName(sourceName);
+  const title =
+    [undoubled(cleanString(metadata?.get('dc:title'))), cleanString(info.Title)].find((candidate) => isUsableTitle(candidate, sourceName)) ||
+    (await firstPageTitle(doc)) ||
+    titleFromName(sourceName);
   let lang = cleanString(info.Language);
   if (!lang) {
     let sample = '';
@@ -97,6 +102,17 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
   const author = cleanString(metadata?.get('dc:creator')) || cleanString(info.Author);
   const subject = cleanString(metadata?.get('dc:description')) || cleanString(info.Subject);
   return { title, lang, pageCount: doc.numPages, tagged, ...(author ? { author } : {}), ...(subject ? { subject } : {}), sourceName };
+}
+
+async function firstPageTitle(doc: PDFDocumentProxy): Promise<string | undefined> {
+  const page = await doc.getPage(1);
+  try {
+    return largestText(await readTextLayer(page));
+  } catch {
+    return undefined;
+  } finally {
+    page.cleanup();
+  }
 }
 
 function titleFromName(name: string): string {
@@ -128,7 +144,7 @@ async function convertPage(
   const reasons: string[] = [];
   const items = options.takeTextLayer?.(pageNumber) ?? (await readTextLayer(page));
   options.rememberEdges?.(pageNumber, items);
-  const annotations = (await page.getAnnotations().catch(() => [])) as { subtype?: string; id?: string; url?: string; rect?: number[] }[];
+  const annotations = (await page.getAnnotations().catch(() => [])) as (WidgetAnnotation & { id?: string; url?: string })[];
   const linkById = new Map<string, string>();
   const linkAreas: LinkArea[] = [];
   for (const annotation of annotations) {
@@ -143,6 +159,7 @@ async function convertPage(
   const textLayerWords = countWords(layerText);
 
   let blocks: Block[] = [];
+  let form: PageForm | undefined;
   let ocr = false;
   let lang: string | undefined;
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
@@ -182,24 +199,23 @@ async function convertPage(
       const shifted = items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
       const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
       const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
-      const layout = layoutPage(
-        buildSegments(
-          shifted,
-          linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
-        ),
-        {
-          page: pageNumber,
-          pageWidth: x1 - x0,
-          pageHeight: y1 - y0,
-          neighbours,
-          rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
-          boldFonts: boldFontIds(page, shifted),
-          marks:
-            x0 === 0 && y0 === 0
-              ? drawing.marks
-              : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
-        },
+      const segments = buildSegments(
+        shifted,
+        linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
       );
+      form = readPageForm(shiftWidgets(annotations, x0, y0), segments, pageNumber);
+      const layout = layoutPage(form ? segments.filter((segment) => !form!.labels.has(segment)) : segments, {
+        page: pageNumber,
+        pageWidth: x1 - x0,
+        pageHeight: y1 - y0,
+        neighbours,
+        rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+        boldFonts: boldFontIds(page, shifted),
+        marks:
+          x0 === 0 && y0 === 0
+            ? drawing.marks
+            : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
+      });
       blocks = layout.blocks;
       if (layout.multiColumn) reasons.push('multi-column');
       // the scan under a searchable scan's invisible text is the page itself, not a figure on it
@@ -247,10 +263,15 @@ async function convertPage(
           box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 },
         });
       }
-      blocks = captionFigures(placeFigures(blocks, layout.anchors, placed), layout.anchors, placed);
+      blocks = captionFigures(placeFigures(blocks, layout.anchors, form ? [...placed, form] : placed), layout.anchors, placed);
       const needing = placed.filter((entry) => entry.block.kind === 'figure' && entry.block.needsAlt).length;
       if (needing > 0) warnings.push(`page ${pageNumber}: ${needing} image(s) need alt text`);
     }
+  }
+  // a tagged or scanned page keeps its fields too, after its content
+  if (!form) {
+    form = readPageForm(shiftWidgets(annotations, 0, 0), [], pageNumber);
+    if (form) blocks.push(form.block);
   }
   if (blocks.some((block) => block.kind === 'figure' && block.needsAlt) && !warnings.some((warning) => warning.includes('alt text'))) {
     warnings.push(`page ${pageNumber}: figure(s) without alt text`);
@@ -279,6 +300,12 @@ async function convertPage(
     timings: { ms: Math.round(performance.now() - started) },
     costUsd: 0,
   };
+}
+
+function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): WidgetAnnotation[] {
+  return annotations.map((annotation) =>
+    annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation,
+  );
 }
 
 /**

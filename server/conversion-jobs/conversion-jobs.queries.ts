@@ -1,0 +1,374 @@
+import { z } from 'zod';
+import { AnyRow, sql, type Queryable } from '../db/database.ts';
+import { DomainError } from '../errors.ts';
+import { mapConversionErrors } from './sql-errors.ts';
+
+/**
+ * Every statement of the conversion service (sql/020_conversion_jobs.sql).
+ * Functions take the pool or an open transaction; the domain functions decide
+ * which statements commit together.
+ */
+
+export const CONVERSION_CHANNEL = 'folio_conversion';
+
+/** Statuses a job can still move from; at most one such job per file (large_conversion_jobs_live_file_idx). */
+const TERMINAL_STATUSES = sql.fragment`('completed', 'failed', 'cancelled')`;
+
+export const JobRow = z.object({
+  id: z.uuid(),
+  fileId: z.uuid(),
+  ownerId: z.uuid(),
+  customerId: z.uuid(),
+  status: z.enum(['pending', 'waiting_batch', 'processing', 'paused_budget', 'assembling', 'completed', 'failed', 'cancelled']),
+  options: z.record(z.string(), z.unknown()),
+  totalPages: z.number(),
+  totalChunks: z.number(),
+  holdId: z.uuid().nullable(),
+  resultKey: z.string().nullable(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  totalCostUsd: z.coerce.number(),
+});
+export type JobRow = z.infer<typeof JobRow>;
+
+const jobColumns = sql.fragment`
+  j.id, j.file_id as "fileId", j.owner_id as "ownerId", j.customer_id as "customerId", j.status, j.options,
+  j.total_pages as "totalPages", j.total_chunks as "totalChunks", j.hold_id as "holdId", j.result_key as "resultKey",
+  j.error_code as "errorCode", j.error_message as "errorMessage", j.total_cost_usd as "totalCostUsd"`;
+
+export const FileRow = z.object({
+  id: z.uuid(),
+  ownerId: z.uuid(),
+  customerId: z.uuid(),
+  originalName: z.string(),
+  contentType: z.string(),
+  status: z.string(),
+  pageCount: z.number().nullable(),
+  storageKey: z.string().nullable(),
+});
+export type FileRow = z.infer<typeof FileRow>;
+
+/** The file with its owner's customer; NOT_FOUND when there is none (routes check ownership before). */
+export async function requireFile(db: Queryable, fileId: string): Promise<FileRow> {
+  const file = await db.maybeOne(sql.type(FileRow)`
+    select f.id, f.owner_id as "ownerId", u.customer_id as "customerId", f.original_name as "originalName",
+           f.content_type as "contentType", f.status, f.page_count as "pageCount", f.storage_key as "storageKey"
+      from files f join users u on u.id = f.owner_id where f.id = ${fileId}`);
+  if (!file) throw new DomainError('NOT_FOUND', 'File not found');
+  return file;
+}
+
+/** The file's one job that is not yet terminal, if any. */
+export function selectLiveJob(db: Queryable, fileId: string): Promise<JobRow | null> {
+  return db.maybeOne(sql.type(JobRow)`
+    select ${jobColumns} from large_conversion_jobs j where j.file_id = ${fileId} and j.status not in ${TERMINAL_STATUSES}`);
+}
+
+/** cancel_conversion_job: job and every non-completed chunk cancelled, hold released, file reset, in one transaction. */
+export async function cancelConversionJob(db: Queryable, jobId: string, resetFile: boolean): Promise<void> {
+  await mapConversionErrors(() => db.query(sql.type(AnyRow)`select id from cancel_conversion_job(${jobId}, ${resetFile})`));
+}
+
+export async function insertJob(
+  tx: Queryable,
+  job: {
+    fileId: string;
+    ownerId: string;
+    customerId: string;
+    status: string;
+    options: Record<string, unknown>;
+    totalPages: number;
+    totalChunks: number;
+    holdId: string;
+  },
+): Promise<string> {
+  return tx
+    .oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into large_conversion_jobs (file_id, owner_id, customer_id, status, options, total_pages, total_chunks, hold_id)
+      values (${job.fileId}, ${job.ownerId}, ${job.customerId}, ${job.status}, ${sql.jsonb(job.options as never)}, ${job.totalPages}, ${job.totalChunks}, ${job.holdId})
+      returning id`)
+    .catch((error: unknown) => {
+      if ((error as { code?: string }).code === '23505' || String((error as Error).message).includes('live_file')) {
+        throw new DomainError('CONFLICT', 'A conversion of this file is already running');
+      }
+      throw error;
+    });
+}
+
+/** One row per page range, numbered from 0 in order. */
+export function insertChunks(tx: Queryable, jobId: string, ranges: Array<{ start: number; end: number }>, status: string) {
+  return tx.many(sql.type(z.object({ id: z.uuid(), chunkIndex: z.number() }))`
+    insert into chunk_jobs (job_id, chunk_index, page_start, page_end, status)
+    select ${jobId}, ordinality - 1, r.s, r.e, ${status}
+      from unnest(${sql.array(
+        ranges.map((range) => range.start),
+        'int4',
+      )}::int[], ${sql.array(
+        ranges.map((range) => range.end),
+        'int4',
+      )}::int[]) with ordinality as r(s, e, ordinality)
+    returning id, chunk_index as "chunkIndex"`);
+}
+
+export async function markFileQueued(tx: Queryable, fileId: string, totalChunks: number): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    update files set status = 'processing', phase = ${queuedPhase(totalChunks)}, error_code = null, error_message = null, updated_at = now()
+     where id = ${fileId}`);
+}
+
+export function queuedPhase(totalChunks: number) {
+  return `Queued: 0/${totalChunks} chunks`;
+}
+
+/** waiting_batch → pending for the job; false when it was no longer waiting. */
+export async function resumeWaitingJob(tx: Queryable, jobId: string): Promise<boolean> {
+  const moved = await tx.query(sql.type(AnyRow)`
+    update large_conversion_jobs set status = 'pending', updated_at = now() where id = ${jobId} and status = 'waiting_batch' returning id`);
+  return moved.rowCount > 0;
+}
+
+export function resumeWaitingChunks(tx: Queryable, jobId: string) {
+  return tx.any(sql.type(z.object({ id: z.uuid() }))`
+    update chunk_jobs set status = 'pending' where job_id = ${jobId} and status = 'waiting_batch' returning id`);
+}
+
+/** A resumed job's hold gets the on-demand window again, counted from now. */
+export async function restartHoldWindow(tx: Queryable, holdId: string, windowMs: number): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    update credit_holds set expires_at = now() + make_interval(secs => ${windowMs / 1000}) where id = ${holdId} and status = 'held'`);
+}
+
+export async function setFilePhase(tx: Queryable, fileId: string, phase: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`update files set phase = ${phase}, updated_at = now() where id = ${fileId}`);
+}
+
+/** Tells every process's stream listener that this file moved (delivered on commit). */
+export async function notifyConversion(tx: Queryable, fileId: string, jobId: string | null, event: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`select ${notifyFragment(fileId, jobId, event)}`);
+}
+
+export function notifyFragment(fileId: string, jobId: string | null, event: string) {
+  return sql.fragment`pg_notify(${CONVERSION_CHANNEL}, json_build_object('fileId', ${fileId}::uuid, 'jobId', ${jobId}::uuid, 'event', ${event}::text)::text)`;
+}
+
+/** An event for the webhook dispatcher, written in the transaction that made it true. */
+export async function insertOutboxEvent(tx: Queryable, type: 'conversion.completed' | 'conversion.failed', fileId: string, payload: Record<string, unknown>) {
+  await tx.query(sql.type(AnyRow)`
+    insert into outbox_events (type, aggregate_id, payload) values (${type}, ${fileId}, ${sql.jsonb(payload as never)})`);
+}
+
+/** The live state of a file's latest job, what progress events carry. */
+export const Snapshot = z.object({
+  fileId: z.uuid(),
+  fileStatus: z.string(),
+  phase: z.string().nullable(),
+  jobId: z.uuid().nullable(),
+  jobStatus: z.string().nullable(),
+  totalChunks: z.number(),
+  chunksDone: z.number(),
+  totalPages: z.number(),
+  pagesDone: z.number(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+});
+export type Snapshot = z.infer<typeof Snapshot>;
+
+export function selectSnapshot(db: Queryable, fileId: string): Promise<Snapshot | null> {
+  return db.maybeOne(sql.type(Snapshot)`
+    select f.id as "fileId", f.status as "fileStatus", f.phase,
+           j.id as "jobId", j.status as "jobStatus",
+           coalesce(j.total_chunks, 0) as "totalChunks",
+           coalesce((select count(*)::int from chunk_jobs c where c.job_id = j.id and c.status = 'completed'), 0) as "chunksDone",
+           coalesce(j.total_pages, f.page_count, 0) as "totalPages",
+           coalesce((select sum(c.pages_done)::int from chunk_jobs c where c.job_id = j.id and c.status <> 'cancelled'), 0) as "pagesDone",
+           coalesce(j.error_code, f.error_code) as "errorCode", coalesce(j.error_message, f.error_message) as "errorMessage"
+      from files f
+      left join lateral (select * from large_conversion_jobs j where j.file_id = f.id order by j.created_at desc limit 1) j on true
+     where f.id = ${fileId}`);
+}
+
+export const FileListItem = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  contentType: z.string(),
+  sizeBytes: z.number(),
+  status: z.string(),
+  phase: z.string().nullable(),
+  pages: z.number().nullable(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  createdAt: z.date(),
+  batchWaiting: z.boolean(),
+});
+export type FileListItem = z.infer<typeof FileListItem>;
+
+/** The owner's newest 500 files; batchWaiting is derived from the live job, never stored. */
+export function selectOwnerFiles(db: Queryable, ownerId: string) {
+  return db.any(sql.type(FileListItem)`
+    select f.id, f.original_name as "name", f.content_type as "contentType", f.size_bytes::int as "sizeBytes", f.status, f.phase,
+           f.page_count as "pages", f.error_code as "errorCode", f.error_message as "errorMessage", f.created_at as "createdAt",
+           exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status = 'waiting_batch') as "batchWaiting"
+      from files f where f.owner_id = ${ownerId} order by f.created_at desc limit 500`);
+}
+
+export async function deleteFileRow(db: Queryable, fileId: string): Promise<void> {
+  await db.query(sql.type(AnyRow)`delete from files where id = ${fileId}`);
+}
+
+/** Locks the job row: chunk completion and cancel_conversion_job both take it first, so they serialise. */
+export function lockJobStatus(tx: Queryable, jobId: string): Promise<string | null> {
+  return tx.maybeOneFirst(sql.type(z.object({ status: z.string() }))`select status from large_conversion_jobs where id = ${jobId} for update`);
+}
+
+export const ClaimedChunk = z.object({
+  id: z.uuid(),
+  jobId: z.uuid(),
+  fileId: z.uuid(),
+  chunkIndex: z.number(),
+  pageStart: z.number(),
+  pageEnd: z.number(),
+  totalChunks: z.number(),
+  sourceKey: z.string(),
+  sourceName: z.string(),
+  options: z.record(z.string(), z.unknown()),
+});
+export type ClaimedChunk = z.infer<typeof ClaimedChunk>;
+
+/** pending → processing under a fresh run id; null when the chunk is not pending (done, cancelled, or another run's). */
+export function claimChunk(tx: Queryable, chunkId: string, runId: string): Promise<ClaimedChunk | null> {
+  return tx.maybeOne(sql.type(ClaimedChunk)`
+    update chunk_jobs c
+       set status = 'processing', run_id = ${runId}, attempt = c.attempt + 1, heartbeat_at = now(), pages_done = 0,
+           started_at = coalesce(c.started_at, now())
+      from large_conversion_jobs j join files f on f.id = j.file_id
+     where c.id = ${chunkId} and c.job_id = j.id and c.status = 'pending'
+    returning c.id, c.job_id as "jobId", j.file_id as "fileId", c.chunk_index as "chunkIndex", c.page_start as "pageStart",
+              c.page_end as "pageEnd", j.total_chunks as "totalChunks", f.storage_key as "sourceKey", f.original_name as "sourceName", j.options`);
+}
+
+export async function markJobProcessing(tx: Queryable, jobId: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`update large_conversion_jobs set status = 'processing', updated_at = now() where id = ${jobId}`);
+}
+
+/**
+ * One statement per beat: the UPDATE guarded by the run id, and the progress
+ * notice only when it matched. False when the run no longer owns the chunk.
+ */
+export async function beatChunk(db: Queryable, chunk: { id: string; jobId: string; fileId: string }, runId: string, pagesDone: number, notify: boolean) {
+  const result = await db.query(sql.type(AnyRow)`
+    with beat as (
+      update chunk_jobs set heartbeat_at = now(), pages_done = ${pagesDone}
+       where id = ${chunk.id} and run_id = ${runId} and status = 'processing' returning id)
+    select ${notify ? notifyFragment(chunk.fileId, chunk.jobId, 'progress') : sql.fragment`null`} from beat`);
+  return result.rowCount > 0;
+}
+
+/** processing → completed, only for this run; false when a cancel or a re-queue took the chunk away. */
+export async function completeChunk(tx: Queryable, chunkId: string, runId: string, result: { resultKey: string; costUsd: number; pages: number }) {
+  const done = await tx.query(sql.type(AnyRow)`
+    update chunk_jobs set status = 'completed', result_key = ${result.resultKey}, cost_usd = ${result.costUsd}, pages_done = ${result.pages},
+                          completed_at = now(), heartbeat_at = now()
+     where id = ${chunkId} and run_id = ${runId} and status = 'processing'`);
+  return done.rowCount > 0;
+}
+
+/** A chunk row on the cost ledger (specification: source chunk-scheduler). */
+export async function insertChunkCost(tx: Queryable, jobId: string, chunkId: string, costUsd: number, metadata: Record<string, unknown>): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    insert into cost_ledger (source, job_id, chunk_id, cost_usd, metadata)
+    values ('chunk-scheduler', ${jobId}, ${chunkId}, ${costUsd}, ${sql.jsonb(metadata as never)})`);
+}
+
+export async function addJobCost(tx: Queryable, jobId: string, costUsd: number): Promise<void> {
+  await tx.query(sql.type(AnyRow)`update large_conversion_jobs set total_cost_usd = total_cost_usd + ${costUsd} where id = ${jobId}`);
+}
+
+export function countChunks(tx: Queryable, jobId: string) {
+  return tx.one(sql.type(z.object({ done: z.number(), total: z.number() }))`
+    select count(*) filter (where status = 'completed')::int as done, count(*)::int as total from chunk_jobs where job_id = ${jobId}`);
+}
+
+/** A completed chunk's cost on the job; the last one moves the job to assembling. */
+export async function advanceJob(tx: Queryable, jobId: string, costUsd: number, last: boolean): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    update large_conversion_jobs set total_cost_usd = total_cost_usd + ${costUsd}, updated_at = now(),
+           status = case when ${last} then 'assembling' else status end
+     where id = ${jobId}`);
+}
+
+/** live → failed; the failed job, or null when it was no longer live (a second call does nothing). */
+export function markJobFailed(tx: Queryable, jobId: string, code: string, message: string): Promise<JobRow | null> {
+  return tx.maybeOne(sql.type(JobRow)`
+    update large_conversion_jobs j set status = 'failed', error_code = ${code}, error_message = ${message}, updated_at = now(), finished_at = now()
+     where j.id = ${jobId} and j.status in ('pending', 'processing', 'paused_budget', 'assembling', 'waiting_batch')
+    returning ${jobColumns}`);
+}
+
+export async function failOpenChunks(tx: Queryable, jobId: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    update chunk_jobs set status = 'failed', run_id = null where job_id = ${jobId} and status in ('pending', 'processing', 'waiting_batch')`);
+}
+
+export async function markFileFailed(tx: Queryable, fileId: string, code: string, message: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    update files set status = 'failed', phase = null, error_code = ${code}, error_message = ${message}, updated_at = now() where id = ${fileId}`);
+}
+
+export function selectAssemblyJob(db: Queryable, jobId: string) {
+  return db.maybeOne(sql.type(JobRow.extend({ originalName: z.string(), sourceKey: z.string() }))`
+    select ${jobColumns}, f.original_name as "originalName", f.storage_key as "sourceKey"
+      from large_conversion_jobs j join files f on f.id = j.file_id where j.id = ${jobId}`);
+}
+
+/** Result objects of the job's completed chunks, in page order. */
+export function selectChunkResultKeys(db: Queryable, jobId: string): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ resultKey: z.string() }))`
+    select result_key as "resultKey" from chunk_jobs where job_id = ${jobId} and status = 'completed' order by chunk_index`);
+}
+
+/** assembling → completed with its zip and charge; false when the job had left assembling. */
+export async function markJobCompleted(tx: Queryable, jobId: string, resultKey: string, credits: number): Promise<boolean> {
+  const moved = await tx.query(sql.type(AnyRow)`
+    update large_conversion_jobs set status = 'completed', result_key = ${resultKey}, credits_charged = ${credits}, updated_at = now(), finished_at = now()
+     where id = ${jobId} and status = 'assembling'`);
+  return moved.rowCount > 0;
+}
+
+export async function markFileCompleted(tx: Queryable, fileId: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`
+    update files set status = 'completed', phase = null, error_code = null, error_message = null, updated_at = now() where id = ${fileId}`);
+}
+
+/** processing chunks of live jobs whose heartbeat is older than staleMs go back to pending, their run id cleared. */
+export function requeueStaleChunks(tx: Queryable, staleMs: number) {
+  return tx.any(sql.type(z.object({ id: z.uuid(), jobId: z.uuid() }))`
+    update chunk_jobs c set status = 'pending', run_id = null
+      from large_conversion_jobs j
+     where c.job_id = j.id and c.status = 'processing' and j.status in ('pending', 'processing')
+       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000})
+    returning c.id, c.job_id as "jobId"`);
+}
+
+/** Assembling jobs idle past staleMs, touched so the next sweep waits again. */
+export function touchStaleAssemblies(tx: Queryable, staleMs: number): Promise<readonly string[]> {
+  return tx.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    update large_conversion_jobs set updated_at = now()
+     where status = 'assembling' and updated_at < now() - make_interval(secs => ${staleMs / 1000}) returning id`);
+}
+
+/** Live (never cancelled) jobs with no update and no chunk heartbeat within boundMs. */
+export function selectStuckJobs(db: Queryable, boundMs: number): Promise<readonly string[]> {
+  return db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    select j.id from large_conversion_jobs j
+     where j.status in ('pending', 'processing', 'assembling')
+       and j.updated_at < now() - make_interval(secs => ${boundMs / 1000})
+       and not exists (select 1 from chunk_jobs c where c.job_id = j.id and c.heartbeat_at >= now() - make_interval(secs => ${boundMs / 1000}))`);
+}
+
+/** Inline (DOCX) files have no job; one left processing past the bound failed with its worker. */
+export async function failStuckInlineFiles(db: Queryable, boundMs: number, code: string, message: string): Promise<void> {
+  await db.query(sql.type(AnyRow)`
+    update files f set status = 'failed', error_code = ${code}, error_message = ${message}, updated_at = now()
+     where f.status = 'processing' and f.updated_at < now() - make_interval(secs => ${boundMs / 1000})
+       and not exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status not in ${TERMINAL_STATUSES})`);
+}

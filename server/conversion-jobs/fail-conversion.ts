@@ -1,0 +1,34 @@
+import { releaseHold } from '../credits/credits.ts';
+import { backendFor, type ConversionDeps } from './conversion-deps.ts';
+import { failOpenChunks, insertOutboxEvent, markFileFailed, markJobFailed, notifyConversion } from './conversion-jobs.queries.ts';
+
+/**
+ * Fails a live job: its open chunks failed, the hold released (outcome
+ * failed), the file failed, conversion.failed in the outbox, in one
+ * transaction. Guarded: a job no longer live is left alone, so a second call
+ * does nothing.
+ */
+export async function failConversion(
+  deps: Pick<ConversionDeps, 'db' | 'log'>,
+  input: { jobId: string; code: string; message: string; cause?: unknown },
+): Promise<void> {
+  const { jobId, code, message, cause } = input;
+  if (cause) deps.log.error({ err: cause, jobId }, 'conversion failed');
+  await deps.db.transaction(async (tx) => {
+    const job = await markJobFailed(tx, jobId, code, message);
+    if (!job) return;
+    await failOpenChunks(tx, jobId);
+    if (job.holdId) await releaseHold(tx, job.holdId, 'failed').catch(() => {});
+    await markFileFailed(tx, job.fileId, code, message);
+    await insertOutboxEvent(tx, 'conversion.failed', job.fileId, {
+      fileId: job.fileId,
+      jobId,
+      userId: job.ownerId,
+      backend: backendFor(job.options),
+      pages: job.totalPages,
+      code,
+      message,
+    });
+    await notifyConversion(tx, job.fileId, jobId, 'failed');
+  });
+}

@@ -1,0 +1,90 @@
+import type { TextItem } from './text-layer.ts';
+
+/**
+ * The document's title: its metadata title when that names the document, else
+ * the largest text of its first page, else the file name. Producers fill the
+ * metadata title with junk often enough ("Microsoft Word - draft3.docx",
+ * "untitled", "PowerPoint Presentation", the file's own name) that it has to
+ * earn its place; a reader would rather hear the title printed on the page.
+ */
+
+const JUNK_TITLES = [
+  /^(untitled|no title|title|document|slide ?\d*|presentation|powerpoint presentation|microsoft word document)$/i,
+  /^microsoft (word|powerpoint|excel)\s*[-–]/i,
+  /\.(pdf|docx?|pptx?|xlsx?|odt|rtf|tex|dvi|ps|eps|indd|qxd|txt|html?)$/i,
+  /^[a-z]:\\|^\//i,
+];
+
+/** Most words a printed title has; past this the largest text is a banner sentence or a pull quote. */
+const MAX_TITLE_WORDS = 30;
+/** The title's size over the page's body size: text only a little larger is a heading or a bold lead. */
+const TITLE_OVER_BODY = 1.15;
+
+/** An XMP title with two language alternatives comes back from pdf.js as both, run together. */
+export function undoubled(title: string): string {
+  return /^(.{3,})\1$/su.exec(title.trim())?.[1] ?? title.trim();
+}
+
+/**
+ * Latin words without a vowel are not words: a font whose Unicode map is
+ * shifted ("KZmftZfd") extracts as letters that read as nothing.
+ */
+function readsAsWords(text: string): boolean {
+  const latin = text.match(/\b\p{Script=Latin}{3,}\b/gu) ?? [];
+  if (latin.length === 0) return true;
+  return latin.filter((word) => /[aeiouyàâäéèêëíìîïóòôöúùûüýÿ]/i.test(word)).length * 2 >= latin.length;
+}
+
+export function isUsableTitle(title: string, sourceName: string): boolean {
+  const text = title.trim();
+  if (text.length < 3 || !/\p{L}{2,}/u.test(text) || !readsAsWords(text)) return false;
+  if (JUNK_TITLES.some((pattern) => pattern.test(text))) return false;
+  const stem = (name: string) =>
+    name
+      .replace(/^.*[\\/]/, '')
+      .replace(/\.[a-z0-9]{1,5}$/i, '')
+      .toLowerCase();
+  return stem(text) !== stem(sourceName);
+}
+
+/**
+ * The largest text of a page, when it stands out from the body text: its
+ * lines of that size from the top one down, while they follow each other.
+ */
+export function largestText(items: TextItem[]): string | undefined {
+  const usable = items.filter((item) => !item.artifact && item.text.trim() !== '' && item.size > 0);
+  if (usable.length === 0) return undefined;
+  const weight = new Map<number, number>();
+  for (const item of usable) weight.set(Math.round(item.size), (weight.get(Math.round(item.size)) ?? 0) + item.text.length);
+  const body = [...weight.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+  const sizes = [...weight.keys()].filter((size) => size >= body * TITLE_OVER_BODY).sort((a, b) => b - a);
+  for (const size of sizes) {
+    const lines = new Map<number, TextItem[]>();
+    for (const item of usable.filter((entry) => Math.round(entry.size) === size)) {
+      const key = Math.round(item.y);
+      lines.set(key, [...(lines.get(key) ?? []), item]);
+    }
+    const ys = [...lines.keys()].sort((a, b) => b - a);
+    const kept: string[] = [];
+    let previous: number | undefined;
+    for (const y of ys) {
+      if (previous !== undefined && previous - y > size * 2) break;
+      kept.push(
+        lines
+          .get(y)!
+          .sort((a, b) => a.x - b.x)
+          .map((item) => item.text)
+          .join(' ')
+          .replace(/\s+/g, ' ')
+          .trim(),
+      );
+      previous = y;
+    }
+    const text = kept.join(' ').replace(/\s+/g, ' ').trim();
+    const letters = (text.match(/\p{L}/gu) ?? []).length;
+    // a drop cap, a big page number or a logo's initials is not a title: try the next size down
+    if (letters < 4 || text.split(' ').length > MAX_TITLE_WORDS || !readsAsWords(text)) continue;
+    return text;
+  }
+  return undefined;
+}

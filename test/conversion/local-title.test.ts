@@ -1,0 +1,82 @@
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { describe, expect, it } from 'vitest';
+import { inspectDocument } from '../../server/conversion/backends/local/index.ts';
+import { isUsableTitle, largestText } from '../../server/conversion/backends/local/title.ts';
+import { renderHtml } from '../../server/conversion/render/html.ts';
+import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
+
+/** The document title: metadata when it names the document, else the first page's largest text, never the file name first. */
+
+async function report(title?: string): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  if (title !== undefined) pdf.setTitle(title);
+  const page = pdf.addPage([612, 792]);
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const bold = await pdf.embedFont(StandardFonts.HelveticaBold);
+  page.drawText('3', { x: 560, y: 760, size: 9, font });
+  page.drawText('Water Quality of the', { x: 72, y: 700, size: 24, font: bold });
+  page.drawText('Lower Rhine Basin', { x: 72, y: 672, size: 24, font: bold });
+  page.drawText('Annual report of the monitoring network', { x: 72, y: 640, size: 14, font });
+  for (let line = 0; line < 12; line++) {
+    page.drawText('Measurements were taken at every station once a month through the year.', { x: 72, y: 600 - line * 14, size: 11, font });
+  }
+  return pdf.save();
+}
+
+describe('document title', () => {
+  it('takes the first page largest text when the metadata title is a word processor file name', async () => {
+    const meta = await inspectDocument(await report('Microsoft Word - wq_2025_final.docx'), 'wq_2025_final.pdf');
+    expect(meta.title).toBe('Water Quality of the Lower Rhine Basin');
+  });
+
+  it('keeps a metadata title that names the document', async () => {
+    const meta = await inspectDocument(await report('Rhine water quality 2025'), 'report.pdf');
+    expect(meta.title).toBe('Rhine water quality 2025');
+  });
+
+  it('falls back to the file name only when the page has no text larger than its body', async () => {
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    const page = pdf.addPage([612, 792]);
+    page.drawText('Plain text only, every line the same size.', { x: 72, y: 700, size: 11, font });
+    expect((await inspectDocument(await pdf.save(), 'notes-2025.pdf')).title).toBe('notes-2025');
+  });
+
+  it('refuses junk metadata titles and text that reads as nothing', () => {
+    for (const junk of ['untitled', 'PowerPoint Presentation', '2024.acl-long.840.pdf', 'Microsoft Word - a.doc', 'report', 'KZmftZfd Lncdk OqdsqZhmhmf']) {
+      expect(isUsableTitle(junk, 'report.pdf'), junk).toBe(false);
+    }
+    expect(isUsableTitle('Structural analysis of cosmid clone pcAFT-2', 'x.pdf')).toBe(true);
+    expect(largestText([{ text: 'A', x: 0, y: 700, width: 30, size: 40, font: 'f', eol: false, artifact: false }])).toBeUndefined();
+  });
+
+  it('puts the title in <title>, the h1 and the tagged PDF /Title with DisplayDocTitle', async () => {
+    const meta = await inspectDocument(await report('untitled'), 'scan0001.pdf');
+    const page = {
+      page: 1,
+      label: '1',
+      backend: 'local' as const,
+      classification: 'standard' as const,
+      reasons: [],
+      blocks: [{ kind: 'paragraph' as const, page: 1, content: [{ kind: 'text' as const, text: 'Body.' }] }],
+      warnings: [],
+      textLayerWords: 1,
+      ocr: false,
+      timings: { ms: 1 },
+      costUsd: 0,
+    };
+    const { html } = renderHtml({ meta, pages: [page] });
+    expect(html).toContain('<title>Water Quality of the Lower Rhine Basin</title>');
+    expect(html).toContain('<h1 id="doc-title">Water Quality of the Lower Rhine Basin</h1>');
+    const pdf = await renderTaggedPdf({ meta, pages: [page] });
+    const doc = await getDocument({ data: new Uint8Array(pdf), verbosity: 0 }).promise;
+    try {
+      const { info } = (await doc.getMetadata()) as { info: { Title?: string } };
+      expect(info.Title).toBe('Water Quality of the Lower Rhine Basin');
+      expect(pdf.toString('latin1')).toMatch(/\/DisplayDocTitle true/);
+    } finally {
+      await doc.loadingTask.destroy();
+    }
+  });
+});
