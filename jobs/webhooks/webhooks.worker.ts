@@ -11,7 +11,7 @@ import { DELIVER_QUEUE, DeliverJob, DRAIN_QUEUE, NOTICE_QUEUE, NoticeJob } from 
  * their POSTs run concurrently; several batches are in flight at once so one
  * slow receiver holds up only the batch it is in, for at most its timeout.
  */
-const DELIVERY_WORK = { batchSize: 25, localConcurrency: 4, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, perJobResults: true } as const;
+const DELIVERY_WORK = { batchSize: 50, localConcurrency: 6, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, perJobResults: true } as const;
 
 export type WebhookWorkerOptions = {
   overrides?: WebhookOverrides;

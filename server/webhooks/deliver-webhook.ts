@@ -9,33 +9,55 @@ import {
   disableEndpoint,
   failUnsentDeliveries,
   loadAttemptTargets,
+  recordDeliveredAttempts,
   recordDeliveryAttempt,
-  resetEndpointFailures,
   type AttemptTarget,
 } from './webhooks.queries.ts';
 
 export type AttemptResult = 'delivered' | 'retrying' | 'failed' | 'skipped';
 
+type Posted = { kind: 'done'; result: AttemptResult } | { kind: 'posted'; target: AttemptTarget; outcome: PostOutcome };
+
 /**
  * Runs attempt N of each delivery (a batch of queue jobs): one query loads
- * them, the POSTs run concurrently, each outcome commits on its own (and is
- * reported on its own, so one failing job does not fail its batch). A job
- * whose delivery is gone, finished or already past attempt N is skipped, so a
- * job received twice sends at most once more (at-least-once, never a loop).
+ * them, the POSTs run concurrently, and the deliveries that succeeded are
+ * recorded together in one statement (the common case, so a burst costs a
+ * few round trips per batch, not several per delivery); each failure is
+ * recorded in its own transaction with what it implies (the next attempt's
+ * job, the failure count, a disable). Each job's result is reported on its
+ * own, so one failing job does not fail its batch. A job whose delivery is
+ * gone, finished or already past attempt N is skipped, so a job received
+ * twice sends at most once more (at-least-once, never a loop).
  */
 export async function attemptWebhookDeliveries(deps: WebhookDeps, jobs: DeliverJob[]): Promise<Array<PromiseSettledResult<AttemptResult>>> {
   const targets = await loadAttemptTargets(
     deps.db,
     jobs.map((job) => job.deliveryId),
   );
-  return Promise.allSettled(jobs.map((job) => attemptOne(deps, job, targets.get(job.deliveryId))));
+  const posted = await Promise.allSettled(jobs.map((job) => post(deps, job, targets.get(job.deliveryId))));
+  const successes = posted.flatMap((entry) =>
+    entry.status === 'fulfilled' && entry.value.kind === 'posted' && entry.value.outcome.result === 'success' ? [entry.value] : [],
+  );
+  const recorded = await recordDeliveredAttempts(
+    deps.db,
+    successes.map(({ target, outcome }) => ({ deliveryId: target.deliveryId, ...outcome })),
+  );
+  return Promise.allSettled(
+    posted.map(async (entry): Promise<AttemptResult> => {
+      if (entry.status === 'rejected') throw entry.reason;
+      const value = entry.value;
+      if (value.kind === 'done') return value.result;
+      if (value.outcome.result === 'success') return recorded.has(value.target.deliveryId) ? 'delivered' : 'skipped';
+      return recordFailure(deps, value.target, value.outcome);
+    }),
+  );
 }
 
-async function attemptOne(deps: WebhookDeps, job: DeliverJob, target: AttemptTarget | undefined): Promise<AttemptResult> {
-  if (target?.status !== 'pending' || target.attempts !== job.attempt - 1) return 'skipped';
+async function post(deps: WebhookDeps, job: DeliverJob, target: AttemptTarget | undefined): Promise<Posted> {
+  if (target?.status !== 'pending' || target.attempts !== job.attempt - 1) return { kind: 'done', result: 'skipped' };
   if (!target.enabled) {
     await failUnsentDeliveries(deps.db, { deliveryId: target.deliveryId }, 'the endpoint was disabled before this attempt');
-    return 'failed';
+    return { kind: 'done', result: 'failed' };
   }
   const outcome = await postWebhook(deps, {
     url: target.url,
@@ -46,7 +68,7 @@ async function attemptOne(deps: WebhookDeps, job: DeliverJob, target: AttemptTar
     secrets: liveSecrets(deps, target, deps.clock.now()),
     attempt: job.attempt,
   });
-  return recordOutcome(deps, target, outcome);
+  return { kind: 'posted', target, outcome };
 }
 
 /**
@@ -60,20 +82,18 @@ function nextDelaySeconds(policy: WebhookDeps['policy'], attempt: number, retryA
   return Math.min(Math.max(scheduled, retryAfterSeconds), Math.max(...policy.retryDelaysSeconds));
 }
 
-async function recordOutcome(deps: WebhookDeps, target: AttemptTarget, outcome: PostOutcome): Promise<AttemptResult> {
+async function recordFailure(deps: WebhookDeps, target: AttemptTarget, outcome: PostOutcome): Promise<AttemptResult> {
   const { policy } = deps;
   const attempts = policy.retryDelaysSeconds.length + 1;
   const retry = outcome.result === 'failure' && outcome.attempt < attempts;
   const delay = retry ? nextDelaySeconds(policy, outcome.attempt, outcome.retryAfterSeconds) : 0;
-  const status = outcome.result === 'success' ? 'delivered' : retry ? 'pending' : 'failed';
+  const status = retry ? 'pending' : 'failed';
   const nextAttemptAt = retry ? new Date(outcome.startedAt.getTime() + delay * 1000) : null;
   const recorded = await deps.db.transaction(async (tx) => {
     if (!(await recordDeliveryAttempt(tx, target.deliveryId, outcome, { status, nextAttemptAt }))) return false;
     if (retry) {
       const next: DeliverJob = { deliveryId: target.deliveryId, attempt: outcome.attempt + 1 };
       await deps.boss.send(DELIVER_QUEUE, next, { id: attemptJobId(target.deliveryId, next.attempt), startAfter: delay, db: bossDb(tx) });
-    } else if (outcome.result === 'success') {
-      await resetEndpointFailures(tx, target.endpointId);
     } else {
       // 410 disables at once; otherwise this is one more delivery that exhausted its retries.
       const reason =
@@ -91,5 +111,5 @@ async function recordOutcome(deps: WebhookDeps, target: AttemptTarget, outcome: 
     return true;
   });
   if (!recorded) return 'skipped';
-  return status === 'delivered' ? 'delivered' : status === 'pending' ? 'retrying' : 'failed';
+  return status === 'pending' ? 'retrying' : 'failed';
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DatabaseTransactionConnection } from 'slonik';
-import { AnyRow, sql } from '../db/database.ts';
+import { sql } from '../db/database.ts';
 import { bossDb } from '../conversion-jobs/boss-db.ts';
 import { derivedUuid } from '../email/email.jobs.ts';
 import { takeRateLimits } from '../rate-limit/take-rate-limit.ts';
@@ -8,33 +8,27 @@ import { buildConversionEvent, type ConversionEvent, type FileFacts } from './we
 import { webhookRateLimits } from './webhook-limits.ts';
 import type { WebhookDeps } from './webhook-runtime.ts';
 import { DELIVER_QUEUE, wakeDeliveryWorkers, type DeliverJob } from './webhooks.jobs.ts';
-import { countOverflow, findSubscribedEndpoints, insertDeliveries, type NewDelivery, type SubscribedEndpoint } from './webhooks.queries.ts';
+import { findSubscribedEndpoints, insertDeliveries, type NewDelivery, type SubscribedEndpoint } from './webhooks.queries.ts';
 
-const OutboxRow = z.object({ id: z.coerce.number(), type: z.string(), aggregateId: z.uuid().nullable(), payload: z.unknown(), createdAt: z.date() });
-
-const FileFactsRow = z.object({
-  fileId: z.uuid(),
-  userId: z.uuid(),
+/** A claimed outbox row with its file's facts (null when the file is gone). */
+const ClaimedRow = z.object({
+  id: z.coerce.number(),
+  type: z.string(),
+  aggregateId: z.uuid().nullable(),
+  payload: z.unknown(),
+  createdAt: z.date(),
+  userId: z.uuid().nullable(),
   tenantId: z.uuid().nullable(),
-  originalName: z.string(),
+  originalName: z.string().nullable(),
   pages: z.number().nullable(),
 });
 
 /** Events one dispatch transaction takes: big enough to keep up with a burst, small enough to commit in well under a second. */
-export const DISPATCH_BATCH = 200;
+export const DISPATCH_BATCH = 500;
 
 /** The job id of attempt N of a delivery: whoever queues it, it is queued once. */
 export function attemptJobId(deliveryId: string, attempt: number): string {
   return derivedUuid(`webhook-attempt:${deliveryId}:${attempt}`);
-}
-
-async function loadFileFacts(tx: DatabaseTransactionConnection, fileIds: string[]): Promise<Map<string, FileFacts>> {
-  if (fileIds.length === 0) return new Map();
-  const rows = await tx.any(sql.type(FileFactsRow)`
-    select f.id as "fileId", f.owner_id as "userId", coalesce(f.tenant_id, u.tenant_id) as "tenantId",
-           f.original_name as "originalName", f.page_count as pages
-      from files f join users u on u.id = f.owner_id where f.id = any(${sql.array(fileIds, 'uuid')})`);
-  return new Map(rows.map(({ fileId, ...facts }) => [fileId, facts]));
 }
 
 function hears(endpoint: SubscribedEndpoint, event: ConversionEvent): boolean {
@@ -56,24 +50,30 @@ export async function dispatchOutboxEvents(deps: WebhookDeps, options: { batchSi
   await deps.queuesReady();
   const now = deps.clock.now();
   const outcome = await deps.db.transaction(async (tx) => {
-    const rows = await tx.any(sql.type(OutboxRow)`
-      select id, type, aggregate_id as "aggregateId", payload, created_at as "createdAt"
-        from outbox_events where dispatched_at is null
-       order by id limit ${options.batchSize ?? DISPATCH_BATCH}
-         for update skip locked`);
+    // Claimed and marked in one statement; the mark commits (or rolls back) with the deliveries.
+    const rows = await tx.any(sql.type(ClaimedRow)`
+      with claimed as (
+        update outbox_events o set dispatched_at = now()
+         where o.id in (select id from outbox_events where dispatched_at is null order by id limit ${options.batchSize ?? DISPATCH_BATCH} for update skip locked)
+        returning o.id, o.type, o.aggregate_id, o.payload, o.created_at)
+      select c.id, c.type, c.aggregate_id as "aggregateId", c.payload, c.created_at as "createdAt",
+             f.owner_id as "userId", coalesce(f.tenant_id, u.tenant_id) as "tenantId", f.original_name as "originalName", f.page_count as pages
+        from claimed c left join files f on f.id = c.aggregate_id left join users u on u.id = f.owner_id
+       order by c.id`);
     if (rows.length === 0) return { events: 0, queued: 0 };
-    const facts = await loadFileFacts(tx, [...new Set(rows.flatMap((row) => (row.aggregateId ? [row.aggregateId] : [])))]);
     const link = { publicBaseUrl: deps.publicBaseUrl, downloadSecret: deps.downloadSecret, now };
-    const events = rows.flatMap((row) => buildConversionEvent(row, row.aggregateId ? facts.get(row.aggregateId) : undefined, link) ?? []);
+    const events = rows.flatMap((row) => {
+      const facts: FileFacts | undefined = row.userId
+        ? { userId: row.userId, tenantId: row.tenantId, originalName: row.originalName ?? '', pages: row.pages }
+        : undefined;
+      return buildConversionEvent(row, facts, link) ?? [];
+    });
     const endpoints = await findSubscribedEndpoints(
       tx,
       [...new Set(events.map((event) => event.userId))],
       [...new Set(events.flatMap((event) => (event.tenantId ? [event.tenantId] : [])))],
     );
-    const waiting = await countOverflow(
-      tx,
-      endpoints.map((endpoint) => endpoint.id),
-    );
+    const waiting = new Map(endpoints.map((endpoint) => [endpoint.id, endpoint.waiting]));
     const deliveries: NewDelivery[] = [];
     for (const event of events) {
       for (const endpoint of endpoints) {
@@ -92,11 +92,6 @@ export async function dispatchOutboxEvents(deps: WebhookDeps, options: { batchSi
         { db: bossDb(tx) },
       );
     }
-    await tx.query(sql.type(AnyRow)`
-      update outbox_events set dispatched_at = now() where id = any(${sql.array(
-        rows.map((row) => row.id),
-        'int8',
-      )})`);
     return { events: rows.length, queued: pending.length };
   });
   if (outcome.queued > 0) wakeDeliveryWorkers(deps.boss);

@@ -8,6 +8,12 @@ const OUTBOX_CHANNEL = 'folio_outbox';
 /** The backstop poll: catches a notification lost while the listener reconnected. */
 const POLL_MS = 5_000;
 const RECONNECT_MS = 1_000;
+/**
+ * Dispatch transactions a process runs at once while a backlog lasts: a
+ * round waits mostly on PostgreSQL, so two in flight keep it busy (SKIP
+ * LOCKED gives them different rows).
+ */
+const PARALLEL_ROUNDS = 2;
 
 export type OutboxDispatcher = {
   /** Runs a dispatch round now (or one more after the current one); resolves when the outbox is drained. */
@@ -18,9 +24,10 @@ export type OutboxDispatcher = {
 /**
  * Keeps the outbox drained with low latency: a LISTEN connection hears the
  * commit of every conversion event and starts a round at once (rounds never
- * overlap in a process; a notice during a round runs one more), and a poll
- * every 5 s covers notices missed while reconnecting. Any number of processes
- * may run one: dispatchOutboxEvents claims rows with SKIP LOCKED.
+ * overlap in a process; a notice during a round runs one more; a backlog is
+ * drained by two transactions at a time), and a poll every 5 s covers
+ * notices missed while reconnecting. Any number of processes may run one:
+ * dispatchOutboxEvents claims rows with SKIP LOCKED.
  */
 export function startOutboxDispatcher(deps: WebhookDeps & { databaseUrl: string }, options: { pollMs?: number } = {}): OutboxDispatcher {
   let stopped = false;
@@ -29,13 +36,16 @@ export function startOutboxDispatcher(deps: WebhookDeps & { databaseUrl: string 
   let client: pg.Client | undefined;
   let reconnectTimer: NodeJS.Timeout | undefined;
 
+  const drain = async () => {
+    let claimed: number;
+    do {
+      claimed = (await dispatchOutboxEvents(deps)).events;
+    } while (claimed >= DISPATCH_BATCH && !stopped);
+  };
   const round = async () => {
     do {
       again = false;
-      let claimed: number;
-      do {
-        claimed = (await dispatchOutboxEvents(deps)).events;
-      } while (claimed >= DISPATCH_BATCH && !stopped);
+      await Promise.all(Array.from({ length: PARALLEL_ROUNDS }, drain));
     } while (again && !stopped);
   };
 

@@ -3,7 +3,7 @@ import { AnyRow, sql, type Database } from '../db/database.ts';
 import type { DatabaseTransactionConnection } from 'slonik';
 import type { AuthUser } from '../auth/users.ts';
 
-type Connection = Pick<Database, 'any' | 'one' | 'maybeOne' | 'query' | 'oneFirst'> | DatabaseTransactionConnection;
+type Connection = Pick<Database, 'any' | 'anyFirst' | 'one' | 'maybeOne' | 'query' | 'oneFirst'> | DatabaseTransactionConnection;
 
 export const WEBHOOK_EVENTS = ['conversion.completed', 'conversion.failed'] as const;
 
@@ -111,26 +111,19 @@ export async function rotateManageableEndpointSecret(
     returning ${endpointColumns}`);
 }
 
-/** Enabled endpoints that hear these users' personal conversions or these tenants' conversions. */
-export const SubscribedEndpoint = z.object({ id: z.uuid(), ownerId: z.uuid(), tenantId: z.uuid().nullable(), events: z.array(z.string()) });
+/** Enabled endpoints that hear these users' personal conversions or these tenants' conversions, with their overflow backlog. */
+const SubscribedEndpoint = z.object({ id: z.uuid(), ownerId: z.uuid(), tenantId: z.uuid().nullable(), events: z.array(z.string()), waiting: z.number() });
 export type SubscribedEndpoint = z.infer<typeof SubscribedEndpoint>;
 
 export async function findSubscribedEndpoints(tx: Connection, userIds: string[], tenantIds: string[]): Promise<readonly SubscribedEndpoint[]> {
   if (userIds.length === 0 && tenantIds.length === 0) return [];
   return tx.any(sql.type(SubscribedEndpoint)`
-    select e.id, e.owner_id as "ownerId", e.tenant_id as "tenantId", e.events from webhook_endpoints e
+    select e.id, e.owner_id as "ownerId", e.tenant_id as "tenantId", e.events,
+           (select count(*)::int from webhook_deliveries d where d.endpoint_id = e.id and d.status = 'overflow') as waiting
+      from webhook_endpoints e
      where e.enabled
        and ((e.tenant_id is null and e.owner_id = any(${sql.array(userIds, 'uuid')})) or e.tenant_id = any(${sql.array(tenantIds, 'uuid')}))
      order by e.created_at, e.id`);
-}
-
-/** Deliveries waiting in each endpoint's overflow queue. */
-export async function countOverflow(tx: Connection, endpointIds: string[]): Promise<Map<string, number>> {
-  if (endpointIds.length === 0) return new Map();
-  const rows = await tx.any(sql.type(z.object({ endpointId: z.uuid(), waiting: z.number() }))`
-    select endpoint_id as "endpointId", count(*)::int as waiting from webhook_deliveries
-     where status = 'overflow' and endpoint_id = any(${sql.array(endpointIds, 'uuid')}) group by endpoint_id`);
-  return new Map(rows.map((row) => [row.endpointId, row.waiting]));
 }
 
 export type NewDelivery = {
@@ -234,10 +227,36 @@ export async function failUnsentDeliveries(tx: Connection, where: { deliveryId?:
   return result.rowCount;
 }
 
-/** A delivery that reached its receiver: the endpoint's run of failures is over. */
-export async function resetEndpointFailures(tx: Connection, endpointId: string): Promise<void> {
-  await tx.query(sql.type(AnyRow)`
-    update webhook_endpoints set consecutive_failures = 0 where id = ${endpointId} and consecutive_failures > 0`);
+/**
+ * Records successful attempts in one statement: each delivery still pending
+ * with attempt-1 attempts behind it becomes delivered with its attempt row,
+ * and its endpoint's run of failures is over. Returns the deliveries it
+ * recorded (a job run twice is recorded once).
+ */
+export async function recordDeliveredAttempts(db: Connection, records: Array<AttemptRecord & { deliveryId: string }>): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const ids = await db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
+    with t as (
+      select * from ${sql.unnest(
+        records.map((record) => [record.deliveryId, record.attempt, record.startedAt.toISOString(), record.httpStatus, record.responseBody, record.latencyMs]),
+        ['uuid', 'int4', 'timestamptz', 'int4', 'text', 'int4'],
+      )} as t(id, attempt, started_at, http_status, response_body, latency_ms)
+    ), moved as (
+      update webhook_deliveries d
+         set status = 'delivered', attempts = t.attempt, next_attempt_at = null, last_http_status = t.http_status,
+             last_response_body = t.response_body, last_latency_ms = t.latency_ms, last_error = null, updated_at = now(), finished_at = now()
+        from t
+       where d.id = t.id and d.status = 'pending' and d.attempts = t.attempt - 1
+      returning d.id, d.endpoint_id
+    ), attempts as (
+      insert into webhook_delivery_attempts (delivery_id, attempt, started_at, http_status, response_body, latency_ms)
+      select t.id, t.attempt, t.started_at, t.http_status, t.response_body, t.latency_ms from t join moved on moved.id = t.id
+    ), reset as (
+      update webhook_endpoints e set consecutive_failures = 0
+       where e.id in (select endpoint_id from moved) and e.consecutive_failures > 0
+    )
+    select id from moved`);
+  return new Set(ids);
 }
 
 /** One more delivery exhausted its retries; the count after it. */
