@@ -13,20 +13,13 @@ import {
   listManageableEndpoints,
   rotateManageableEndpointSecret,
   updateManageableEndpoint,
+  EndpointRow,
   WEBHOOK_EVENTS,
   type EndpointChanges,
-  type EndpointRow,
 } from './webhooks.queries.ts';
 
-export const WebhookEndpoint = z.object({
-  id: z.uuid(),
-  url: z.string(),
-  events: z.array(z.enum(WEBHOOK_EVENTS)),
-  description: z.string().nullable(),
-  enabled: z.boolean(),
-  tenantId: z.uuid().nullable(),
-  consecutiveFailures: z.number().int(),
-  disabledReason: z.enum(['manual', 'consecutive_failures', 'gone']).nullable(),
+/** An endpoint as its managers see it: the row without its owner, times as ISO strings. */
+export const WebhookEndpoint = EndpointRow.omit({ ownerId: true }).extend({
   disabledAt: z.string().nullable(),
   /** End of the 1-hour window in which the previous secret still signs deliveries. */
   rotatingUntil: z.string().nullable(),
@@ -60,16 +53,9 @@ export const UpdateWebhookInput = z.object({
   enabled: z.boolean().optional(),
 });
 
-function toView(row: EndpointRow): WebhookEndpoint {
+function toView({ ownerId: _ownerId, ...row }: EndpointRow): WebhookEndpoint {
   return {
-    id: row.id,
-    url: row.url,
-    events: row.events,
-    description: row.description,
-    enabled: row.enabled,
-    tenantId: row.tenantId,
-    consecutiveFailures: row.consecutiveFailures,
-    disabledReason: row.disabledReason,
+    ...row,
     disabledAt: row.disabledAt?.toISOString() ?? null,
     rotatingUntil: row.rotatingUntil?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),

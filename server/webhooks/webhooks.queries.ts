@@ -15,7 +15,7 @@ export const EndpointRow = z.object({
   events: z.array(z.enum(WEBHOOK_EVENTS)),
   description: z.string().nullable(),
   enabled: z.boolean(),
-  consecutiveFailures: z.number(),
+  consecutiveFailures: z.number().int(),
   disabledReason: z.enum(['manual', 'consecutive_failures', 'gone']).nullable(),
   disabledAt: z.date().nullable(),
   rotatingUntil: z.date().nullable(),
