@@ -10,7 +10,7 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { loadConfig } from '../server/config.ts';
 import type { ConversionEngine } from '../server/conversion/engine.ts';
 import { PAGES_PER_CALL } from '../server/conversion/cli/convert-files.ts';
-import { createConversionEngine } from '../server/conversion/index.ts';
+import { createConversionEngine } from '../server/conversion/create-conversion-engine.ts';
 import type { PageResult } from '../server/conversion/model.ts';
 import { silentLog } from '../server/log.ts';
 import { htmlHeadings, normaliseHeading, readCorpus, type CorpusEntry } from '../test/helpers/corpus.ts';

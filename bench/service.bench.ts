@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { buildApp } from '../server/app.ts';
 import { signSessionToken } from '../server/auth/tokens.ts';
 import { loadConfig } from '../server/config.ts';
-import { createConversionEngine } from '../server/conversion/index.ts';
+import { createConversionEngine } from '../server/conversion/create-conversion-engine.ts';
 import type { CoreDeps } from '../server/deps.ts';
 import { withProcessServices } from '../server/services.ts';
 import { sql } from '../server/db/database.ts';

@@ -14,7 +14,7 @@ import {
   type CliCommand,
   type FileSummary,
 } from '../server/conversion/cli/convert-files.ts';
-import { createConversionEngine } from '../server/conversion/index.ts';
+import { createConversionEngine } from '../server/conversion/create-conversion-engine.ts';
 import { createLog } from '../server/log.ts';
 
 let command: CliCommand;

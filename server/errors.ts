@@ -31,6 +31,8 @@ export const ERROR_STATUS = {
   NOT_BATCH_WAITING: 409,
   ALREADY_RESOLVED: 409,
   NO_ACTIVE_CONVERSION: 409,
+  // figures API: the file has no finished chunked conversion (never converted, still running, or the inline DOCX path)
+  FIGURES_UNAVAILABLE: 409,
   ERR_PARSER_API_KEY_INVALID: 502,
   ERR_PARSER_SUBMIT_FAILED: 502,
 

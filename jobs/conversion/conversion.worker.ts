@@ -1,11 +1,11 @@
 import { assembleConversion } from '../../server/conversion-jobs/assemble-conversion.ts';
 import {
   ASSEMBLE_QUEUE,
-  type AssembleJobData,
+  AssembleJobData,
   CHUNK_QUEUE,
-  type ChunkJobData,
+  ChunkJobData,
   DOCX_QUEUE,
-  type DocxJobData,
+  DocxJobData,
   ensureConversionQueues,
   RECOVER_QUEUE,
 } from '../../server/conversion-jobs/conversion-jobs.jobs.ts';
@@ -43,17 +43,21 @@ export async function registerConversionJobs(deps: Deps, options: { schedule?: b
 
   await ensureConversionQueues(deps.boss);
 
-  await deps.boss.work<ChunkJobData>(CHUNK_QUEUE, { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+  const chunkWork = { batchSize: 1, localConcurrency: concurrency, pollingIntervalSeconds: 0.5, includeMetadata: true } as const;
+  // Payloads are parsed, never trusted: one that does not parse fails its job rather than pass as done.
+  await deps.boss.work<unknown, unknown, typeof chunkWork>(CHUNK_QUEUE, chunkWork, async ([job]) => {
     if (!job) return;
-    const outcome = await runChunk(deps, job.data);
+    const data = ChunkJobData.parse(job.data);
+    // job.signal aborts when pg-boss gives the job up (expiry, shutdown): the run stops and hands the chunk back.
+    const outcome = await runChunk(deps, { ...data, finalAttempt: job.retryCount >= job.retryLimit, signal: job.signal });
     // A chunk takes less than a poll interval: without this every chunk would also wait out the poll.
     if (outcome === 'completed') wakeWorkers(deps.boss, [CHUNK_QUEUE, ASSEMBLE_QUEUE]);
   });
-  await deps.boss.work<AssembleJobData>(ASSEMBLE_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
-    if (job) await assembleConversion(deps, { jobId: job.data.jobId });
+  await deps.boss.work(ASSEMBLE_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+    if (job) await assembleConversion(deps, AssembleJobData.parse(job.data));
   });
-  await deps.boss.work<DocxJobData>(DOCX_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
-    if (job) await runInlineDocx(deps, job.data.fileId);
+  await deps.boss.work(DOCX_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
+    if (job) await runInlineDocx(deps, DocxJobData.parse(job.data).fileId);
   });
   await deps.boss.work(RECOVER_QUEUE, { batchSize: 1 }, async () => {
     await recoverOrphanedChunks(deps, { staleMs: deps.config.conversion.heartbeatIntervalMs * STALE_HEARTBEATS });

@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import type { Log } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SendRequest, SendResult } from '../email/types.ts';
-import { releaseAlertClaim } from '../delivery-events/delivery-events.queries.ts';
+import { recordAlertOutcome } from '../delivery-events/delivery-events.queries.ts';
 import { dispatchAdminAlert, type AdminAlert } from './dispatch-alert.ts';
 
 export type RaiseAlertDeps = {
@@ -54,14 +54,15 @@ export async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): 
 }
 
 /**
- * Raises the alert for a claimed row and gives the claim back unless the alert
- * was delivered or deliberately disabled, so the next event or poll alerts again.
+ * Raises the alert for a claimed row and records its outcome on the row
+ * (an unconfigured one as `not_configured`, the specification's word). The
+ * claim is given back unless the alert was delivered or deliberately
+ * disabled, so the next event or poll alerts again.
  */
 export async function raiseClaimedAlert(deps: RaiseAlertDeps, sendId: string, alert: AdminAlert): Promise<AlertOutcome> {
   const outcome = await raiseAdminAlert(deps, { ...alert, sendId });
-  if (outcome !== 'delivered' && outcome !== 'disabled') {
-    await releaseAlertClaim(deps.db, sendId);
-    deps.log.warn({ event: 'email_alert_claim_released', sendId, outcome }, 'admin alert did not go out; claim released');
-  }
+  const release = outcome !== 'delivered' && outcome !== 'disabled';
+  await recordAlertOutcome(deps.db, sendId, outcome === 'unconfigured' ? 'not_configured' : outcome, { release });
+  if (release) deps.log.warn({ event: 'email_alert_claim_released', sendId, outcome }, 'admin alert did not go out; claim released');
   return outcome;
 }

@@ -1,3 +1,4 @@
+import { UniqueIntegrityConstraintViolationError } from 'slonik';
 import { z } from 'zod';
 import { AnyRow, sql, type Queryable } from '../db/database.ts';
 import { DomainError } from '../errors.ts';
@@ -10,6 +11,9 @@ import { mapConversionErrors } from './sql-errors.ts';
  */
 
 export const CONVERSION_CHANNEL = 'folio_conversion';
+
+/** The partial unique index that keeps one live job per file (sql/020_conversion_jobs.sql). */
+const LIVE_JOB_PER_FILE = 'large_conversion_jobs_live_file_idx';
 
 /** Statuses a job can still move from; at most one such job per file (large_conversion_jobs_live_file_idx). */
 const TERMINAL_STATUSES = sql.fragment`('completed', 'failed', 'cancelled')`;
@@ -88,8 +92,9 @@ export async function insertJob(
       values (${job.fileId}, ${job.ownerId}, ${job.customerId}, ${job.status}, ${sql.jsonb(job.options as never)}, ${job.totalPages}, ${job.totalChunks}, ${job.holdId})
       returning id`)
     .catch((error: unknown) => {
-      if ((error as { code?: string }).code === '23505' || String((error as Error).message).includes('live_file')) {
-        throw new DomainError('CONFLICT', 'A conversion of this file is already running');
+      // Two starts that both passed the live-job check: the index keeps one, the other is told so.
+      if (error instanceof UniqueIntegrityConstraintViolationError && error.constraint === LIVE_JOB_PER_FILE) {
+        throw new DomainError('CONFLICT', 'A conversion of this file is already running', { cause: error });
       }
       throw error;
     });
@@ -261,6 +266,13 @@ export async function beatChunk(db: Queryable, chunk: { id: string; jobId: strin
        where id = ${chunk.id} and run_id = ${runId} and status = 'processing' returning id)
     select ${notify ? notifyFragment(chunk.fileId, chunk.jobId, 'progress') : sql.fragment`null`} from beat`);
   return result.rowCount > 0;
+}
+
+/** processing → pending for the queue's retry, only for this run (a cancel or re-queue may have taken it). */
+export async function releaseChunk(tx: Queryable, chunkId: string, runId: string): Promise<void> {
+  await tx.query(
+    sql.type(AnyRow)`update chunk_jobs set status = 'pending', run_id = null where id = ${chunkId} and run_id = ${runId} and status = 'processing'`,
+  );
 }
 
 /** processing → completed, only for this run; false when a cancel or a re-queue took the chunk away. */

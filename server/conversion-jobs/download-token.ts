@@ -8,7 +8,7 @@ function signature(secret: string, fileId: string, expiresAtSeconds: number): Bu
 }
 
 /** `<expiry seconds>.<base64url HMAC-SHA256 over file id and expiry>`; the file id is bound but not carried. */
-function signDownloadToken(secret: string, fileId: string, now: Date): string {
+export function signDownloadToken(secret: string, fileId: string, now: Date): string {
   const expiresAt = Math.floor((now.getTime() + DOWNLOAD_TOKEN_TTL_MS) / 1000);
   return `${expiresAt}.${signature(secret, fileId, expiresAt).toString('base64url')}`;
 }

@@ -12,7 +12,7 @@ export function lazyEngine(deps: Pick<Deps, 'config' | 'log'>): EngineProvider &
   let engine: Promise<ConversionEngine> | undefined;
   const provider = () => {
     engine ??= (async () => {
-      const modulePath = '../conversion/index.ts';
+      const modulePath = '../conversion/create-conversion-engine.ts';
       const loaded = (await import(modulePath)) as { createConversionEngine: CreateConversionEngine };
       return loaded.createConversionEngine({ conversion: deps.config.conversion, log: deps.log });
     })();

@@ -1,6 +1,22 @@
 import { releaseHold } from '../credits/credits.ts';
+import { isDomainError } from '../errors.ts';
+import type { Queryable } from '../db/database.ts';
 import { backendFor, type ConversionDeps } from './conversion-deps.ts';
 import { failOpenChunks, insertOutboxEvent, markFileFailed, markJobFailed, notifyConversion } from './conversion-jobs.queries.ts';
+
+/**
+ * Releases the job's hold unless it is already settled or released. In a
+ * savepoint: a refused release rolls back only itself, where a bare error
+ * would abort the whole transaction and the next statement would report that
+ * instead of the cause. Any other error propagates.
+ */
+async function releaseOpenHold(tx: Queryable, holdId: string): Promise<void> {
+  try {
+    await tx.transaction((savepoint) => releaseHold(savepoint, holdId, 'failed'));
+  } catch (error) {
+    if (!isDomainError(error) || error.code !== 'HOLD_ALREADY_RESOLVED') throw error;
+  }
+}
 
 /**
  * Fails a live job: its open chunks failed, the hold released (outcome
@@ -18,7 +34,7 @@ export async function failConversion(
     const job = await markJobFailed(tx, jobId, code, message);
     if (!job) return;
     await failOpenChunks(tx, jobId);
-    if (job.holdId) await releaseHold(tx, job.holdId, 'failed').catch(() => {});
+    if (job.holdId) await releaseOpenHold(tx, job.holdId);
     await markFileFailed(tx, job.fileId, code, message);
     await insertOutboxEvent(tx, 'conversion.failed', job.fileId, {
       fileId: job.fileId,

@@ -15,12 +15,13 @@ import {
   lockJobStatus,
   markJobProcessing,
   notifyConversion,
+  releaseChunk,
   setFilePhase,
   type ClaimedChunk,
 } from './conversion-jobs.queries.ts';
 import { failConversion } from './fail-conversion.ts';
 
-export type ChunkOutcome = 'completed' | 'cancelled' | 'skipped' | 'lost';
+export type ChunkOutcome = 'completed' | 'cancelled' | 'interrupted' | 'skipped' | 'lost';
 
 /** Claims the chunk (pending only, and only while its job runs); moves a pending job to processing. */
 function claim(deps: Pick<ConversionDeps, 'db'>, data: ChunkJobData, runId: string): Promise<ClaimedChunk | null> {
@@ -34,14 +35,29 @@ function claim(deps: Pick<ConversionDeps, 'db'>, data: ChunkJobData, runId: stri
   });
 }
 
+/** A DomainError says whether trying again can help (a damaged PDF cannot); anything else may be transient. */
+function retryable(error: unknown) {
+  return !isDomainError(error) || error.retryable;
+}
+
 /**
  * Runs one chunk. Claims it under a fresh run id, heartbeats with an UPDATE
  * guarded by that id — a cancel or a re-queue makes it match no row, which
  * aborts the run — and completes it under the job row's lock so a cancel and
  * a completion serialise. The last chunk moves the job to assembling and
  * queues its assembly in the same transaction.
+ *
+ * A failure fails the job only on the queue's last attempt (`finalAttempt`)
+ * or when retrying cannot help; otherwise the chunk goes back to pending for
+ * the retry and the error is rethrown so the queue schedules it. Either way
+ * the spend of the failed run is booked.
+ *
+ * `signal` is the queue's: when it aborts (the job expired, the worker is
+ * shutting down) the run stops at its next page like a cancelled one, books
+ * its spend and puts the chunk back to pending for the queue's retry.
  */
-export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promise<ChunkOutcome> {
+export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { finalAttempt: boolean; signal?: AbortSignal }): Promise<ChunkOutcome> {
+  const data: ChunkJobData = { chunkId: input.chunkId, jobId: input.jobId };
   const { db, log } = deps;
   const runId = randomUUID();
   const chunk = await claim(deps, data, runId);
@@ -58,6 +74,9 @@ export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promis
       controller.abort();
     }
   };
+  const interrupt = () => controller.abort(input.signal?.reason);
+  if (input.signal?.aborted) interrupt();
+  input.signal?.addEventListener('abort', interrupt, { once: true });
   const timer = setInterval(() => {
     heartbeat(pages.length).catch((error: unknown) => log.warn({ err: error, chunkId: chunk.id }, 'chunk heartbeat failed'));
   }, deps.config.conversion.heartbeatIntervalMs);
@@ -87,7 +106,8 @@ export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promis
         },
       });
     } catch (error) {
-      if (!lost) throw error;
+      // Stopped on purpose (a cancel, a re-queue, the queue's signal): not a failure of the chunk.
+      if (!controller.signal.aborted) throw error;
     }
     await beats;
     if (!lost && !controller.signal.aborted && pages.length !== numbers.length) {
@@ -101,6 +121,11 @@ export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promis
         costUsd: pagesCost(pages),
         metadata: { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'aborted' },
       });
+      if (!lost) {
+        await releaseChunk(db, chunk.id, runId);
+        log.warn({ chunkId: chunk.id, pages: pages.length }, 'chunk interrupted by its queue job; the queue retries it');
+        return 'interrupted';
+      }
       log.info({ chunkId: chunk.id, pages: pages.length }, 'chunk stopped: cancelled or re-queued');
       return 'cancelled';
     }
@@ -133,6 +158,15 @@ export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promis
     }
     return 'completed';
   } catch (error) {
+    const metadata = { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'failed' };
+    await bookChunkSpend(deps, { jobId: chunk.jobId, chunkId: chunk.id, costUsd: pagesCost(pages), metadata }).catch((bookError: unknown) =>
+      log.error({ err: bookError, chunkId: chunk.id }, 'the spend of a failed chunk run could not be booked'),
+    );
+    if (!input.finalAttempt && retryable(error)) {
+      await releaseChunk(db, chunk.id, runId);
+      log.warn({ err: error, chunkId: chunk.id }, 'chunk failed; the queue retries it');
+      throw error;
+    }
     await failConversion(deps, {
       jobId: chunk.jobId,
       code: isDomainError(error) ? error.code : 'CONVERSION_FAILED',
@@ -141,6 +175,7 @@ export async function runChunk(deps: ConversionDeps, data: ChunkJobData): Promis
     });
     throw error;
   } finally {
+    input.signal?.removeEventListener('abort', interrupt);
     clearInterval(timer);
   }
 }

@@ -19,7 +19,7 @@ export const MAX_ALT_CHARS = 2000;
 const MAX_DESCRIBED_FIGURES = 10_000;
 
 export const FigureIdSchema = z.string().regex(/^p[1-9]\d{0,5}-[1-9]\d{0,4}$/, 'a figure id is p<page>-<n>, e.g. p3-1');
-export const FigureDescriptionSchema = z.union([
+const FigureDescriptionSchema = z.union([
   z.object({ alt: z.string().trim().min(1).max(MAX_ALT_CHARS) }).strict(),
   z.object({ decorative: z.literal(true) }).strict(),
 ]);
@@ -28,7 +28,7 @@ export const FigureDescriptionSchema = z.union([
  * An alt file (`folio convert --alt alt.json`): `{ "p3-1": "A bar chart of…",
  * "p4-2": { "decorative": true } }`; a bare string is the alt text.
  */
-export const AltFileSchema = z
+const AltFileSchema = z
   .record(FigureIdSchema, z.union([z.string().trim().min(1).max(MAX_ALT_CHARS), FigureDescriptionSchema]))
   .refine((record) => Object.keys(record).length <= MAX_DESCRIBED_FIGURES, `at most ${MAX_DESCRIBED_FIGURES} figures`);
 
@@ -52,7 +52,7 @@ const CAPTION_ALT_CHARS = 125;
 /** Nearby text given with a figure, on each side. */
 const NEARBY_CHARS = 300;
 
-export function figureId(page: number, index: number): string {
+function figureId(page: number, index: number): string {
   return `p${page}-${index}`;
 }
 

@@ -45,7 +45,15 @@ export type FormField =
   | { kind: 'choice'; name: string; label: string; value: string; options: string[] };
 
 export type Block =
-  | { kind: 'heading'; page: number; level: 1 | 2 | 3 | 4 | 5 | 6; content: Inline[]; id?: string }
+  | {
+      kind: 'heading';
+      page: number;
+      level: 1 | 2 | 3 | 4 | 5 | 6;
+      content: Inline[];
+      id?: string;
+      /** how an inferred heading is set (points, bold): rendering levels headings across the whole document by it */
+      style?: { size: number; bold: boolean };
+    }
   | { kind: 'paragraph'; page: number; content: Inline[] }
   | ListBlock
   | { kind: 'table'; page: number; caption?: Inline[]; rows: TableCell[][]; uncertain?: boolean }

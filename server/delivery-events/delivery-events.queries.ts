@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { sql, type Database } from '../db/database.ts';
+import { AnyRow, sql, type Database } from '../db/database.ts';
 
 export const EmailEvent = z.enum([
   'sent',
@@ -66,6 +66,16 @@ export async function recordEmailEvent(db: Database, input: EmailEventInput): Pr
       p_alert => ${input.alert ?? true},
       p_backfill => ${input.backfill ?? false}
     )`);
+}
+
+/** The send log's words for an alert's outcome (email_log.alert_outcome). */
+export type RecordedAlertOutcome = 'delivered' | 'disabled' | 'not_configured' | 'failed';
+
+/** Writes what became of the row's alert; `release` also gives its claim back, in the same statement. */
+export async function recordAlertOutcome(db: Database, sendId: string, outcome: RecordedAlertOutcome, options: { release: boolean }): Promise<void> {
+  await db.query(sql.type(AnyRow)`
+    update email_log set alert_outcome = ${outcome}, alerted_at = case when ${options.release} then null else alerted_at end, updated_at = now()
+     where id = ${sendId}`);
 }
 
 /** Gives an alert claim back so the next event or poll alerts again. */

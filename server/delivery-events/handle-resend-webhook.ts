@@ -1,4 +1,5 @@
 import { raiseClaimedAlert, type RaiseAlertDeps } from '../alerts/raise-alert.ts';
+import { DomainError } from '../errors.ts';
 import { recordEmailEvent } from './delivery-events.queries.ts';
 import { mapResendWebhookEvent, ResendWebhookEvent } from './resend-events.ts';
 import { verifySvixSignature, type SvixHeaders } from './verify-svix.ts';
@@ -6,8 +7,8 @@ import { verifySvixSignature, type SvixHeaders } from './verify-svix.ts';
 export type WebhookAnswer = { status: number; body: Record<string, unknown> };
 
 /**
- * The provider-A webhook receiver. Anything not correctly signed is 400
- * before a byte is recorded. A delivered or disabled alert (or none) is 200;
+ * The provider-A webhook receiver. Anything not correctly signed is refused
+ * with BAD_REQUEST (400) before a byte is recorded. A delivered or disabled alert (or none) is 200;
  * an unconfigured alert is 200 with the claim released (the next poll
  * re-alerts); a failed alert is 502 with the claim released, so Resend
  * redelivers and the redelivery alerts again.
@@ -16,16 +17,13 @@ export async function handleResendWebhook(deps: RaiseAlertDeps & { now: Date }, 
   const verdict = verifySvixSignature(deps.config.email.providerA.webhookSecret, headers, rawBody, deps.now);
   if (!verdict.ok) {
     deps.log.warn({ event: 'resend_webhook_rejected', reason: verdict.reason }, 'provider-A webhook refused');
-    return {
-      status: 400,
-      body: { code: 'BAD_REQUEST', message: verdict.reason === 'no_secret' ? 'Webhook secret not configured' : 'Invalid webhook signature' },
-    };
+    throw new DomainError('BAD_REQUEST', verdict.reason === 'no_secret' ? 'Webhook secret not configured' : 'Invalid webhook signature');
   }
   let json: unknown;
   try {
     json = JSON.parse(rawBody.toString('utf8'));
   } catch {
-    return { status: 400, body: { code: 'BAD_REQUEST', message: 'Malformed JSON body' } };
+    throw new DomainError('BAD_REQUEST', 'Malformed JSON body');
   }
   const parsed = ResendWebhookEvent.safeParse(json);
   // Correctly signed but not an event we understand: a 4xx would only make

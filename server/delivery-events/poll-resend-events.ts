@@ -2,8 +2,8 @@ import { Resend } from 'resend';
 import { z } from 'zod';
 import { raiseClaimedAlert, type RaiseAlertDeps } from '../alerts/raise-alert.ts';
 import { sql, type Database } from '../db/database.ts';
-import { recordEmailEvent, type EmailEvent } from './delivery-events.queries.ts';
-import { parseResendTime } from './resend-events.ts';
+import { recordEmailEvent } from './delivery-events.queries.ts';
+import { parseResendTime, resendStatusEvent } from './resend-events.ts';
 
 /** One run reads at most this many pages of 100 (500 emails): a run stays well inside the 15-minute schedule. */
 export const POLL_MAX_PAGES = 5;
@@ -94,7 +94,7 @@ export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Pr
       const recorded = await recordEmailEvent(deps.db, {
         provider: 'provider_a',
         providerMessageId: email.id,
-        event: lastEvent as EmailEvent,
+        event: resendStatusEvent(lastEvent),
         occurredAt: deps.now,
         raw: email,
         lastEvent,

@@ -24,6 +24,16 @@ export type ResendWebhookEvent = z.infer<typeof ResendWebhookEvent>;
 
 const KNOWN = new Set<string>(['sent', 'delivery_delayed', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'failed', 'suppressed']);
 
+/**
+ * The status move a Resend event stands for. Opens and clicks move the status
+ * of outreach mail only (specification: "outreach configuration only"), and
+ * provider-A mail is never outreach (outreach is pinned to provider B): an open
+ * or a click says the mail was delivered, and stays the row's raw last_event.
+ */
+export function resendStatusEvent(name: string): EmailEvent {
+  return name === 'opened' || name === 'clicked' ? 'delivered' : (name as EmailEvent);
+}
+
 /** Parses Resend's "2026-04-03 22:13:42.674981+00" as well as ISO 8601. */
 export function parseResendTime(value: string | undefined): Date | undefined {
   if (!value) return undefined;
@@ -75,7 +85,7 @@ export function mapResendWebhookEvent(event: ResendWebhookEvent): ResendMapping 
     input: {
       provider: 'provider_a',
       providerMessageId: data.email_id,
-      event: name as EmailEvent,
+      event: resendStatusEvent(name),
       occurredAt: parseResendTime(event.created_at) ?? parseResendTime(data.created_at),
       raw: event,
       lastEvent: name,

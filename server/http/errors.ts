@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { retryAfterSeconds, toErrorResponse } from '../errors.ts';
+import { DomainError, retryAfterSeconds, toErrorResponse } from '../errors.ts';
 import type { Log } from '../log.ts';
 
 /** Writes an error in the one shape every route answers with: { code, message, details? }. */
@@ -13,17 +13,22 @@ export function sendError(res: Response, error: unknown) {
 }
 
 export const notFound: RequestHandler = (req, res) => {
-  res.status(404).json({ code: 'NOT_FOUND', message: `No route for ${req.method} ${req.path}` });
+  sendError(res, new DomainError('NOT_FOUND', `No route for ${req.method} ${req.path}`));
 };
+
+/** A body-parser refusal (it sets `type` and a 4xx status) as our error: the client's fault, never a 500. */
+function bodyParserError(error: { status: number; type: string; message?: unknown }): DomainError {
+  const code = error.status === 413 ? 'PAYLOAD_TOO_LARGE' : error.status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
+  const message = error.type === 'entity.parse.failed' ? 'Malformed JSON body' : String(error.message ?? 'Bad request');
+  return new DomainError(code, message, { cause: error });
+}
 
 /** Body-parser failures are the client's fault (400/413/415); anything else unexpected is a 500 with no internals. */
 export function errorHandler(log: Log): ErrorRequestHandler {
   return (error, req, res, _next) => {
     const status = typeof error?.status === 'number' ? error.status : typeof error?.statusCode === 'number' ? error.statusCode : 500;
     if (status >= 400 && status < 500 && error?.type) {
-      const code = status === 413 ? 'PAYLOAD_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'BAD_REQUEST';
-      const message = error.type === 'entity.parse.failed' ? 'Malformed JSON body' : String(error.message ?? 'Bad request');
-      res.status(status).json({ code, message });
+      sendError(res, bodyParserError({ status, type: error.type, message: error.message }));
       return;
     }
     if (toErrorResponse(error).status >= 500) log.error({ err: error, requestId: req.headers['x-request-id'] }, 'unhandled error');

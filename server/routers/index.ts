@@ -4,6 +4,7 @@ import { adminRouter } from './admin.router.ts';
 import { emailRouter } from './email.router.ts';
 import { emailEventsRouter } from './email-events.router.ts';
 import { conversionRouter } from './conversion.router.ts';
+import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
@@ -17,6 +18,7 @@ export const appRouter = router({
   files: filesRouter,
   conversion: conversionRouter,
   sharing: sharingRouter,
+  figures: figuresRouter,
   webhooks: webhooksRouter,
 });
 

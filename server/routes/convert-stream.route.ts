@@ -1,16 +1,12 @@
 import type { Express, Response } from 'express';
-import { z } from 'zod';
-import { sql } from '../db/database.ts';
-import { DomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
-import { canSeeFile, requestUser } from '../files/request-user.ts';
+import { authenticateUser, requireFileAccess } from '../http/guards.ts';
 import type { Snapshot } from '../conversion-jobs/conversion-jobs.queries.ts';
 import { downloadUrl } from '../conversion-jobs/download-token.ts';
 import { readConversionProgress } from '../conversion-jobs/read-conversion-progress.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
-const FileOwner = z.object({ ownerId: z.uuid(), tenantId: z.uuid().nullable() });
 const KEEPALIVE_MS = 15_000;
 
 type StreamEvent = { event: 'progress' | 'completed' | 'failed' | 'cancelled'; data: Record<string, unknown> };
@@ -53,14 +49,8 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
   app.get('/api/convert/:fileId/stream', async (req, res) => {
     let unsubscribe: (() => void) | undefined;
     try {
-      const user = await requestUser(deps, req);
-      const fileId = z.uuid().safeParse(req.params.fileId);
-      const owner = fileId.success
-        ? await deps.db.maybeOne(sql.type(FileOwner)`
-            select f.owner_id as "ownerId", u.tenant_id as "tenantId" from files f join users u on u.id = f.owner_id where f.id = ${fileId.data}`)
-        : null;
-      if (!fileId.success || !owner || !canSeeFile(user, owner)) throw new DomainError('NOT_FOUND', 'File not found');
-      const id = fileId.data;
+      const user = await authenticateUser(deps, req.headers);
+      const id = await requireFileAccess(deps, user, req.params.fileId);
 
       res.status(200).set({
         'content-type': 'text/event-stream; charset=utf-8',

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import { sql } from '../db/database.ts';
 import { verifyDownloadToken } from '../conversion-jobs/download-token.ts';
 import { inlineResultKey } from '../files/docx.ts';
+import { DomainError } from '../errors.ts';
+import { sendError } from '../http/errors.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
@@ -16,9 +18,7 @@ const Target = z.object({ originalName: z.string(), resultKey: z.string().nullab
 export function mountDownload(app: Express, deps: AppDeps) {
   const secret = resolveSigningSecrets(deps.config).download;
   app.get('/api/download/:fileId/zip', async (req, res) => {
-    const forbidden = () => {
-      if (!res.headersSent) res.status(403).json({ code: 'FORBIDDEN', message: 'Forbidden' });
-    };
+    const forbidden = () => sendError(res, new DomainError('FORBIDDEN', 'Forbidden'));
     const fileId = z.uuid().safeParse(req.params.fileId);
     if (!fileId.success || !verifyDownloadToken(secret, fileId.data, req.query.token, deps.clock.now())) return forbidden();
     try {
@@ -38,8 +38,8 @@ export function mountDownload(app: Express, deps: AppDeps) {
       await pipeline(body, res);
     } catch (error) {
       deps.log.warn({ err: error }, 'download failed');
-      if (!res.headersSent) res.status(500).json({ code: 'INTERNAL', message: 'Internal error' });
-      else res.destroy();
+      if (res.headersSent) res.destroy();
+      else sendError(res, error);
     }
   });
 }

@@ -2,7 +2,7 @@ import express from 'express';
 import { AdminAlert, alertResponse, dispatchAdminAlert } from '../alerts/dispatch-alert.ts';
 import { sendError } from '../http/errors.ts';
 import { DomainError } from '../errors.ts';
-import { secretsEqual } from '../secrets.ts';
+import { requireProxySecret } from '../http/guards.ts';
 import type { RawRouteMount } from './index.ts';
 
 /**
@@ -13,10 +13,7 @@ import type { RawRouteMount } from './index.ts';
 export const mountEmailAlertRoute: RawRouteMount = (app, deps) => {
   app.post('/internal/email-alert', express.json({ limit: '256kb' }), async (req, res) => {
     try {
-      const given = req.headers['x-proxy-secret'];
-      if (!secretsEqual(typeof given === 'string' ? given : undefined, deps.config.secrets.proxyShared)) {
-        throw new DomainError('FORBIDDEN', 'Invalid proxy secret');
-      }
+      requireProxySecret(deps, req.headers);
       const parsed = AdminAlert.safeParse(req.body ?? {});
       if (!parsed.success) throw new DomainError('VALIDATION_FAILED', 'Invalid alert body');
       const result = await dispatchAdminAlert(

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { acceptBodilessPost } from '../http/empty-post.ts';
 import { sendError } from '../http/errors.ts';
 import { receiveUpload } from '../files/upload.ts';
-import { requestUser } from '../files/request-user.ts';
+import { authenticateUser } from '../http/guards.ts';
 import type { AppDeps } from '../trpc/context.ts';
 
 /** POST /api/files: multipart upload, streamed to the object store. */
@@ -10,7 +10,7 @@ export function mountFileUpload(app: Express, deps: AppDeps) {
   acceptBodilessPost(app, /^\/api\/v1\/files\/[^/]+\/(cancel|process-now)$/);
   app.post('/api/files', async (req, res) => {
     try {
-      const user = await requestUser(deps, req);
+      const user = await authenticateUser(deps, req.headers);
       const file = await receiveUpload(deps, user, req);
       res.status(201).json(file);
     } catch (error) {

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { AppDeps } from '../trpc/context.ts';
 import { mountConvertStream } from './convert-stream.route.ts';
 import { mountDownload } from './download.route.ts';
+import { mountFigurePicture } from './figure-picture.route.ts';
 import { mountFileUpload } from './files.route.ts';
 import { mountAuditDigestRoute } from './audit-digest.route.ts';
 import { mountEmailAlertRoute } from './email-alert.route.ts';
@@ -30,5 +31,6 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountConvertStream,
   mountDownload,
   mountSharedRoute,
+  mountFigurePicture,
   mountWebhookBodilessPosts,
 ];

@@ -1,5 +1,6 @@
 import express from 'express';
 import { handleResendWebhook } from '../delivery-events/handle-resend-webhook.ts';
+import { isDomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
 import type { RawRouteMount } from './index.ts';
 
@@ -26,7 +27,7 @@ export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
       );
       res.status(answer.status).json(answer.body);
     } catch (error) {
-      deps.log.error({ err: error }, 'provider-A event could not be recorded');
+      if (!isDomainError(error) || error.status >= 500) deps.log.error({ err: error }, 'provider-A event could not be recorded');
       sendError(res, error);
     }
   });

@@ -2,18 +2,14 @@ import express from 'express';
 import { handleSesEvents } from '../delivery-events/handle-ses-events.ts';
 import { DomainError, isDomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
-import { secretsEqual } from '../secrets.ts';
+import { requireEventBusSecret } from '../http/guards.ts';
 import type { RawRouteMount } from './index.ts';
 
 /** POST /api/webhooks/ses-events: the event bus's API destination, authenticated by X-Webhook-Secret. */
 export const mountSesEventsRoute: RawRouteMount = (app, deps) => {
   app.post('/api/webhooks/ses-events', express.json({ limit: '1mb', type: () => true }), async (req, res) => {
-    const given = req.headers['x-webhook-secret'];
-    if (!secretsEqual(typeof given === 'string' ? given : undefined, deps.config.email.providerB.webhookSecret)) {
-      sendError(res, new DomainError('UNAUTHORIZED', 'Invalid webhook secret'));
-      return;
-    }
     try {
+      requireEventBusSecret(deps, req.headers);
       const result = await handleSesEvents(
         {
           config: deps.config,
@@ -33,7 +29,7 @@ export const mountSesEventsRoute: RawRouteMount = (app, deps) => {
       }
       // 500 makes the bus retry (for up to 24 hours).
       deps.log.error({ err: error }, 'provider-B event could not be recorded');
-      res.status(500).json({ code: 'INTERNAL', message: 'Event not recorded' });
+      sendError(res, new DomainError('INTERNAL', 'Event not recorded', { cause: error }));
     }
   });
 };

@@ -2,9 +2,7 @@ import { initTRPC, TRPCError, type TRPC_ERROR_CODE_KEY } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { z, ZodError } from 'zod';
 import { DomainError, isDomainError } from '../errors.ts';
-import { secretsEqual } from '../secrets.ts';
-import { findOrCreateUser } from '../auth/users.ts';
-import { sql } from '../db/database.ts';
+import { authenticateUser, requireFileAccess, requireProxySecret } from '../http/guards.ts';
 import type { AppContext } from './context.ts';
 
 const TRPC_CODE_BY_STATUS: Record<number, TRPC_ERROR_CODE_KEY> = {
@@ -74,21 +72,10 @@ const domainErrors = t.middleware(async ({ next }) => {
 
 export const publicProcedure = t.procedure.use(domainErrors);
 
-function bearerToken(header: string | undefined) {
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}
-
 /** Signed-in user: a valid Bearer JWT whose subject or email maps to a user. */
 export const userProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx.req.headers.authorization);
-  if (!token) throw new DomainError('UNAUTHORIZED', 'Missing Bearer token');
-  const claims = await ctx.deps.verifyToken(token);
-  const user = await findOrCreateUser(ctx.deps.db, claims);
-  if (!user) throw new DomainError('UNAUTHORIZED', 'Token does not name a user');
-  const adminByEmail = ctx.deps.config.auth.adminEmails.includes(user.email);
-  return next({ ctx: { ...ctx, user: { ...user, isAdmin: user.isAdmin || adminByEmail } } });
+  const user = await authenticateUser(ctx.deps, ctx.req.headers);
+  return next({ ctx: { ...ctx, user } });
 });
 
 export const adminProcedure = userProcedure.use(({ ctx, next }) => {
@@ -101,27 +88,14 @@ export const tenantAdminProcedure = userProcedure.use(({ ctx, next }) => {
   return next({ ctx: { ...ctx, tenantId: ctx.user.tenantId } });
 });
 
-const FileOwnerRow = z.object({ ownerId: z.uuid(), tenantId: z.uuid().nullable() });
-
-/**
- * The file's owner (or an admin, or an admin of the owner's tenant). Anyone
- * else gets the same 404 as for a file that does not exist, so ids leak nothing.
- */
+/** The file's owner (or an admin, or an admin of the owner's tenant); anyone else gets 404. */
 export const fileOwnerProcedure = userProcedure.input(z.object({ fileId: z.uuid() })).use(async ({ ctx, input, next }) => {
-  const file = await ctx.deps.db.maybeOne(sql.type(FileOwnerRow)`
-    select f.owner_id as "ownerId", u.tenant_id as "tenantId" from files f join users u on u.id = f.owner_id where f.id = ${input.fileId}`);
-  const allowed =
-    file !== null &&
-    (file.ownerId === ctx.user.id || ctx.user.isAdmin || (ctx.user.isTenantAdmin && file.tenantId !== null && file.tenantId === ctx.user.tenantId));
-  if (!allowed) throw new DomainError('NOT_FOUND', 'File not found');
+  await requireFileAccess(ctx.deps, ctx.user, input.fileId);
   return next();
 });
 
-/** Internal callers (relay routes, cron): `x-proxy-secret` equal to PROXY_SHARED_SECRET, compared in constant time. */
+/** Internal callers (relay routes, cron): `x-proxy-secret`. */
 export const proxyProcedure = publicProcedure.use(({ ctx, next }) => {
-  const given = ctx.req.headers['x-proxy-secret'];
-  if (!secretsEqual(typeof given === 'string' ? given : undefined, ctx.deps.config.secrets.proxyShared)) {
-    throw new DomainError('FORBIDDEN', 'Invalid proxy secret');
-  }
+  requireProxySecret(ctx.deps, ctx.req.headers);
   return next();
 });

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { createParserBackend } from '../../server/conversion/backends/parser/index.ts';
+import { createParserBackend } from '../../server/conversion/backends/parser/parser-backend.ts';
 import { DomainError, toErrorResponse } from '../../server/errors.ts';
 import { silentLog } from '../../server/log.ts';
 import { startParserFake } from '../fakes/parser-api.ts';

@@ -13,7 +13,7 @@ import {
   PAGE_TEXT,
   SYSTEM_PROMPT,
   visionPrompt,
-} from '../../server/conversion/backends/vision/index.ts';
+} from '../../server/conversion/backends/vision/vision-backend.ts';
 import type { PageResult } from '../../server/conversion/model.ts';
 import { silentLog } from '../../server/log.ts';
 import { startBedrockFake } from '../fakes/bedrock.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { auditHtml } from '../../server/conversion/audit/index.ts';
-import { renderDocument, renderHtml } from '../../server/conversion/render/index.ts';
+import { auditHtml } from '../../server/conversion/audit/audit-html.ts';
+import { renderHtml } from '../../server/conversion/render/html.ts';
+import { renderDocument } from '../../server/conversion/render/render-document.ts';
 import type { FolioReport } from '../../server/conversion/render/report.ts';
 import type { ConvertedDocument } from '../../server/conversion/model.ts';
 import { fullDocument, page, PNG_BASE64 } from './render-fixture.ts';

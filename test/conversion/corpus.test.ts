@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import type { AuditFinding } from '../../server/conversion/audit/index.ts';
+import type { AuditFinding } from '../../server/conversion/audit/audit-html.ts';
 import type { ConversionEngine, ConversionOutputs } from '../../server/conversion/engine.ts';
-import { createConversionEngine } from '../../server/conversion/index.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, PageResult } from '../../server/conversion/model.ts';
 import { isDomainError } from '../../server/errors.ts';
 import { silentLog } from '../../server/log.ts';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { createConversionEngine } from '../../server/conversion/index.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { PageResult } from '../../server/conversion/model.ts';
 import { isDomainError } from '../../server/errors.ts';
 import { silentLog } from '../../server/log.ts';
@@ -143,7 +143,7 @@ describe('engine.render and engine.zip', () => {
   });
 
   it('audits in a page worker with the same findings as an audit in this thread', async () => {
-    const { renderDocument } = await import('../../server/conversion/render/index.ts');
+    const { renderDocument } = await import('../../server/conversion/render/render-document.ts');
     const pdf = corpus('verapdf-ua1-7.5-table-scope.pdf');
     const meta = await engine.inspect(pdf, { sourceName: 'table.pdf' });
     const pages = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
@@ -194,7 +194,7 @@ describe('engine.convertPages (chunked-vision)', () => {
 
 describe('page pool', () => {
   it('turns a worker that dies on a page into an empty page with the reason, and carries on with a fresh worker', async () => {
-    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     // a stand-in worker speaking the pool protocol: page 2 kills it
     const source = `
       import { parentPort } from 'node:worker_threads';
@@ -239,7 +239,7 @@ describe('page pool', () => {
     );
 
   it('fails an audit whose worker dies, so the engine can audit in its own thread instead', async () => {
-    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const source = `
       import { parentPort } from 'node:worker_threads';
       parentPort.on('message', (message) => { if (message.type === 'audit') process.exit(5); });`;
@@ -254,7 +254,7 @@ describe('page pool', () => {
   });
 
   it('gives each worker a run of consecutive pages, so running-head reads of neighbours are its own pages', async () => {
-    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const pool = createPagePool({ size: 2, workerUrl: signingWorker(0) });
     try {
       const results = await pool.run({ pdf: new Uint8Array(8), key: 'runs', pages: [1, 2, 3, 4, 5, 6, 7, 8], options: { docLang: 'en', tagged: false } });
@@ -269,7 +269,7 @@ describe('page pool', () => {
   });
 
   it('still converts the rest of a run whose worker died in the middle of it', async () => {
-    const { createPagePool } = await import('../../server/conversion/pool/index.ts');
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const pool = createPagePool({ size: 2, workerUrl: signingWorker(2) });
     try {
       const seen: number[] = [];

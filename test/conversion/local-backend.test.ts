@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeOcr, convertLocalPage, createEdgeCache, inspectDocument, isGarbled, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
+import { createEdgeCache } from '../../server/conversion/backends/local/running-heads.ts';
+import { isGarbled } from '../../server/conversion/backends/local/text-layer-quality.ts';
 import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
 import { detectLanguage } from '../../server/conversion/backends/local/language.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { loadConfig } from '../../server/config.ts';
-import { createConversionEngine } from '../../server/conversion/index.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import { silentLog } from '../../server/log.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 

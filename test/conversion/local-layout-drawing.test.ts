@@ -1,9 +1,11 @@
 import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { joinContinuedFootnotes } from '../../server/conversion/footnotes.ts';
-import { createConversionEngine } from '../../server/conversion/index.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { silentLog } from '../../server/log.ts';

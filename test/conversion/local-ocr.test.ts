@@ -1,8 +1,11 @@
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { closeOcr, convertLocalPage, inspectDocument, openPdf } from '../../server/conversion/backends/local/index.ts';
-import { createConversionEngine } from '../../server/conversion/index.ts';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, DocumentMeta, Inline, PageResult } from '../../server/conversion/model.ts';
 import { createPageLanguages } from '../../server/conversion/render/page-languages.ts';
 import { silentLog } from '../../server/log.ts';

@@ -1,7 +1,7 @@
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { describe, expect, it } from 'vitest';
-import { inspectDocument } from '../../server/conversion/backends/local/index.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
 import { isUsableTitle, largestText } from '../../server/conversion/backends/local/title.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';

@@ -153,15 +153,26 @@ describe('HTML renderer', () => {
     expect(out.warnings.map((w) => w.kind)).toEqual(['inferred-table-headers', 'table-without-headers']);
   });
 
-  it('carries the TeX of a formula without MathML as a TeX annotation on its text', () => {
+  it('lays out the TeX of a formula without MathML as MathML (KaTeX), keeping the TeX as its annotation and the text as alttext', () => {
     const out = renderHtml({
       meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
       pages: [page(1, [{ kind: 'formula', page: 1, text: 'a² + b² = c²', tex: 'a^{2} + b^{2} = c^{2}', display: true }])],
     });
     const math = dom(out.html).querySelector('.formula math')!;
-    expect(math.querySelector('mtext')?.textContent).toBe('a² + b² = c²');
+    expect([...math.querySelectorAll('msup')].map((sup) => sup.textContent)).toEqual(['a2', 'b2', 'c2']);
     expect(math.querySelector('annotation[encoding="application/x-tex"]')?.textContent).toBe('a^{2} + b^{2} = c^{2}');
     expect(math.getAttribute('display')).toBe('block');
+    expect(math.getAttribute('alttext')).toBe('a² + b² = c²');
+  });
+
+  it('keeps a formula whose TeX KaTeX cannot read as text, with the TeX as its annotation', () => {
+    const out = renderHtml({
+      meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
+      pages: [page(1, [{ kind: 'formula', page: 1, text: 'x = y', tex: 'x = \\undefinedmacro{y', display: true }])],
+    });
+    const math = dom(out.html).querySelector('.formula math')!;
+    expect(math.querySelector('mtext')?.textContent).toBe('x = y');
+    expect(math.querySelector('annotation[encoding="application/x-tex"]')?.textContent).toBe('x = \\undefinedmacro{y');
   });
 
   it('renders the block content of a cell (a list of links, a figure) inside the cell', () => {

@@ -5,10 +5,13 @@ import path from 'node:path';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { createConversionEngine } from '../../server/conversion/index.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, ConvertedDocument } from '../../server/conversion/model.ts';
-import { auditHtml } from '../../server/conversion/audit/index.ts';
-import { openDocumentRender, renderHtml, renderTaggedPdf, type FolioReport } from '../../server/conversion/render/index.ts';
+import { auditHtml } from '../../server/conversion/audit/audit-html.ts';
+import { renderHtml } from '../../server/conversion/render/html.ts';
+import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
+import type { FolioReport } from '../../server/conversion/render/report.ts';
+import { openDocumentRender } from '../../server/conversion/render/stream.ts';
 import { silentLog } from '../../server/log.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { page, PNG_BASE64 } from './render-fixture.ts';
@@ -28,7 +31,7 @@ function longDocument(pages: number): ConvertedDocument {
     pages: Array.from({ length: pages }, (_, index) => {
       const n = index + 1;
       const blocks: Block[] = [];
-      if (n >= 3 && n % 10 === 3) blocks.push({ kind: 'heading', page: n, level: 2, content: [t(`Chapter ${n}`)] });
+      if (n >= 3 && n % 10 === 3) blocks.push({ kind: 'heading', page: n, level: 2, content: [t(`Section on page ${n}`)] });
       blocks.push({
         kind: 'paragraph',
         page: n,

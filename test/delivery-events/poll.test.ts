@@ -102,6 +102,16 @@ describe('POST /internal/email-events/poll', () => {
     expect(await row(a.id)).toMatchObject({ status: 'delivered', last_event: 'delivered' });
   });
 
+  it('reads a listed opened or clicked as delivered: provider-A mail is never outreach', async () => {
+    const opened = email(1, 'opened');
+    const clicked = email(2, 'clicked');
+    resend.listed.push(opened, clicked);
+    expect((await poll()).body).toMatchObject({ ok: true, recorded: 2 });
+    expect(await row(opened.id)).toMatchObject({ status: 'delivered', last_event: 'opened' });
+    expect(await row(clicked.id)).toMatchObject({ status: 'delivered', last_event: 'clicked' });
+    expect((await poll()).body).toMatchObject({ recorded: 0, unchanged: 2 });
+  });
+
   it('alerts once for a failure of mail the library logged, however old, and never suppresses on a bounce', async () => {
     const old = email(600, 'bounced');
     resend.listed.push(old);

@@ -68,6 +68,9 @@ const Row = z.object({
 });
 const rows = (database = db) =>
   database.any(sql.type(Row)`select id, status, category, last_event, error, alerted_at, to_addresses from email_log order by created_at`);
+const alertOutcomes = (database = db) =>
+  database.anyFirst(sql.type(z.object({ outcome: z.string().nullable() }))`
+    select alert_outcome as outcome from email_log where category <> 'alert' order by created_at`);
 const suppressions = () => db.any(sql.type(z.object({ email: z.string(), reason: z.string() }))`select email, reason from email_suppressions order by email`);
 
 async function post(body: string, headers: Record<string, string>, baseUrl = app.baseUrl) {
@@ -209,6 +212,14 @@ describe('POST /api/webhooks/resend-events: events', () => {
     expect(messenger.messages).toEqual([]);
   });
 
+  it('never moves provider-A mail to opened or clicked (outreach configuration only): the status stays delivered, last_event follows', async () => {
+    for (const name of ['email.delivered', 'email.clicked']) {
+      const body = fixture(name);
+      expect((await post(body, signed(body))).status).toBe(200);
+    }
+    expect(await rows()).toMatchObject([{ status: 'delivered', last_event: 'clicked', alerted_at: null }]);
+  });
+
   for (const name of ['email.received', 'contact.created']) {
     it(`acknowledges and ignores ${name}`, async () => {
       const body = fixture(name);
@@ -234,18 +245,21 @@ describe('POST /api/webhooks/resend-events: events', () => {
     const failed = await post(body, signed(body));
     expect(failed).toMatchObject({ status: 502, body: { alert: 'failed' } });
     expect((await rows())[0]?.alerted_at).toBeNull();
+    expect(await alertOutcomes()).toEqual(['failed']);
     const redelivered = await post(body, signed(body));
     expect(redelivered).toMatchObject({ status: 200, body: { alert: 'delivered' } });
     expect(messenger.messages).toHaveLength(1);
     expect((await rows())[0]?.alerted_at).toBeInstanceOf(Date);
+    expect(await alertOutcomes()).toEqual(['delivered']);
   });
 
-  it('answers 200 and releases the claim when no alert channel is configured', async () => {
+  it('answers 200, records not_configured and releases the claim when no alert channel is configured', async () => {
     const body = fixture('email.bounced');
     const answer = await post(body, signed(body), bare.baseUrl);
     expect(answer).toMatchObject({ status: 200, body: { alert: 'unconfigured' } });
     const [row] = await rows(bare.database.db);
     expect(row).toMatchObject({ status: 'bounced', alerted_at: null });
+    expect(await alertOutcomes(bare.database.db)).toEqual(['not_configured']);
   });
 
   it('answers 200 with no alert when the alert type is muted, and keeps the claim', async () => {

@@ -82,7 +82,16 @@ describe('sendEmail: provider B (SES v2) failure kinds', () => {
     ['504', { kind: 'status', status: 504 }, 'ambiguous'],
     ['an answer slower than the attempt timeout', { kind: 'delay', ms: PAST_TIMEOUT_MS }, 'ambiguous'],
     ['a dropped connection', { kind: 'drop' }, 'ambiguous'],
-    ['MessageRejected', { kind: 'error', type: 'MessageRejected', message: 'Email address is not verified.' }, 'rejected'],
+    [
+      'MessageRejected for an unverified sender identity',
+      {
+        kind: 'error',
+        type: 'MessageRejected',
+        message: 'Email address is not verified. The following identities failed the check in region US-EAST-1: noreply@folio.example',
+      },
+      'unavailable',
+    ],
+    ['MessageRejected for the content', { kind: 'error', type: 'MessageRejected', message: 'Illegal address' }, 'rejected'],
     ['BadRequestException', { kind: 'error', type: 'BadRequestException' }, 'rejected'],
     [
       'NotFoundException (unknown configuration set)',
@@ -242,6 +251,14 @@ describe('sendEmail: failover', () => {
     const failovers = harness.logs.filter((line) => line.event === 'email_failover');
     expect(failovers).toEqual([expect.objectContaining({ from: 'provider_a', to: 'provider_b', logId: result.id })]);
     expect((await deps.metrics.emailFailovers.get()).values).toEqual([expect.objectContaining({ value: 1, labels: { from: 'provider_a', to: 'provider_b' } })]);
+  });
+
+  it('fails over to provider A when provider B has not verified the sender identity', async () => {
+    const { email } = harness.library({ EMAIL_PRIMARY: 'provider_b', EMAIL_FALLBACK: 'provider_a' });
+    harness.ses.next({ kind: 'error', type: 'MessageRejected', message: 'Email address is not verified. The following identities failed the check' });
+    const result = await email.send(message);
+    expect(result).toMatchObject({ status: 'sent', ok: true, provider: 'provider_a', failedOver: true });
+    expect(harness.resend.delivered).toHaveLength(1);
   });
 
   it('fails over only once: both unavailable is failed/unavailable with failed_over set', async () => {

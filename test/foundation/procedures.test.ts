@@ -96,3 +96,27 @@ describe('proxy-secret procedure', () => {
     ).toBe('FORBIDDEN');
   });
 });
+
+describe('raw routes and procedures share the guards', () => {
+  it('refuses a missing proxy secret on a raw route and on a procedure with the same 403 body', async () => {
+    const post = (path: string) => fetch(`${app.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const raw = await post('/internal/audit-digest?cadence=daily');
+    const procedure = await post('/internal/send-email');
+    expect([raw.status, procedure.status]).toEqual([403, 403]);
+    expect(await raw.json()).toEqual({ code: 'FORBIDDEN', message: 'Invalid proxy secret' });
+    expect(await procedure.json()).toEqual({ code: 'FORBIDDEN', message: 'Invalid proxy secret' });
+  });
+
+  it("answers a stranger's file, a missing file and a malformed id with the same 404 on the stream and on a procedure", async () => {
+    const fileId = await createFile('raw-owner@example.com');
+    const auth = { authorization: `Bearer ${await app.token('raw-stranger@example.com')}` };
+    const answers = await Promise.all([
+      fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: auth }),
+      fetch(`${app.baseUrl}/api/convert/${crypto.randomUUID()}/stream`, { headers: auth }),
+      fetch(`${app.baseUrl}/api/convert/not-a-uuid/stream`, { headers: auth }),
+      fetch(`${app.baseUrl}/api/v1/files/${fileId}/cancel`, { method: 'POST', headers: auth }),
+    ]);
+    expect(answers.map((answer) => answer.status)).toEqual([404, 404, 404, 404]);
+    for (const answer of answers) expect(await answer.json()).toEqual({ code: 'NOT_FOUND', message: 'File not found' });
+  });
+});

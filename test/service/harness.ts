@@ -37,19 +37,15 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
   const real = lazyEngine({ config, log });
   let convertGate: Gate | undefined;
   let renderGate: Gate | undefined;
-  const stats = { convertCalls: 0, renderCalls: 0 };
-  let failNext: Error | undefined;
+  const stats = { convertCalls: 0, renderCalls: 0, pagesConverted: [] as number[][] };
+  let failing: { error: Error; times: number; page?: number } | undefined;
   const provider: EngineProvider = async () => {
     const engine = await real();
     const wrapped: ConversionEngine = {
       inspect: (pdf, options) => engine.inspect(pdf, options),
       async convertPages(pdf, input) {
         stats.convertCalls++;
-        if (failNext) {
-          const error = failNext;
-          failNext = undefined;
-          throw error;
-        }
+        stats.pagesConverted.push(input.pages ?? []);
         if (convertGate) {
           const signal = input.signal;
           await new Promise<void>((resolve, reject) => {
@@ -57,6 +53,10 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
             signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
             convertGate!.promise.then(resolve);
           });
+        }
+        if (failing && failing.times > 0 && (failing.page === undefined || input.pages?.includes(failing.page))) {
+          failing.times--;
+          throw failing.error;
         }
         return engine.convertPages(pdf, input);
       },
@@ -88,7 +88,10 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
     provider,
     stats,
     holdConvert: () => void (convertGate = gate()),
-    failNextConvert: (error: Error) => void (failNext = error),
+    /** The next `times` convertPages calls (of the chunk holding `page`, when given) throw `error`, after any hold. */
+    failNextConvert: (error: Error, options: { times?: number; page?: number } = {}) =>
+      void (failing = { error, times: options.times ?? 1, page: options.page }),
+    stopFailing: () => void (failing = undefined),
     releaseConvert: () => {
       convertGate?.open();
       convertGate = undefined;

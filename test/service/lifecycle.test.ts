@@ -1,3 +1,4 @@
+import pg from 'pg';
 import yazl from 'yazl';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -5,10 +6,13 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AnyRow, sql } from '../../server/db/database.ts';
+import { DomainError } from '../../server/errors.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { CHUNK_QUEUE } from '../../server/conversion-jobs/conversion-jobs.jobs.ts';
+import { failConversion } from '../../server/conversion-jobs/fail-conversion.ts';
 import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
 import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-conversions.ts';
+import { startBoss } from '../../server/queue/boss.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { readAll } from '../../server/storage/storage.ts';
 import { api, balance, gatedEngine, jobState, makePaid, readEvents, until, upload, uploadPdf } from './harness.ts';
@@ -124,6 +128,47 @@ describe('jobs before any worker runs', () => {
     await api(app, token, 'POST', `/api/v1/files/${first}/cancel`);
   });
 
+  it('fails a job whose hold is already resolved: the refused release does not abort the rest of the transaction', async () => {
+    const token = await user('resolved-hold@example.com', 10);
+    const fileId = await uploadPdf(app, token);
+    const { jobId } = (await (await api(app, token, 'POST', `/api/convert/${fileId}`, {})).json()) as { jobId: string };
+    // Released elsewhere first (an operator, a crashed run's cleanup): release_credit_hold then raises FC005.
+    await app.deps.db.query(sql.type(AnyRow)`
+      select release_credit_hold(hold_id, 'cancelled') from large_conversion_jobs where id = ${jobId}`);
+    await failConversion(app.deps, { jobId, code: 'CONVERSION_FAILED', message: 'The conversion failed' });
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'failed', holdStatus: 'released', holdOutcome: 'cancelled', fileStatus: 'failed' });
+    const outbox = await app.deps.db.anyFirst(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
+    expect(outbox).toEqual(['conversion.failed']);
+  });
+
+  it('two starts racing past the live-job check: one job, and the other answered 409 CONFLICT from the unique index', async () => {
+    const email = 'racing@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    const waitingOnLock = () =>
+      app.deps.db.oneFirst(sql.type(z.object({ n: z.number() }))`
+        select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+    // The customer row is held while both requests pass their checks, so both reach the insert.
+    const locker = new pg.Client({ connectionString: app.database.url });
+    await locker.connect();
+    let answers: Response[];
+    try {
+      await locker.query('begin');
+      await locker.query('select 1 from customers where email = $1 for update', [email]);
+      const racing = Promise.all([api(app, token, 'POST', `/api/convert/${fileId}`, {}), api(app, token, 'POST', `/api/convert/${fileId}`, {})]);
+      await until(waitingOnLock, (n) => n === 2, 10_000, 'both starts at the hold');
+      await locker.query('commit');
+      answers = await racing;
+    } finally {
+      await locker.end();
+    }
+    const settled = await Promise.all(answers.map(async (answer) => ({ status: answer.status, body: await answer.json() })));
+    expect(settled.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect(settled.find((answer) => answer.status === 409)?.body).toEqual({ code: 'CONFLICT', message: 'A conversion of this file is already running' });
+    expect(await balance(app, email)).toMatchObject({ credits: 10, held: 3 });
+    expect((await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`)).status).toBe(200);
+  });
+
   it('a flyer cancel fails the job with a message, refunds it and drops the running claim', async () => {
     const email = 'flyer@example.com';
     await user(email, 10);
@@ -140,6 +185,58 @@ describe('jobs before any worker runs', () => {
     expect(await balance(app, email)).toMatchObject({ credits: 10 });
     await expect(app.deps.db.query(sql.type(AnyRow)`select cancel_flyer_job(${flyer})`)).rejects.toThrow();
   });
+});
+
+describe('a worker process of its own', () => {
+  it("stops a running chunk when pg-boss aborts the job's signal and hands the chunk back for the retry", async () => {
+    const token = await user('shutdown@example.com', 10);
+    const fileId = await uploadPdf(app, token);
+    const boss = await startBoss(app.database.url, { supervise: false, schedule: false, migrate: false });
+    await registerConversionJobs({ ...app.deps, boss }, { schedule: false });
+    engine.holdConvert();
+    try {
+      await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+      await until(
+        () => jobState(app, fileId),
+        (job) => job?.chunks.filter((status) => status === 'processing').length === 2,
+        15_000,
+        'two running chunks',
+      );
+      // A shutdown that does not wait: pg-boss fails the active jobs (so they are retried) and aborts their signals.
+      await boss.stop({ graceful: false, close: true });
+      const job = await until(
+        () => jobState(app, fileId),
+        (state) => state?.chunks.every((status) => status === 'pending') === true,
+        5_000,
+        'the interrupted chunks back to pending',
+      );
+      expect(job).toMatchObject({ status: 'processing', holdStatus: 'held' });
+      const outcomes = await app.deps.db.anyFirst(sql.type(z.object({ outcome: z.string() }))`
+        select metadata->>'outcome' as outcome from cost_ledger where job_id = ${job!.id}`);
+      expect(outcomes).toEqual(['aborted', 'aborted']);
+    } finally {
+      engine.releaseConvert();
+      await boss.stop({ graceful: false, close: true }).catch(() => {});
+    }
+    expect((await api(app, token, 'POST', `/api/v1/files/${fileId}/cancel`)).status).toBe(200);
+  }, 40_000);
+
+  it('fails a chunk job whose payload does not parse instead of completing it as done', async () => {
+    const boss = await startBoss(app.database.url, { supervise: false, schedule: false, migrate: false });
+    try {
+      await registerConversionJobs({ ...app.deps, boss }, { schedule: false });
+      const id = await boss.send(CHUNK_QUEUE, { chunkId: 'not-a-uuid', jobId: crypto.randomUUID() }, { retryLimit: 0 });
+      const settled = await until(
+        () => boss.getJobById(CHUNK_QUEUE, id!),
+        (job) => job?.state === 'completed' || job?.state === 'failed',
+        10_000,
+        'the job to settle',
+      );
+      expect(settled?.state).toBe('failed');
+    } finally {
+      await boss.stop({ graceful: false, close: true });
+    }
+  }, 20_000);
 });
 
 describe('with workers', () => {
@@ -259,7 +356,56 @@ describe('with workers', () => {
     expect((await api(app, token, 'DELETE', `/api/files/${fileId}`)).status).toBe(404);
   }, 40_000);
 
-  it('a failing chunk fails the job: hold released, file failed, conversion.failed in the outbox, failed on the stream', async () => {
+  it('a retryable chunk error on an early attempt leaves the job running: the retry completes it, charged once', async () => {
+    await startWorkers();
+    const email = 'retrying@example.com';
+    const token = await user(email, 10);
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    const stream = fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } });
+    engine.failNextConvert(new Error('engine hiccup'), { page: 1 });
+    engine.releaseConvert();
+    const events = await readEvents(await stream);
+    expect(events.at(-1)?.event).toBe('completed');
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'completed', holdStatus: 'settled', fileStatus: 'completed' });
+    expect(await balance(app, email)).toEqual({ credits: 7, held: 0, freeUsed: 0, freeHeld: 0 });
+    const attempts = await app.deps.db.anyFirst(sql.type(z.object({ attempt: z.number() }))`
+      select attempt from chunk_jobs where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) order by attempt`);
+    expect(attempts).toEqual([1, 1, 2]);
+    const outbox = await app.deps.db.anyFirst(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
+    expect(outbox).toEqual(['conversion.completed']);
+  }, 40_000);
+
+  it('a non-retryable chunk error fails the job at once, without a retry', async () => {
+    await startWorkers();
+    const token = await user('unreadable@example.com', 10);
+    const fileId = await uploadPdf(app, token);
+    engine.holdConvert();
+    await api(app, token, 'POST', `/api/convert/${fileId}`, {});
+    const calls = engine.stats.pagesConverted.length;
+    engine.failNextConvert(new DomainError('PDF_MALFORMED', 'The PDF is damaged'), { page: 1, times: 10 });
+    engine.releaseConvert();
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.status === 'failed',
+      20_000,
+      'failed',
+    );
+    expect(await jobState(app, fileId)).toMatchObject({ status: 'failed', holdOutcome: 'failed', fileStatus: 'failed' });
+    // Chunk 0 ran once: a damaged PDF is not tried again.
+    const jobId = (await jobState(app, fileId))!.id;
+    await until(
+      () => app.boss.findJobs(CHUNK_QUEUE, { data: { jobId } }),
+      (jobs) => jobs.every((job) => job.state === 'completed' || job.state === 'failed'),
+      20_000,
+      'the queue jobs to settle',
+    );
+    engine.stopFailing();
+    expect(engine.stats.pagesConverted.slice(calls).filter((pages) => pages.includes(1))).toHaveLength(1);
+  }, 40_000);
+
+  it('a chunk failing every attempt fails the job on the last: hold released, file failed, conversion.failed in the outbox, failed on the stream', async () => {
     await startWorkers();
     const email = 'failing@example.com';
     const token = await user(email, 10);
@@ -267,7 +413,9 @@ describe('with workers', () => {
     engine.holdConvert();
     await api(app, token, 'POST', `/api/convert/${fileId}`, {});
     const stream = fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } });
-    engine.failNextConvert(new Error('engine exploded'));
+    // Chunk 0 fails its four attempts (the first and three retries).
+    const calls = engine.stats.pagesConverted.length;
+    engine.failNextConvert(new Error('engine exploded'), { page: 1, times: 10 });
     engine.releaseConvert();
     const events = await readEvents(await stream);
     expect(events.at(-1)).toMatchObject({ event: 'failed', data: { code: 'CONVERSION_FAILED', message: 'The conversion failed' } });
@@ -275,6 +423,8 @@ describe('with workers', () => {
     expect(await balance(app, email)).toEqual({ credits: 10, held: 0, freeUsed: 0, freeHeld: 0 });
     const outbox = await app.deps.db.any(sql.type(z.object({ type: z.string() }))`select type from outbox_events where aggregate_id = ${fileId}`);
     expect(outbox.map((row) => row.type)).toEqual(['conversion.failed']);
+    engine.stopFailing();
+    expect(engine.stats.pagesConverted.slice(calls).filter((pages) => pages.includes(1))).toHaveLength(4);
   }, 40_000);
 
   it('the stuck-file sweep fails live jobs idle past the bound and leaves cancelled ones alone', async () => {
@@ -292,11 +442,12 @@ describe('with workers', () => {
         15_000,
         'processing',
       );
-      // Two hours of silence, as a wedged worker would leave.
+      // Two hours of silence, as a wedged worker would leave: its claim (a run id no live run holds) beats no more.
       await app.deps.db.query(sql.type(AnyRow)`
         update large_conversion_jobs set updated_at = now() - interval '3 hours' where file_id in (${stuck}, ${cancelled})`);
       await app.deps.db.query(sql.type(AnyRow)`
-        update chunk_jobs set heartbeat_at = now() - interval '3 hours' where job_id in (select id from large_conversion_jobs where file_id in (${stuck}, ${cancelled}))`);
+        update chunk_jobs set heartbeat_at = now() - interval '3 hours', run_id = gen_random_uuid()
+         where job_id in (select id from large_conversion_jobs where file_id in (${stuck}, ${cancelled}))`);
       expect(await sweepStuckConversions(app.deps, { boundMs: 2 * 60 * 60 * 1000 })).toBe(1);
     } finally {
       engine.releaseConvert();

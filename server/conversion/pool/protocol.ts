@@ -1,4 +1,4 @@
-import type { AuditInput, AuditResult } from '../audit/index.ts';
+import type { AuditInput, AuditResult } from '../audit/audit-html.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 
 /**

@@ -1,6 +1,10 @@
 import { parentPort } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { closeOcr, convertLocalPage, createEdgeCache, openPdf, pageLabels, readMeta } from '../backends/local/index.ts';
+import { convertLocalPage } from '../backends/local/convert-page.ts';
+import { pageLabels, readMeta } from '../backends/local/document-meta.ts';
+import { closeOcr } from '../backends/local/ocr.ts';
+import { openPdf } from '../backends/local/pdf.ts';
+import { createEdgeCache } from '../backends/local/running-heads.ts';
 import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 
 /**
@@ -93,7 +97,7 @@ async function handle(message: ToWorker): Promise<void> {
     case 'audit': {
       try {
         // loaded on first audit: a worker that only converts pages never holds jsdom and axe-core
-        const { auditHtml } = await import('../audit/index.ts');
+        const { auditHtml } = await import('../audit/audit-html.ts');
         send({ type: 'audit', id: message.id, result: await auditHtml(message.input) });
       } catch (error) {
         send({ type: 'audit', id: message.id, error: describe(error) });

@@ -1,4 +1,7 @@
+import katex from 'katex';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
+import { describePage } from '../figures.ts';
+import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
 
 export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table' | 'inferred-table-headers'; message: string };
@@ -263,10 +266,32 @@ function renderMathml(mathml: string, tex: string | undefined, display: boolean,
   return `<math${attrs}>${inner}</math>`;
 }
 
+/**
+ * MathML laid out from TeX by KaTeX (with the TeX as its annotation), or
+ * undefined when KaTeX cannot read the TeX: a formula then keeps its text.
+ */
+function mathmlFromTex(tex: string, display: boolean): string | undefined {
+  try {
+    const html = katex.renderToString(tex, {
+      output: 'mathml',
+      throwOnError: true,
+      displayMode: display,
+      strict: 'ignore',
+      trust: false,
+      maxSize: 50,
+      maxExpand: 200,
+    });
+    return /<math[\s\S]*<\/math>/.exec(html)?.[0];
+  } catch {
+    return undefined;
+  }
+}
+
 function renderFormula(block: Extract<Block, { kind: 'formula' }>): string {
   const text = block.text.trim() || block.tex?.trim() || '';
-  // TeX without MathML still travels as a TeX annotation, on the formula's text as MathML text
-  const mathml = block.mathml ?? (block.tex?.trim() && text ? `<math><mtext>${escapeHtml(text)}</mtext></math>` : undefined);
+  // TeX without MathML becomes MathML through KaTeX; TeX KaTeX cannot read travels as an annotation on the formula's text
+  const fromTex = !block.mathml && block.tex?.trim() ? mathmlFromTex(block.tex.trim(), block.display) : undefined;
+  const mathml = block.mathml ?? fromTex ?? (block.tex?.trim() && text ? `<math><mtext>${escapeHtml(text)}</mtext></math>` : undefined);
   const math = mathml ? renderMathml(mathml, block.tex, block.display, text) : undefined;
   const body = math ?? `<span class="math" role="math" aria-label="${escapeHtml(text || 'formula')}">${escapeHtml(text || block.tex || '')}</span>`;
   return block.display ? `<div class="formula">${body}</div>` : `<p class="formula">${body}</p>`;
@@ -391,13 +416,31 @@ function inferHeaderRow(block: Extract<Block, { kind: 'table' }>): Extract<Block
  * the h1 and the body's headings start at h2. `firstLevel` is the level of the
  * document's first heading, undefined when it has none.
  */
-export function titleIsH1For(firstLevel: number | undefined): boolean {
+function titleIsH1For(firstLevel: number | undefined): boolean {
   return firstLevel === undefined || Math.trunc(firstLevel) !== 1;
 }
 
-export function firstHeadingLevel(pages: PageResult[]): number | undefined {
-  for (const page of pages) for (const block of page.blocks) if (block.kind === 'heading') return block.level;
-  return undefined;
+/**
+ * How the document's outline starts: the title is the h1 unless the first
+ * heading is level 1; and when the title is the h1 and a level-1 heading
+ * comes later (a chapter after front matter), every heading moves one level
+ * down, so the chapter stays above its sections instead of joining them.
+ */
+export function outlineOf(levels: number[]): { titleIsH1: boolean; shift: number } {
+  const titleIsH1 = titleIsH1For(levels[0]);
+  return { titleIsH1, shift: titleIsH1 && levels.slice(1).some((level) => Math.trunc(level) === 1) ? 1 : 0 };
+}
+
+export function headingLevels(pages: PageResult[]): number[] {
+  const levels: number[] = [];
+  const visit = (blocks: Block[]) => {
+    for (const block of blocks) {
+      if (block.kind === 'heading') levels.push(block.level);
+      else if (block.kind === 'blockquote') visit(block.children);
+    }
+  };
+  for (const page of pages) visit(page.blocks);
+  return levels;
 }
 
 /**
@@ -405,13 +448,13 @@ export function firstHeadingLevel(pages: PageResult[]): number | undefined {
  * more than one deeper than the previous heading, with an h1 first, and header
  * rows inferred for tables that have none. Returns copies; inputs are not changed.
  */
-export function createPreparer(titleIsH1: boolean) {
+export function createPreparer(titleIsH1: boolean, shift = 0) {
   const repairs: HtmlWarning[] = [];
   let prev = titleIsH1 ? 1 : 0;
   const fix = (blocks: Block[]): Block[] =>
     blocks.map((block) => {
       if (block.kind === 'heading') {
-        const raw = Math.min(6, Math.max(1, Math.trunc(block.level) || 1));
+        const raw = Math.min(6, Math.max(1, Math.trunc(block.level) || 1) + shift);
         const level = (prev === 0 ? 1 : Math.max(titleIsH1 ? 2 : 1, Math.min(raw, prev + 1))) as Level;
         prev = level;
         return { ...block, level };
@@ -431,6 +474,18 @@ export function createPreparer(titleIsH1: boolean) {
       return block;
     });
   return { repairs, page: (page: PageResult): PageResult => ({ ...page, blocks: fix(page.blocks) }) };
+}
+
+/**
+ * The pages of a document held in memory as the streaming renderer sees
+ * them: in order, figures described from their captions (figures.ts),
+ * inferred headings at document-wide levels (heading-levels.ts).
+ */
+export function documentPages(input: ConvertedDocument): PageResult[] {
+  const pages = [...input.pages].sort((a, b) => a.page - b.page).map((page) => describePage(page));
+  const headings = createDocumentHeadings(!input.meta.tagged);
+  for (const page of pages) headings.add(page);
+  return pages.map((page) => withHeadingLevels(page, headings.levelsOf(page)));
 }
 
 /** The HTML document written in pieces: the body page by page, then the shell around it once every heading is known. */
@@ -524,9 +579,9 @@ export function unlinkDanglingRefs(html: string, dangling: string[]): string {
 
 /** A whole document in memory (tests, small documents); the streaming renderer writes the same HTML page by page. */
 export function renderHtml(input: ConvertedDocument): HtmlRender {
-  const pages = [...input.pages].sort((a, b) => a.page - b.page);
-  const titleIsH1 = titleIsH1For(firstHeadingLevel(pages));
-  const preparer = createPreparer(titleIsH1);
+  const pages = documentPages(input);
+  const { titleIsH1, shift } = outlineOf(headingLevels(pages));
+  const preparer = createPreparer(titleIsH1, shift);
   const writer = createHtmlWriter(input.meta, titleIsH1, preparer.repairs);
   const body = pages.flatMap((page) => writer.page(preparer.page(page)));
   const { before, after, warnings, headings, dangling } = writer.finish(pages.length);

@@ -4,7 +4,7 @@ import PDFDocument from 'pdfkit';
 import type { Log } from '../../log.ts';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 import { blocksText } from '../page-content.ts';
-import { createPreparer, documentTitle, firstHeadingLevel, titleIsH1For } from './html.ts';
+import { createPreparer, documentTitle, headingLevels, documentPages, outlineOf } from './html.ts';
 import { FONTS, needsActualText, needsScriptLayout, shareFaces } from './pdf-fonts.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
 import { cleanText, inlineText, isRtl, validLang } from './text.ts';
@@ -555,9 +555,9 @@ export function createPdfWriter(meta: DocumentMeta, titleIsH1: boolean, out: Nod
 }
 
 async function render(input: ConvertedDocument, simple: boolean): Promise<Buffer> {
-  const pages = [...input.pages].sort((a, b) => a.page - b.page);
-  const titleIsH1 = titleIsH1For(firstHeadingLevel(pages));
-  const preparer = createPreparer(titleIsH1);
+  const pages = documentPages(input);
+  const { titleIsH1, shift } = outlineOf(headingLevels(pages));
+  const preparer = createPreparer(titleIsH1, shift);
   const chunks: Buffer[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, callback) {

@@ -1,6 +1,6 @@
 import type { ConversionReport } from '../engine.ts';
 import type { Backend, Block, DocumentMeta, PageResult } from '../model.ts';
-import type { AuditResult } from '../audit/index.ts';
+import type { AuditResult } from '../audit/audit-html.ts';
 import { pageFigures } from '../figures.ts';
 import { blocksText } from '../page-content.ts';
 import { documentTitle, type HtmlWarning } from './html.ts';

@@ -5,13 +5,14 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import type { Log } from '../../log.ts';
-import type { AuditInput, AuditResult } from '../audit/index.ts';
+import type { AuditInput, AuditResult } from '../audit/audit-html.ts';
 import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../engine.ts';
 import { describePage, type FigureDescriptions } from '../figures.ts';
 import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
+import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
-import { createHtmlWriter, createPreparer, titleIsH1For, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
+import { createHtmlWriter, createPreparer, outlineOf, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
 import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
 import { createReportBuilder, renderReportHtml, type FolioReport } from './report.ts';
@@ -54,7 +55,10 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   // OCR'd pages know their language only as they come
   const languages = createPageLanguages(meta);
   let work: Promise<{ dir: string; spool: WriteStream }> | undefined;
-  let firstHeading: number | undefined;
+  // inferred headings take their levels from the whole document, known only once every page is in
+  const headings = createDocumentHeadings(!meta.tagged);
+  // each page's headings alone (a few words per page), to settle the outline before rendering
+  const headingPages: PageResult[] = [];
   let lastPage = 0;
   let pages = 0;
   let state: 'open' | 'finishing' | 'done' = 'open';
@@ -72,7 +76,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   const readSpool = async function* (dir: string): AsyncGenerator<PageResult> {
     const lines = createInterface({ input: createReadStream(path.join(dir, 'pages.jsonl'), { encoding: 'utf8' }), crlfDelay: Infinity });
     // a footnote running over a page's foot comes as two pieces, one per page: joined as the pages are read back
-    yield* joinContinuedFootnotesInOrder(parsed(lines, languages.mark));
+    yield* joinContinuedFootnotesInOrder(parsed(lines, (page) => withHeadingLevels(languages.mark(page), headings.levelsOf(page))));
   };
 
   return {
@@ -82,7 +86,9 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       if (!(page.page > lastPage)) throw new RangeError(`page ${page.page} came after page ${lastPage}: pages must come in ascending order`);
       lastPage = page.page;
       pages++;
-      if (firstHeading === undefined) firstHeading = page.blocks.find((block) => block.kind === 'heading')?.level;
+      headings.add(page);
+      if (page.blocks.some((block) => block.kind === 'heading'))
+        headingPages.push({ ...page, blocks: page.blocks.filter((block) => block.kind === 'heading') });
       report.addPage(page);
       languages.add(page);
       const { spool } = await workspace();
@@ -97,7 +103,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       try {
         spool.end();
         await finished(spool);
-        const titleIsH1 = titleIsH1For(firstHeading);
+        const outline = outlineOf(headingPages.flatMap((page) => headings.levelsOf(page)));
         const settled = languages.meta();
         const files = {
           html: path.join(dir, 'out.html'),
@@ -107,7 +113,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         };
 
         const htmlStarted = performance.now();
-        const html = await writeHtml(settled, titleIsH1, pages, readSpool(dir), dir, files.html);
+        const html = await writeHtml(settled, outline, pages, readSpool(dir), dir, files.html);
         const htmlMs = Math.round(performance.now() - htmlStarted);
         const long = pages >= LONG_DOCUMENT_PAGES || html.slices.length > 1;
         const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices }, { long });
@@ -115,7 +121,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         auditing.catch(() => undefined);
 
         const pdfStarted = performance.now();
-        await writePdf(settled, titleIsH1, () => readSpool(dir), files.taggedPdf, options.log);
+        await writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);
         const pdfMs = Math.round(performance.now() - pdfStarted);
         const audit = await auditing;
 
@@ -154,9 +160,11 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
  * slices on part boundaries; then the shell, the body slice by slice (dead
  * footnote links dropped) and the shell's end make the final file.
  */
-async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: number, pages: AsyncIterable<PageResult>, dir: string, file: string) {
-  const preparer = createPreparer(titleIsH1);
-  const writer = createHtmlWriter(meta, titleIsH1, preparer.repairs);
+type Outline = ReturnType<typeof outlineOf>;
+
+async function writeHtml(meta: DocumentMeta, outline: Outline, pageCount: number, pages: AsyncIterable<PageResult>, dir: string, file: string) {
+  const preparer = createPreparer(outline.titleIsH1, outline.shift);
+  const writer = createHtmlWriter(meta, outline.titleIsH1, preparer.repairs);
   const bodyFile = path.join(dir, 'body.html');
   const body = createWriteStream(bodyFile);
   const slices: [number, number][] = [];
@@ -213,11 +221,11 @@ async function writeHtml(meta: DocumentMeta, titleIsH1: boolean, pageCount: numb
  * The PDF pass. If anything in the content trips pdfkit, the document is
  * drawn again from the spool as tagged paragraphs only rather than failing.
  */
-async function writePdf(meta: DocumentMeta, titleIsH1: boolean, pages: () => AsyncIterable<PageResult>, file: string, log?: Log) {
+async function writePdf(meta: DocumentMeta, outline: Outline, pages: () => AsyncIterable<PageResult>, file: string, log?: Log) {
   const draw = async (simple: boolean) => {
     const out = createWriteStream(file);
-    const preparer = createPreparer(titleIsH1);
-    const writer = createPdfWriter(meta, titleIsH1, out, simple);
+    const preparer = createPreparer(outline.titleIsH1, outline.shift);
+    const writer = createPdfWriter(meta, outline.titleIsH1, out, simple);
     try {
       for await (const page of pages()) {
         writer.page(preparer.page(page));
@@ -240,6 +248,6 @@ async function writePdf(meta: DocumentMeta, titleIsH1: boolean, pages: () => Asy
 
 /** jsdom and axe-core load only when this thread audits: with the audit in a worker, the engine's thread never holds them. */
 async function auditHere(input: AuditInput): Promise<AuditResult> {
-  const { auditHtml } = await import('../audit/index.ts');
+  const { auditHtml } = await import('../audit/audit-html.ts');
   return auditHtml(input);
 }

@@ -26,11 +26,23 @@ const UNAVAILABLE_NAMES = new Set([
   'MissingAuthenticationToken',
 ]);
 
-type SesError = { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+type SesError = { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+
+/**
+ * SES refuses mail from an identity it has not verified with a plain
+ * MessageRejected (400) whose message is all that tells it apart from a
+ * rejected message: "Email address is not verified. The following identities
+ * failed the check in region …". The specification counts an unverified
+ * sender as `unavailable`: the other provider may well send it.
+ */
+function unverifiedIdentity(error: SesError) {
+  return error.name === 'MessageRejected' && /\bnot verified\b/i.test(error.message ?? '');
+}
 
 /**
  * SES failure → kind (specification: "Provider-B classification").
- * - the names above, any 403 and 503 → unavailable;
+ * - the names above, MessageRejected for an unverified identity, any 403, 429
+ *   and 503 → unavailable;
  * - no HTTP status at all (timeout, reset, refused, abort: the request may
  *   have been written) and any other 5xx → ambiguous;
  * - other 4xx (MessageRejected, BadRequestException, NotFoundException for an
@@ -38,7 +50,7 @@ type SesError = { name?: string; code?: string; $metadata?: { httpStatusCode?: n
  */
 export function classifySesError(error: unknown): FailureKind {
   const { name, $metadata } = (error ?? {}) as SesError;
-  if (name && UNAVAILABLE_NAMES.has(name)) return 'unavailable';
+  if ((name && UNAVAILABLE_NAMES.has(name)) || unverifiedIdentity((error ?? {}) as SesError)) return 'unavailable';
   const status = $metadata?.httpStatusCode;
   if (status === undefined) return 'ambiguous';
   if (status === 403 || status === 503 || status === 429) return 'unavailable';

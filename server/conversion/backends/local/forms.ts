@@ -1,5 +1,5 @@
 import type { Block, FormField } from '../../model.ts';
-import type { Segment } from './layout.ts';
+import type { Segment } from './segments.ts';
 
 /**
  * AcroForm fields of a page (pdf.js widget annotations) as a form block:

@@ -93,3 +93,20 @@ export function safeHref(url: string | undefined): string | undefined {
   if (!url) return undefined;
   return /^(https?:|mailto:)/i.test(url) ? url : undefined;
 }
+
+/** The runs without their first `length` characters (a list marker, a footnote marker). */
+export function stripPrefix(runs: Run[], length: number): Run[] {
+  let remaining = length;
+  const out: Run[] = [];
+  for (const run of runs) {
+    const trimmed = run.text.replace(/^\s+/, '');
+    const lead = run.text.length - trimmed.length;
+    if (remaining <= 0) out.push(run);
+    else if (run.text.length - lead <= remaining - lead || run.text.length <= remaining) remaining -= run.text.length;
+    else {
+      out.push({ ...run, text: run.text.slice(remaining) });
+      remaining = 0;
+    }
+  }
+  return out;
+}

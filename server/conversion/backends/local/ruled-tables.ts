@@ -1,7 +1,7 @@
 import type { Block, TableCell } from '../../model.ts';
 import { runsToInlines, type Run } from './inline.ts';
 import { TOLERANCE, type Rule } from './drawing.ts';
-import type { Segment } from './layout.ts';
+import type { Segment } from './segments.ts';
 
 /**
  * Tables drawn with ruling lines ("lattice" tables). The page's operator

@@ -11,7 +11,7 @@
 /** A piece of a formula's text; `script` from the layout's rise (raised or lowered and smaller). */
 export type MathRun = { text: string; script?: 'sup' | 'sub' };
 
-const SYMBOLS: Record<string, string> = {
+export const SYMBOLS: Record<string, string> = {
   α: '\\alpha',
   β: '\\beta',
   γ: '\\gamma',
@@ -186,7 +186,7 @@ const SUBSCRIPTS: Record<string, string> = {
 };
 
 /** Names TeX sets upright as operators. */
-const FUNCTIONS = new Set([
+export const FUNCTIONS = new Set([
   'sin',
   'cos',
   'tan',

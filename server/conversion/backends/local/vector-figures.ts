@@ -1,5 +1,5 @@
 import type { Mark } from './drawing.ts';
-import type { Segment } from './layout.ts';
+import type { Segment } from './segments.ts';
 
 /**
  * Figures drawn with path operators (charts, diagrams) on an untagged page:

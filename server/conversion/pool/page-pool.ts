@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { DomainError, type ErrorCode } from '../../errors.ts';
-import type { AuditInput, AuditResult } from '../audit/index.ts';
+import type { AuditInput, AuditResult } from '../audit/audit-html.ts';
 import type { PageResult } from '../model.ts';
 import type { DocumentFacts, FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 

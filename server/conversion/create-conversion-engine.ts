@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { ParserBackend } from './backends/parser/index.ts';
-import type { VisionBackend } from './backends/vision/index.ts';
+import type { ParserBackend } from './backends/parser/parser-backend.ts';
+import type { VisionBackend } from './backends/vision/vision-backend.ts';
 import type { ConversionEngine, CreateConversionEngine, RenderExtras } from './engine.ts';
 import type { PageResult } from './model.ts';
-import { createPagePool, type PagePool } from './pool/index.ts';
+import { createPagePool, type PagePool } from './pool/page-pool.ts';
 import type { DocumentFacts } from './pool/protocol.ts';
-import type { AuditInput } from './audit/index.ts';
+import type { AuditInput } from './audit/audit-html.ts';
 import { zipFiles, zipOutputs } from './render/zip.ts';
 
 /**
@@ -16,8 +16,6 @@ import { zipFiles, zipOutputs } from './render/zip.ts';
  * vision conversion, and the AWS SDK only when a backend calls out. Vision and
  * parser call out, the vision backend falling back to the local one per page.
  */
-
-export type { ConversionEngine, ConversionOutputs, EngineOptions, ConvertPagesInput, ConversionReport } from './engine.ts';
 
 type Facts = { meta: DocumentFacts['meta']; labels: Map<number, string> };
 
@@ -58,7 +56,7 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     log,
     audit: async (input: AuditInput, { long }: { long: boolean }) => {
       // jsdom and axe-core load into this thread only when a worker cannot audit
-      const auditHere = async () => (await import('./audit/index.ts')).auditHtml(input);
+      const auditHere = async () => (await import('./audit/audit-html.ts')).auditHtml(input);
       if (closed) return auditHere();
       return getPool()
         .audit(input, { releaseIdle: long })
@@ -93,7 +91,7 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       }
 
       if (input.backend === 'parser') {
-        const { createParserBackend } = await import('./backends/parser/index.ts');
+        const { createParserBackend } = await import('./backends/parser/parser-backend.ts');
         parser ??= createParserBackend({ parser: options.conversion.parser, log });
         const results = await parser.convertPages(pdf, input.pages, { signal: input.signal });
         for (const result of results) {
@@ -103,9 +101,10 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
         return results;
       }
 
-      const [{ createVisionBackend }, { convertLocalPage, openPdf }] = await Promise.all([
-        import('./backends/vision/index.ts'),
-        import('./backends/local/index.ts'),
+      const [{ createVisionBackend }, { convertLocalPage }, { openPdf }] = await Promise.all([
+        import('./backends/vision/vision-backend.ts'),
+        import('./backends/local/convert-page.ts'),
+        import('./backends/local/pdf.ts'),
       ]);
       vision ??= createVisionBackend({ bedrock: options.conversion.bedrock, log });
       const doc = await openPdf(pdf);
@@ -134,13 +133,13 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     },
 
     async render(document) {
-      const { renderDocument } = await import('./render/index.ts');
+      const { renderDocument } = await import('./render/render-document.ts');
       return renderDocument(document, renderOptions());
     },
 
     openRender(meta, target, extras) {
       // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
-      const opened = import('./render/index.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
+      const opened = import('./render/stream.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
       opened.catch(() => undefined);
       return {
         add: async (page) => (await opened).add(page),

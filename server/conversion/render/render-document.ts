@@ -5,13 +5,6 @@ import type { ConversionOutputs } from '../engine.ts';
 import type { ConvertedDocument } from '../model.ts';
 import { openDocumentRender, type RenderOptions } from './stream.ts';
 
-export { zipOutputs, zipFiles } from './zip.ts';
-export { renderHtml } from './html.ts';
-export { renderTaggedPdf } from './pdf.ts';
-export { openDocumentRender } from './stream.ts';
-export type { DocumentRender, RenderedFiles, RenderTarget, RenderOptions } from './stream.ts';
-export type { FolioReport } from './report.ts';
-
 /**
  * HTML, tagged PDF, audit and report of a whole document held in memory: the
  * streaming renderer into a scratch folder, read back. Long documents should

@@ -1,0 +1,278 @@
+import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { Block, PageResult } from '../../model.ts';
+import { blocksText, classify, structuralReasons } from '../../page-content.ts';
+import { readDrawing, type OperatorList } from './drawing.ts';
+import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage } from './images.ts';
+import { inlineText } from './inline.ts';
+import { type BlockAnchor, layoutPage } from './layout.ts';
+import { fontStyle, layoutToTex } from './math-layout.ts';
+import { ocrPage } from './ocr.ts';
+import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
+import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
+import type { EdgeLines } from './running-heads.ts';
+import { buildSegments, type LinkArea } from './segments.ts';
+import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
+import { countWords, readTextLayer, type TextItem } from './text-layer.ts';
+import { hasInk, isGarbled } from './text-layer-quality.ts';
+
+/**
+ * The local backend: one page of an open pdf.js document to a PageResult,
+ * with no network. A page takes one of three ways: a tagged page is read from
+ * its structure tree, an untagged one is rebuilt from geometry, and a page
+ * without a usable text layer is read by OCR.
+ */
+
+export type LocalPageOptions = {
+  docLang: string;
+  tagged: boolean;
+  /** edge lines of nearby pages, to drop running heads and feet (createEdgeCache) */
+  neighbours?: (page: number) => Promise<EdgeLines[]>;
+  /** records this page's own edge lines for its neighbours */
+  rememberEdges?: (page: number, items: { text: string; y: number }[]) => void;
+  /** the page's text layer when already read (a neighbour's running-head check read it), so it is not read twice */
+  takeTextLayer?: (page: number) => TextItem[] | undefined;
+  /** OCR pages without a text layer (default true) */
+  ocr?: boolean;
+};
+
+/** A page with fewer words than this in its text layer, but ink on it, is treated as a scan. */
+const MIN_TEXT_WORDS = 3;
+
+/** What every way of converting a page starts from. */
+type PageInput = {
+  doc: PDFDocumentProxy;
+  page: PDFPageProxy;
+  pageNumber: number;
+  options: LocalPageOptions;
+  items: TextItem[];
+  textLayerWords: number;
+  linkById: Map<string, string>;
+  linkAreas: LinkArea[];
+  /** the page's annotations: links above, form widgets read by the way the page takes */
+  annotations: (WidgetAnnotation & { id?: string; url?: string })[];
+  /** the page's box (its /CropBox or /MediaBox): layout works from its lower-left corner */
+  view: { x0: number; y0: number; x1: number; y1: number };
+  budget: ReturnType<typeof createImageBudget>;
+};
+
+/** What a way of converting a page found. */
+type Converted = { blocks: Block[]; warnings: string[]; reasons: string[]; ocr?: { lang: string }; form?: PageForm };
+
+export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number, options: LocalPageOptions & { label?: string }): Promise<PageResult> {
+  const started = performance.now();
+  const page = await doc.getPage(pageNumber);
+  try {
+    const input = await readPage(doc, page, pageNumber, options);
+    const layerText = input.items
+      .filter((item) => !item.artifact)
+      .map((item) => item.text)
+      .join(' ');
+    const garbled = isGarbled(layerText);
+    // the operator list is the costliest read of a page: only untagged pages and pages without text need it
+    const tree =
+      options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
+    const list = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
+    const images = list ? findImages(list) : [];
+    let converted: Converted;
+    if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
+      converted = await convertScannedPage(input, garbled);
+    } else if (tree?.children?.length) {
+      converted = await convertTaggedPage(input, tree);
+    } else {
+      converted = await convertUntaggedPage(input, list, images);
+    }
+    // a tagged or scanned page keeps its fields too, after its content
+    if (!converted.form) {
+      const form = readPageForm(shiftWidgets(input.annotations, 0, 0), [], pageNumber);
+      if (form) converted.blocks.push(form.block);
+    }
+    return finishPage(input, converted, options.label, started);
+  } finally {
+    page.cleanup();
+  }
+}
+
+/** The page's text layer and links, read once for whichever way the page takes. */
+async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, options: LocalPageOptions): Promise<PageInput> {
+  const items = options.takeTextLayer?.(pageNumber) ?? (await readTextLayer(page));
+  options.rememberEdges?.(pageNumber, items);
+  const annotations = (await page.getAnnotations().catch(() => [])) as PageInput['annotations'];
+  const linkById = new Map<string, string>();
+  const linkAreas: LinkArea[] = [];
+  for (const annotation of annotations) {
+    if (annotation.subtype !== 'Link' || !annotation.url || !/^(https?:|mailto:)/i.test(annotation.url)) continue;
+    if (annotation.id) linkById.set(annotation.id, annotation.url);
+    if (annotation.rect?.length === 4) linkAreas.push({ href: annotation.url, rect: annotation.rect as [number, number, number, number] });
+  }
+  const textLayerWords = countWords(
+    items
+      .filter((item) => !item.artifact)
+      .map((item) => item.text)
+      .join(' '),
+  );
+  const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
+  return { doc, page, pageNumber, options, items, textLayerWords, linkById, linkAreas, annotations, view: { x0, y0, x1, y1 }, budget: createImageBudget() };
+}
+
+/** A page with no text layer, or one that cannot be read: its picture, read by OCR. */
+async function convertScannedPage(input: PageInput, garbled: boolean): Promise<Converted> {
+  const { doc, page, pageNumber, options } = input;
+  const result = await ocrPage(doc, page, pageNumber, options.docLang);
+  const why = garbled ? 'text layer cannot be read (a font without a Unicode map)' : 'has no text layer';
+  const turned = result.turned ? `, the scan turned ${result.turned}° to read it` : '';
+  return {
+    blocks: result.blocks,
+    reasons: ['ocr'],
+    warnings: [
+      `page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`,
+    ],
+    ocr: { lang: result.lang },
+  };
+}
+
+/** A tagged page from its structure tree; text the tags forgot (untagged content that is not an artifact) follows it, laid out. */
+async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Converted> {
+  const { page, pageNumber, options, items, view } = input;
+  const warnings: string[] = [];
+  const textById = textByMarkedContent(items);
+  const figureImages = await taggedFigureImages(page, tree, items, input.budget);
+  const blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: input.linkById, figureImages });
+  const referenced = referencedIds(tree);
+  const forgotten = items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
+  if (countWords(forgotten.map((item) => item.text).join(' ')) >= 3) {
+    const extra = layoutPage(buildSegments(forgotten, input.linkAreas), { page: pageNumber, pageWidth: view.x1 - view.x0, pageHeight: view.y1 - view.y0 });
+    blocks.push(...extra.blocks);
+    warnings.push(`page ${pageNumber}: some text is not in the structure tree; it was placed after the tagged content`);
+  }
+  return { blocks, warnings, reasons: [] };
+}
+
+/** An untagged page rebuilt from geometry (layoutPage), with its figures placed among the blocks. */
+async function convertUntaggedPage(input: PageInput, list: OperatorList | null, images: PlacedImage[]): Promise<Converted> {
+  const { page, pageNumber, options, view } = input;
+  const { x0, y0, x1, y1 } = view;
+  const shifted = input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
+  const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
+  const segments = buildSegments(
+    shifted,
+    input.linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
+  );
+  // field labels leave the flow: the form says them beside their values
+  const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);
+  const layout = layoutPage(form ? segments.filter((segment) => !form.labels.has(segment)) : segments, {
+    page: pageNumber,
+    pageWidth: x1 - x0,
+    pageHeight: y1 - y0,
+    neighbours,
+    rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+    boldFonts: boldFontIds(page, shifted),
+    marks:
+      x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
+  });
+  if (layout.blocks.some((block) => block.kind === 'formula')) await texFromGlyphs(page, layout.blocks, layout.anchors, shifted);
+  const { blocks, needingAlt } = await addUntaggedFigures(
+    page,
+    pageNumber,
+    layout,
+    images,
+    { x0, y0, pageArea: (x1 - x0) * (y1 - y0) },
+    input.budget,
+    form ? [form] : [],
+  );
+  return {
+    blocks,
+    ...(form ? { form } : {}),
+    reasons: layout.multiColumn ? ['multi-column'] : [],
+    warnings: needingAlt > 0 ? [`page ${pageNumber}: ${needingAlt} image(s) need alt text`] : [],
+  };
+}
+
+/** The page's result: warnings every way shares, its classification, and empty paragraphs dropped. */
+function finishPage(input: PageInput, converted: Converted, label: string | undefined, started: number): PageResult {
+  const { pageNumber, textLayerWords, budget } = input;
+  const { blocks, warnings, reasons } = converted;
+  if (blocks.some((block) => block.kind === 'figure' && block.needsAlt) && !warnings.some((warning) => warning.includes('alt text'))) {
+    warnings.push(`page ${pageNumber}: figure(s) without alt text`);
+  }
+  if (budget.capped) {
+    warnings.push(
+      `page ${pageNumber}: more images than a page may carry (${MAX_IMAGES_PER_PAGE}, ${Math.round(MAX_IMAGE_BASE64_PER_PAGE / 1024 / 1024)} MB); the rest are kept as figures without their picture`,
+    );
+  }
+  const uncertain = blocks.filter((block) => block.kind === 'table' && block.uncertain).length;
+  if (uncertain > 0) warnings.push(`page ${pageNumber}: ${uncertain} table(s) inferred from layout; check their structure`);
+  const structural = structuralReasons(blocks);
+  const allReasons = [...structural, ...reasons.filter((reason) => !structural.includes(reason))];
+  if (!converted.ocr && textLayerWords > 0 && countWords(blocksText(blocks)) < textLayerWords * 0.8) allReasons.push('low-coverage');
+  return {
+    page: pageNumber,
+    label: label ?? String(pageNumber),
+    backend: 'local',
+    classification: classify(allReasons),
+    reasons: allReasons,
+    blocks: blocks.filter((block) => block.kind !== 'paragraph' || inlineText(block.content).trim() !== ''),
+    warnings,
+    textLayerWords,
+    ocr: converted.ocr !== undefined,
+    ...(converted.ocr ? { lang: converted.ocr.lang } : {}),
+    timings: { ms: Math.round(performance.now() - started) },
+    costUsd: 0,
+  };
+}
+
+/**
+ * A display formula's TeX read again from its glyphs' positions and fonts
+ * (math-layout.ts): scripts, stacked fractions, limits, bold vectors and
+ * operator names the line's text alone cannot show. Kept only when KaTeX
+ * reads it; otherwise the TeX from the text stays.
+ */
+async function texFromGlyphs(page: PDFPageProxy, blocks: Block[], anchors: Map<Block, BlockAnchor>, items: TextItem[]): Promise<void> {
+  const { default: katex } = await import('katex');
+  const styles = new Map<string, { bold: boolean; italic: boolean }>();
+  const styleOf = (font: string) => {
+    if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
+    return styles.get(font)!;
+  };
+  for (const block of blocks) {
+    const anchor = anchors.get(block);
+    if (block.kind !== 'formula' || !anchor) continue;
+    const near = items.filter(
+      (item) => !item.artifact && item.x >= anchor.x - 1 && item.x <= anchor.right + 1 && item.y <= anchor.top && item.y >= anchor.top - 40,
+    );
+    if (near.length === 0) continue;
+    const size = Math.max(...near.map((item) => item.size));
+    const baseline = anchor.top - size;
+    const glyphs = near
+      .filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9)
+      .map((item) => ({ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) }));
+    const tex = layoutToTex(glyphs);
+    if (!tex) continue;
+    try {
+      katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
+      block.tex = tex;
+    } catch {
+      // KaTeX cannot read it: the TeX from the text stays
+    }
+  }
+}
+
+function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): WidgetAnnotation[] {
+  return annotations.map((annotation) =>
+    annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation,
+  );
+}
+
+/**
+ * Which of the page's fonts are bold, from the names pdf.js loaded with the
+ * operator list ("ABCDEF+Helvetica-Bold"); fonts not loaded count as regular.
+ */
+function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  const bold = new Set<string>();
+  for (const id of new Set(items.map((item) => item.font))) {
+    if (!page.commonObjs.has(id)) continue;
+    const font = page.commonObjs.get(id) as { name?: string; bold?: boolean } | null;
+    if (font?.bold || /bold|black|heavy|semibold|demi/i.test(font?.name ?? '')) bold.add(id);
+  }
+  return bold;
+}

@@ -1,0 +1,71 @@
+import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { DocumentMeta } from '../../model.ts';
+import { detectLanguage } from './language.ts';
+import { cleanString, openPdf } from './pdf.ts';
+import type { StructNode } from './tagged.ts';
+import { readTextLayer } from './text-layer.ts';
+import { isUsableTitle, largestText, undoubled } from './title.ts';
+
+/** What every page of a document needs to know: title, language, whether it is tagged, page labels. */
+
+export async function inspectDocument(pdf: Uint8Array, sourceName = 'document.pdf'): Promise<DocumentMeta> {
+  const doc = await openPdf(pdf);
+  try {
+    return await readMeta(doc, sourceName);
+  } finally {
+    await doc.loadingTask.destroy();
+  }
+}
+
+export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promise<DocumentMeta> {
+  const { info, metadata } = (await doc.getMetadata().catch(() => ({ info: {}, metadata: null }))) as {
+    info: Record<string, unknown>;
+    metadata: { get(name: string): unknown } | null;
+  };
+  const markInfo = (await doc.getMarkInfo().catch(() => null)) as Map<string, unknown> | { Marked?: boolean } | null;
+  const marked = markInfo instanceof Map ? markInfo.get('Marked') === true : markInfo?.Marked === true;
+  let tagged = marked;
+  if (!tagged) {
+    // some producers write a structure tree without /MarkInfo
+    const first = await doc.getPage(1);
+    tagged = !!((await first.getStructTree().catch(() => null)) as StructNode | null)?.children?.length;
+    first.cleanup();
+  }
+  const title =
+    [undoubled(cleanString(metadata?.get('dc:title'))), cleanString(info.Title)].find((candidate) => isUsableTitle(candidate, sourceName)) ||
+    (await firstPageTitle(doc)) ||
+    titleFromName(sourceName);
+  let lang = cleanString(info.Language);
+  if (!lang) {
+    let sample = '';
+    for (let number = 1; number <= Math.min(doc.numPages, 3) && sample.length < 4000; number++) {
+      const page = await doc.getPage(number);
+      const content = await page.getTextContent();
+      sample += ` ${content.items.map((item) => ('str' in item ? item.str : '')).join(' ')}`;
+      page.cleanup();
+    }
+    lang = detectLanguage(sample, 'en');
+  }
+  const author = cleanString(metadata?.get('dc:creator')) || cleanString(info.Author);
+  const subject = cleanString(metadata?.get('dc:description')) || cleanString(info.Subject);
+  return { title, lang, pageCount: doc.numPages, tagged, ...(author ? { author } : {}), ...(subject ? { subject } : {}), sourceName };
+}
+
+async function firstPageTitle(doc: PDFDocumentProxy): Promise<string | undefined> {
+  const page = await doc.getPage(1);
+  try {
+    return largestText(await readTextLayer(page));
+  } catch {
+    return undefined;
+  } finally {
+    page.cleanup();
+  }
+}
+
+function titleFromName(name: string): string {
+  return name.replace(/^.*[\\/]/, '').replace(/\.pdf$/i, '') || 'Untitled document';
+}
+
+export async function pageLabels(doc: PDFDocumentProxy): Promise<string[] | null> {
+  return (await doc.getPageLabels().catch(() => null)) as string[] | null;
+}

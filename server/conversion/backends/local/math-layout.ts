@@ -1,0 +1,222 @@
+import { FUNCTIONS, SYMBOLS } from './tex.ts';
+
+/**
+ * TeX of a displayed formula from where and in which font its glyphs are
+ * drawn, not only from its text: a glyph raised and smaller is a superscript
+ * of the glyph before it, lowered a subscript; glyphs of full size stacked
+ * above and below the baseline (with or without the fraction bar between
+ * them) are a fraction's numerator and denominator; glyphs over and under a
+ * big operator are its limits; a radical sign takes what its overbar covers.
+ * Fonts say what the text cannot: a bold letter is a vector (\mathbf), an
+ * upright run of letters is an operator name (\operatorname{Ann}, \sin).
+ * Returns undefined when a glyph has no TeX we are sure of.
+ */
+
+export type MathGlyph = { text: string; x: number; y: number; width: number; size: number; bold: boolean; italic: boolean };
+/** A horizontal line drawn in the formula: a fraction bar or a radical's overbar. */
+export type MathBar = { x1: number; x2: number; y: number };
+
+type Glyph = MathGlyph & { right: number };
+
+/** Below this share of the main size a glyph is a script or a limit. */
+const SCRIPT_SIZE = 0.85;
+/** A glyph this far (share of the size) from the baseline is off it. */
+const OFF_BASELINE = 0.12;
+/** Numerators and denominators sit at least this far (share of the size) from the baseline. */
+const STACKED = 0.4;
+const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂']);
+
+/** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"). */
+export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean } {
+  const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
+  return {
+    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d/i.test(bare),
+    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic/i.test(bare),
+  };
+}
+
+/** Splits text items into one glyph per character, sharing each item's width; spaces are dropped. */
+function glyphsOf(items: MathGlyph[]): Glyph[] {
+  const out: Glyph[] = [];
+  for (const item of items) {
+    const chars = [...item.text];
+    const step = chars.length > 0 ? item.width / chars.length : 0;
+    chars.forEach((char, index) => {
+      if (/\s|\u200b/.test(char)) return;
+      const x = item.x + step * index;
+      out.push({ ...item, text: char, x, width: step, right: x + step });
+    });
+  }
+  return out;
+}
+
+export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | undefined {
+  const glyphs = glyphsOf(items);
+  if (glyphs.length === 0) return undefined;
+  const tex = row(glyphs, bars);
+  return tex?.replace(/\s+/g, ' ').trim() || undefined;
+}
+
+/** The size most glyphs have, and the baseline most of those glyphs sit on. */
+function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
+  const count = new Map<number, number>();
+  for (const glyph of glyphs) count.set(Math.round(glyph.size * 2) / 2, (count.get(Math.round(glyph.size * 2) / 2) ?? 0) + 1);
+  const max = Math.max(...count.keys());
+  // the biggest size that is common; a formula's body is its biggest common size, scripts are smaller
+  const size = [...count.entries()].filter(([, n]) => n * 4 >= glyphs.length || n >= 2).sort((a, b) => b[0] - a[0])[0]?.[0] ?? max;
+  const ys = new Map<number, number>();
+  for (const glyph of glyphs) if (Math.abs(glyph.size - size) <= size * 0.1) ys.set(Math.round(glyph.y), (ys.get(Math.round(glyph.y)) ?? 0) + 1);
+  const baseline = [...ys.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+  return { size, baseline };
+}
+
+type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[] };
+
+function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
+  if (glyphs.length === 0) return '';
+  const { size, baseline } = mainLine(glyphs);
+  const onLine: Glyph[] = [];
+  const above: Glyph[] = [];
+  const below: Glyph[] = [];
+  const small: Glyph[] = [];
+  for (const glyph of glyphs) {
+    const rise = glyph.y - baseline;
+    if (glyph.size < size * SCRIPT_SIZE) small.push(glyph);
+    else if (Math.abs(rise) <= size * OFF_BASELINE) onLine.push(glyph);
+    else if (rise >= size * STACKED) above.push(glyph);
+    else if (rise <= -size * STACKED) below.push(glyph);
+    else onLine.push(glyph);
+  }
+  const atoms: Atom[] = [];
+  // fractions: each stack of full-size glyphs above and below the line, over the same stretch
+  const stacks = stacksOf(above, below, small, baseline, size);
+  for (const stack of stacks) {
+    const top = row(stack.top, bars);
+    const bottom = row(stack.bottom, bars);
+    if (top === undefined || bottom === undefined || top === '' || bottom === '') return undefined;
+    atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
+  }
+  for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
+  atoms.sort((a, b) => a.x - b.x);
+  // scripts and limits go to the atom they follow (or, for limits, stand over)
+  const inStacks = new Set(stacks.flatMap((stack) => [...stack.top, ...stack.bottom]));
+  for (const glyph of small.filter((entry) => !inStacks.has(entry)).sort((a, b) => a.x - b.x)) {
+    const owner =
+      atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && glyph.x >= atom.x - size * 0.5 && glyph.x <= atom.right + size * 0.8) ??
+      [...atoms].reverse().find((atom) => atom.x <= glyph.x + size * 0.1);
+    if (!owner) return undefined;
+    (glyph.y > baseline ? owner.sup : owner.sub).push(glyph);
+  }
+  // the script glyphs of one atom follow each other; an atom whose scripts are empty stays as it is
+  const parts: string[] = [];
+  let word: Glyph[] = [];
+  const flushWord = () => {
+    if (word.length > 0) parts.push(wordTex(word));
+    word = [];
+  };
+  for (const [index, atom] of atoms.entries()) {
+    const glyph = atom.base;
+    const scripts = scriptsTex(atom, bars);
+    if (scripts === undefined) return undefined;
+    if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && scripts === '') {
+      // upright letters next to each other are one name ("Ann", "sin"); a gap ends it
+      const previous = word.at(-1);
+      if (previous && glyph.x - previous.right > size * 0.25) flushWord();
+      word.push(glyph);
+      const next = atoms[index + 1]?.base;
+      if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold) flushWord();
+      continue;
+    }
+    flushWord();
+    const body = glyph ? glyphTex(glyph) : atom.tex;
+    if (body === undefined) return undefined;
+    parts.push(`${body}${scripts}`);
+  }
+  flushWord();
+  return joinTex(parts);
+}
+
+/** Stacks of glyphs above and below the line over the same x stretch: fractions. */
+function stacksOf(above: Glyph[], below: Glyph[], small: Glyph[], baseline: number, size: number) {
+  const stacks: { x: number; right: number; top: Glyph[]; bottom: Glyph[] }[] = [];
+  const clusters = (list: Glyph[]) => {
+    const sorted = [...list].sort((a, b) => a.x - b.x);
+    const out: Glyph[][] = [];
+    for (const glyph of sorted) {
+      const last = out.at(-1);
+      if (last && glyph.x - Math.max(...last.map((entry) => entry.right)) < size * 0.6) last.push(glyph);
+      else out.push([glyph]);
+    }
+    return out;
+  };
+  const tops = clusters(above);
+  const bottoms = clusters(below);
+  for (const top of tops) {
+    const x = Math.min(...top.map((glyph) => glyph.x));
+    const right = Math.max(...top.map((glyph) => glyph.right));
+    const bottom = bottoms.find(
+      (candidate) => Math.min(...candidate.map((glyph) => glyph.x)) < right && Math.max(...candidate.map((glyph) => glyph.right)) > x,
+    );
+    if (!bottom) continue;
+    const left = Math.min(x, ...bottom.map((glyph) => glyph.x));
+    const end = Math.max(right, ...bottom.map((glyph) => glyph.right));
+    // the small glyphs riding on the numerator or denominator (an index, an exponent) belong to them
+    const riders = (part: Glyph[]) => {
+      const level = part[0]!.y;
+      return small.filter(
+        (glyph) =>
+          glyph.x >= left - 1 &&
+          glyph.x <= end + size * 0.5 &&
+          Math.abs(glyph.y - level) <= size * 0.6 &&
+          Math.sign(glyph.y - baseline) === Math.sign(level - baseline),
+      );
+    };
+    stacks.push({ x: left, right: end, top: [...top, ...riders(top)], bottom: [...bottom, ...riders(bottom)] });
+  }
+  return stacks;
+}
+
+function scriptsTex(atom: Atom, bars: MathBar[]): string | undefined {
+  let out = '';
+  for (const [mark, list] of [
+    ['_', atom.sub],
+    ['^', atom.sup],
+  ] as const) {
+    if (list.length === 0) continue;
+    const inner = row(list, bars);
+    if (inner === undefined) return undefined;
+    if (mark === '^' && /^'+$/.test(inner)) out += inner;
+    else out += `${mark}{${inner}}`;
+  }
+  return out;
+}
+
+function glyphTex(glyph: Glyph): string | undefined {
+  const char = glyph.text;
+  if (/^[A-Za-z]$/.test(char)) return glyph.bold ? `\\mathbf{${char}}` : char;
+  if (/^\d$/.test(char)) return glyph.bold ? `\\mathbf{${char}}` : char;
+  const symbol = SYMBOLS[char];
+  if (symbol !== undefined) {
+    if (glyph.bold && /^\\[a-zA-Z]+$/.test(symbol) && /[\u0370-\u03ff]/u.test(char)) return `\\boldsymbol{${symbol}}`;
+    return symbol;
+  }
+  if (/^[+\-=<>()[\],.;:!|/*]$/.test(char)) return char;
+  if (char === '{' || char === '}') return `\\${char}`;
+  return undefined;
+}
+
+function wordTex(word: Glyph[]): string {
+  const name = word.map((glyph) => glyph.text).join('');
+  if (name.length === 1) return name;
+  return FUNCTIONS.has(name) ? `\\${name}` : `\\operatorname{${name}}`;
+}
+
+/** Joins pieces, with a space only where a command name would run into a letter. */
+function joinTex(parts: string[]): string {
+  let out = '';
+  for (const part of parts) {
+    if (/\\[a-zA-Z]+$/.test(out) && /^[a-zA-Z]/.test(part)) out += ' ';
+    out += part;
+  }
+  return out;
+}

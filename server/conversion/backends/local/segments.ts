@@ -1,0 +1,122 @@
+import type { Run } from './inline.ts';
+import type { TextItem } from './text-layer.ts';
+
+/**
+ * The first pass over an untagged page: text items grouped into lines
+ * (baselines within half a line) and lines cut into segments where the gap
+ * is wider than a word space (column gutters, table cells). Every later pass
+ * works on segments.
+ */
+
+export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
+export type LinkArea = { href: string; rect: [number, number, number, number] };
+
+export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
+  const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
+  usable.sort((a, b) => b.y - a.y || a.x - b.x);
+  // 1. lines: items whose baselines are within half a line of each other (superscripts and subscripts join their line)
+  const lines: { y: number; size: number; items: TextItem[] }[] = [];
+  for (const item of usable) {
+    const line = lines.at(-1);
+    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5)) {
+      line.items.push(item);
+      // the line's baseline and size are those of its biggest text, not of a superscript
+      if (item.size > line.size && item.text.trim().length > 0) {
+        line.size = item.size;
+        line.y = item.y;
+      }
+    } else {
+      lines.push({ y: item.y, size: item.size, items: [item] });
+    }
+  }
+  // a superscript at the end of a word in one column can fall within half a line of the other column's baseline
+  // above: it belongs to the line just below it, beside whose text it sits
+  for (let index = 0; index + 1 < lines.length; index++) {
+    const line = lines[index]!;
+    const next = lines[index + 1]!;
+    const moved = line.items.filter(
+      (item) =>
+        line.y - item.y > line.size * 0.3 &&
+        item.size < line.size * 0.9 &&
+        item.y - next.y > 0 &&
+        item.y - next.y <= next.size * 0.6 &&
+        next.items.some((other) => item.x >= other.x - next.size && item.x <= other.x + other.width + next.size),
+    );
+    if (moved.length === 0) continue;
+    line.items = line.items.filter((item) => !moved.includes(item));
+    next.items.push(...moved);
+  }
+  // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
+  const segments: Segment[] = [];
+  for (const line of lines) {
+    line.items.sort((a, b) => a.x - b.x);
+    let current: Segment | undefined;
+    let longest = 0;
+    for (const item of line.items) {
+      // pdf.js writes a wide gap as a space item of that width: a cell or column boundary, not a word space
+      if (item.text.trim() === '' && item.width > line.size * 1.1) {
+        current = undefined;
+        continue;
+      }
+      const gap = current ? item.x - current.right : 0;
+      if (current && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
+        const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
+        const text = (needsSpace ? ' ' : '') + item.text;
+        current.text += text;
+        current.right = Math.max(current.right, item.x + item.width);
+        current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
+        // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
+        if (item.text.trim().length > longest) {
+          longest = item.text.trim().length;
+          current.size = item.size;
+          current.font = item.font;
+        }
+        continue;
+      }
+      longest = item.text.trim().length;
+      current = {
+        x: item.x,
+        right: item.x + item.width,
+        y: line.y,
+        size: item.size,
+        font: item.font,
+        text: item.text,
+        runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
+      };
+      segments.push(current);
+    }
+  }
+  for (const segment of segments) segment.text = segment.text.trim();
+  return segments.filter((segment) => segment.text !== '');
+}
+
+/** A superscript: clearly above its line's baseline and smaller than its text; a subscript: below it and smaller. */
+function scriptOf(item: TextItem, line: { y: number; size: number }): { sup?: true; sub?: true } {
+  if (item.size >= line.size * 0.9 || item.text.trim() === '') return {};
+  if (item.y - line.y > line.size * 0.2) return { sup: true };
+  if (line.y - item.y > line.size * 0.1) return { sub: true };
+  return {};
+}
+
+function hrefAt(links: LinkArea[], item: TextItem): string | undefined {
+  const cx = item.x + item.width / 2;
+  const cy = item.y + item.size * 0.3;
+  for (const link of links) {
+    const [x1, y1, x2, y2] = link.rect;
+    if (cx >= Math.min(x1, x2) && cx <= Math.max(x1, x2) && cy >= Math.min(y1, y2) - 1 && cy <= Math.max(y1, y2) + 1) return link.href;
+  }
+  return undefined;
+}
+
+/** Body text size: the size carrying the most characters. */
+export function bodySize(segments: Segment[]): number {
+  const weight = new Map<number, number>();
+  for (const segment of segments) {
+    const key = Math.round(segment.size * 2) / 2;
+    weight.set(key, (weight.get(key) ?? 0) + segment.text.length);
+  }
+  let best = 10;
+  let bestWeight = -1;
+  for (const [size, count] of weight) if (count > bestWeight) [best, bestWeight] = [size, count];
+  return best;
+}

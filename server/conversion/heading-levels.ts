@@ -1,0 +1,135 @@
+import type { Block, PageResult } from './model.ts';
+import { blocksText } from './page-content.ts';
+
+/**
+ * Heading levels for a whole document whose headings were inferred from the
+ * page (untagged local pages), not given by its author: a page alone cannot
+ * know whether its biggest line is a chapter or a subsection. Section
+ * numbering decides first ("Part II" > "Chapter 3" > "1" > "1.1" > "1.3.1",
+ * Docling's and the layout notes' order); headings without a number take the
+ * level of the numbered headings set in the same style, else a level from
+ * the document's own hierarchy of heading styles (bigger first, bold before
+ * regular at one size).
+ */
+
+type Level = 1 | 2 | 3 | 4 | 5 | 6;
+type HeadingStyle = { size: number; bold: boolean };
+type Heading = Extract<Block, { kind: 'heading' }>;
+
+/** Depth of a heading's section number: "Chapter 2" 1, "3" 1, "3.2" 2, "3.2.1" 3, "A.1" 2; undefined when it has none. */
+export function numberingDepth(text: string): { depth: number; family: 'part' | 'chapter' | 'dotted' } | undefined {
+  const trimmed = text.trim();
+  if (/^(part|teil|partie)\s+([IVXLC]+|\d+)\b/i.test(trimmed)) return { depth: 1, family: 'part' };
+  if (/^(chapter|kapitel|chapitre|cap[ií]tulo|appendix|anhang|annexe)\s+([IVXLC]+|\d+|[A-Z])\b/i.test(trimmed)) return { depth: 1, family: 'chapter' };
+  const dotted = /^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,5})\.?\s+\p{Lu}/u.exec(trimmed);
+  if (!dotted) return undefined;
+  const parts = dotted[1]!.split('.');
+  // a lone capital letter is a word ("A Study of…"), not a section number, unless it has sub-numbers (A.1)
+  if (parts.length === 1 && /^[A-Z]$/.test(parts[0]!)) return undefined;
+  return { depth: parts.length, family: 'dotted' };
+}
+
+const styleKey = (style: HeadingStyle) => `${Math.round(style.size * 2) / 2}:${style.bold ? 'b' : 'r'}`;
+
+export type DocumentHeadings = {
+  /** remembers one page's headings (call in page order) */
+  add(page: PageResult): void;
+  /** the level each heading of a page gets, in block order (nested headings included) */
+  levelsOf(page: PageResult): Level[];
+};
+
+/**
+ * Collects the headings of a document page by page, then gives each its
+ * document-wide level. `inferred` false (a tagged source, a model that read
+ * the page) keeps every level as the backend gave it.
+ */
+export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
+  const numberedStyles = new Map<string, number[]>();
+  const styles = new Map<string, HeadingStyle>();
+  let families = new Set<string>();
+  const visit = (blocks: Block[], each: (heading: Heading) => void) => {
+    for (const block of blocks) {
+      if (block.kind === 'heading') each(block);
+      else if (block.kind === 'blockquote') visit(block.children, each);
+    }
+  };
+  let plan: Map<string, Level> | undefined;
+  const settle = () => {
+    if (plan) return plan;
+    // numbered styles first: a style used for depth-d numbers is level d (the commonest depth wins)
+    plan = new Map<string, Level>();
+    for (const [key, depths] of numberedStyles) {
+      const counts = new Map<number, number>();
+      for (const depth of depths) counts.set(depth, (counts.get(depth) ?? 0) + 1);
+      const depth = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+      plan.set(key, clamp(depth));
+    }
+    // the other styles by prominence; each goes just under the deepest numbered style more prominent than it
+    const ranked = [...styles.entries()].sort((a, b) => b[1].size - a[1].size || Number(b[1].bold) - Number(a[1].bold));
+    let last = 0;
+    for (const [key] of ranked) {
+      const known = plan.get(key);
+      if (known !== undefined) {
+        last = known;
+        continue;
+      }
+      last = Math.min(6, last + 1);
+      plan.set(key, clamp(last));
+    }
+    return plan;
+  };
+  // a heading without a style (its backend did not say how it is set) keeps its own level unless it is numbered
+  const styleOf = (heading: Heading): HeadingStyle | undefined => heading.style;
+  const ours = (page: PageResult) => inferred && page.backend === 'local';
+  return {
+    add(page) {
+      if (!ours(page)) return;
+      plan = undefined;
+      visit(page.blocks, (heading) => {
+        const style = styleOf(heading);
+        const numbering = numberingDepth(blocksText([heading]));
+        if (numbering) families = new Set([...families, numbering.family]);
+        if (!style) return;
+        const key = styleKey(style);
+        styles.set(key, style);
+        if (numbering?.family === 'dotted') numberedStyles.set(key, [...(numberedStyles.get(key) ?? []), numbering.depth]);
+      });
+    },
+    levelsOf(page) {
+      const levels: Level[] = [];
+      if (!ours(page)) {
+        visit(page.blocks, (heading) => levels.push(heading.level));
+        return levels;
+      }
+      const levelByStyle = settle();
+      // a part is above chapters; "Chapter 1" and "1" are the same depth (its sections are "1.1", "1.2")
+      const under = families.has('part') ? 1 : 0;
+      visit(page.blocks, (heading) => {
+        const numbering = numberingDepth(blocksText([heading]));
+        if (numbering?.family === 'part') levels.push(1);
+        else if (numbering) levels.push(clamp(numbering.depth + under));
+        else {
+          const style = styleOf(heading);
+          levels.push(style ? clamp((levelByStyle.get(styleKey(style)) ?? heading.level) + under) : heading.level);
+        }
+      });
+      return levels;
+    },
+  };
+}
+
+function clamp(level: number): Level {
+  return Math.min(6, Math.max(1, Math.round(level))) as Level;
+}
+
+/** The page with its headings at the levels given, in block order. */
+export function withHeadingLevels(page: PageResult, levels: Level[]): PageResult {
+  let index = 0;
+  const walk = (blocks: Block[]): Block[] =>
+    blocks.map((block) => {
+      if (block.kind === 'heading') return { ...block, level: levels[index++] ?? block.level };
+      if (block.kind === 'blockquote') return { ...block, children: walk(block.children) };
+      return block;
+    });
+  return { ...page, blocks: walk(page.blocks) };
+}
