@@ -7,11 +7,12 @@ import { webhookDeps as buildWebhookDeps, type WebhookDeps, type WebhookOverride
 import { DELIVER_QUEUE, DeliverJob, DRAIN_QUEUE, NOTICE_QUEUE, NoticeJob } from '../../server/webhooks/webhooks.jobs.ts';
 
 /**
- * Delivery jobs are fetched in batches (one query fetches, one completes) and
- * their POSTs run concurrently; several batches are in flight at once so one
- * slow receiver holds up only the batch it is in, for at most its timeout.
+ * Delivery jobs (a first-attempt job names up to 50 deliveries) are fetched
+ * two at a time and their POSTs run concurrently; several batches are in
+ * flight at once so one slow receiver holds up only the batch it is in, for
+ * at most its timeout.
  */
-const DELIVERY_WORK = { batchSize: 50, localConcurrency: 6, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, perJobResults: true } as const;
+const DELIVERY_WORK = { batchSize: 2, localConcurrency: 6, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, perJobResults: true } as const;
 
 export type WebhookWorkerOptions = {
   overrides?: WebhookOverrides;
@@ -35,20 +36,22 @@ export async function registerWebhookJobs(deps: Deps, options: WebhookWorkerOpti
 
   await deps.boss.work(DELIVER_QUEUE, DELIVERY_WORK, async (jobs) => {
     const parsed = jobs.map((job) => ({ id: job.id, data: DeliverJob.safeParse(job.data) }));
-    const valid = parsed.flatMap((job) => (job.data.success ? [{ id: job.id, data: job.data.data }] : []));
-    const results = await attemptWebhookDeliveries(
-      webhookDeps,
-      valid.map((job) => job.data),
+    const items = parsed.flatMap((job) =>
+      job.data.success ? job.data.data.deliveryIds.map((deliveryId) => ({ jobId: job.id, deliveryId, attempt: job.data.data!.attempt })) : [],
     );
-    const byId = new Map(valid.map((job, index) => [job.id, results[index]!]));
+    const results = await attemptWebhookDeliveries(webhookDeps, items);
+    // A job is done when each of its deliveries was attempted and recorded (or skipped); one that could
+    // not be (a database error) fails the job, whose retry skips what was recorded.
+    const failures = new Map<string, unknown>();
+    results.forEach((result, index) => {
+      if (result.status === 'rejected') failures.set(items[index]!.jobId, result.reason);
+    });
     return parsed.map((job) => {
-      const result = byId.get(job.id);
-      if (!result) return { id: job.id, status: 'failed' as const, output: { error: 'unreadable job payload' } };
-      if (result.status === 'rejected') {
-        deps.log.error({ err: result.reason, jobId: job.id }, 'webhook attempt failed to run; the queue retries it');
-        return { id: job.id, status: 'failed' as const };
-      }
-      return { id: job.id, status: 'completed' as const, output: { result: result.value } };
+      if (!job.data.success) return { id: job.id, status: 'failed' as const, output: { error: 'unreadable job payload' } };
+      const failure = failures.get(job.id);
+      if (failure === undefined) return { id: job.id, status: 'completed' as const };
+      deps.log.error({ err: failure, jobId: job.id }, 'webhook attempt failed to run; the queue retries it');
+      return { id: job.id, status: 'failed' as const };
     });
   });
   await deps.boss.work(NOTICE_QUEUE, { batchSize: 1 }, async ([job]) => {

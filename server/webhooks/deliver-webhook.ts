@@ -1,9 +1,8 @@
 import { derivedUuid } from '../email/email.jobs.ts';
 import { bossDb } from '../conversion-jobs/boss-db.ts';
-import { attemptJobId } from './dispatch-outbox-events.ts';
 import { liveSecrets, postWebhook, type PostOutcome } from './post-webhook.ts';
 import type { WebhookDeps } from './webhook-runtime.ts';
-import { DELIVER_QUEUE, NOTICE_QUEUE, type DeliverJob, type NoticeJob } from './webhooks.jobs.ts';
+import { enqueueRetry, NOTICE_QUEUE, type NoticeJob } from './webhooks.jobs.ts';
 import {
   countEndpointFailure,
   disableEndpoint,
@@ -19,7 +18,7 @@ export type AttemptResult = 'delivered' | 'retrying' | 'failed' | 'skipped';
 type Posted = { kind: 'done'; result: AttemptResult } | { kind: 'posted'; target: AttemptTarget; outcome: PostOutcome };
 
 /**
- * Runs attempt N of each delivery (a batch of queue jobs): one query loads
+ * Runs attempt N of each delivery (the queue jobs of a batch): one query loads
  * them, the POSTs run concurrently, and the deliveries that succeeded are
  * recorded together in one statement (the common case, so a burst costs a
  * few round trips per batch, not several per delivery); each failure is
@@ -29,7 +28,10 @@ type Posted = { kind: 'done'; result: AttemptResult } | { kind: 'posted'; target
  * gone, finished or already past attempt N is skipped, so a job received
  * twice sends at most once more (at-least-once, never a loop).
  */
-export async function attemptWebhookDeliveries(deps: WebhookDeps, jobs: DeliverJob[]): Promise<Array<PromiseSettledResult<AttemptResult>>> {
+/** Attempt N of one delivery (a queue job names one or more). */
+export type AttemptItem = { deliveryId: string; attempt: number };
+
+export async function attemptWebhookDeliveries(deps: WebhookDeps, jobs: AttemptItem[]): Promise<Array<PromiseSettledResult<AttemptResult>>> {
   const targets = await loadAttemptTargets(
     deps.db,
     jobs.map((job) => job.deliveryId),
@@ -53,7 +55,7 @@ export async function attemptWebhookDeliveries(deps: WebhookDeps, jobs: DeliverJ
   );
 }
 
-async function post(deps: WebhookDeps, job: DeliverJob, target: AttemptTarget | undefined): Promise<Posted> {
+async function post(deps: WebhookDeps, job: AttemptItem, target: AttemptTarget | undefined): Promise<Posted> {
   if (target?.status !== 'pending' || target.attempts !== job.attempt - 1) return { kind: 'done', result: 'skipped' };
   if (!target.enabled) {
     await failUnsentDeliveries(deps.db, { deliveryId: target.deliveryId }, 'the endpoint was disabled before this attempt');
@@ -92,8 +94,7 @@ async function recordFailure(deps: WebhookDeps, target: AttemptTarget, outcome: 
   const recorded = await deps.db.transaction(async (tx) => {
     if (!(await recordDeliveryAttempt(tx, target.deliveryId, outcome, { status, nextAttemptAt }))) return false;
     if (retry) {
-      const next: DeliverJob = { deliveryId: target.deliveryId, attempt: outcome.attempt + 1 };
-      await deps.boss.send(DELIVER_QUEUE, next, { id: attemptJobId(target.deliveryId, next.attempt), startAfter: delay, db: bossDb(tx) });
+      await enqueueRetry(deps.boss, tx, target.deliveryId, outcome.attempt + 1, delay);
     } else {
       // 410 disables at once; otherwise this is one more delivery that exhausted its retries.
       const reason =

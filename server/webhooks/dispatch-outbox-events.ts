@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import type { DatabaseTransactionConnection } from 'slonik';
 import { sql } from '../db/database.ts';
-import { bossDb } from '../conversion-jobs/boss-db.ts';
-import { derivedUuid } from '../email/email.jobs.ts';
 import { takeRateLimits } from '../rate-limit/take-rate-limit.ts';
 import { buildConversionEvent, type ConversionEvent, type FileFacts } from './webhook-payload.ts';
 import { webhookRateLimits } from './webhook-limits.ts';
 import type { WebhookDeps } from './webhook-runtime.ts';
-import { DELIVER_QUEUE, wakeDeliveryWorkers, type DeliverJob } from './webhooks.jobs.ts';
+import { enqueueFirstAttempts, wakeDeliveryWorkers } from './webhooks.jobs.ts';
 import { findSubscribedEndpoints, insertDeliveries, type NewDelivery, type SubscribedEndpoint } from './webhooks.queries.ts';
 
 /** A claimed outbox row with its file's facts (null when the file is gone). */
@@ -25,11 +23,6 @@ const ClaimedRow = z.object({
 
 /** Events one dispatch transaction takes: big enough to keep up with a burst, small enough to commit in well under a second. */
 export const DISPATCH_BATCH = 500;
-
-/** The job id of attempt N of a delivery: whoever queues it, it is queued once. */
-export function attemptJobId(deliveryId: string, attempt: number): string {
-  return derivedUuid(`webhook-attempt:${deliveryId}:${attempt}`);
-}
 
 function hears(endpoint: SubscribedEndpoint, event: ConversionEvent): boolean {
   if (!endpoint.events.includes(event.type)) return false;
@@ -85,13 +78,11 @@ export async function dispatchOutboxEvents(deps: WebhookDeps, options: { batchSi
     }
     const inserted = await insertDeliveries(tx, deliveries);
     const pending = inserted.filter((delivery) => delivery.status === 'pending');
-    if (pending.length > 0) {
-      await deps.boss.insert(
-        DELIVER_QUEUE,
-        pending.map((delivery) => ({ id: attemptJobId(delivery.id, 1), data: { deliveryId: delivery.id, attempt: 1 } satisfies DeliverJob })),
-        { db: bossDb(tx) },
-      );
-    }
+    await enqueueFirstAttempts(
+      deps.boss,
+      tx,
+      pending.map((delivery) => delivery.id),
+    );
     return { events: rows.length, queued: pending.length };
   });
   if (outcome.queued > 0) wakeDeliveryWorkers(deps.boss);

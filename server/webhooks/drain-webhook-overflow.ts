@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import { AnyRow, sql } from '../db/database.ts';
-import { bossDb } from '../conversion-jobs/boss-db.ts';
 import { takeRateLimits } from '../rate-limit/take-rate-limit.ts';
-import { attemptJobId } from './dispatch-outbox-events.ts';
 import { webhookRateLimits } from './webhook-limits.ts';
 import type { WebhookDeps } from './webhook-runtime.ts';
-import { DELIVER_QUEUE, wakeDeliveryWorkers, type DeliverJob } from './webhooks.jobs.ts';
+import { enqueueFirstAttempts, wakeDeliveryWorkers } from './webhooks.jobs.ts';
 import { failUnsentDeliveries } from './webhooks.queries.ts';
 
 const Waiting = z.object({ id: z.uuid(), userId: z.uuid().nullable(), tenantId: z.uuid().nullable() });
@@ -45,11 +43,7 @@ export async function drainWebhookOverflow(deps: WebhookDeps): Promise<{ release
       if (go.length === 0) return 0;
       await tx.query(sql.type(AnyRow)`
         update webhook_deliveries set status = 'pending', updated_at = now() where id = any(${sql.array(go, 'uuid')})`);
-      await deps.boss.insert(
-        DELIVER_QUEUE,
-        go.map((deliveryId) => ({ id: attemptJobId(deliveryId, 1), data: { deliveryId, attempt: 1 } satisfies DeliverJob })),
-        { db: bossDb(tx) },
-      );
+      await enqueueFirstAttempts(deps.boss, tx, go);
       return go.length;
     });
   }

@@ -1,4 +1,7 @@
+import type { DatabaseTransactionConnection } from 'slonik';
 import { z } from 'zod';
+import { bossDb } from '../conversion-jobs/boss-db.ts';
+import { derivedUuid } from '../email/email.jobs.ts';
 import type { Boss } from '../queue/boss.ts';
 
 /**
@@ -6,7 +9,12 @@ import type { Boss } from '../queue/boss.ts';
  * semantics" and limits table, each with its reason.
  */
 
-/** One job per attempt of a delivery; the job id is derived from (delivery, attempt), so a retry is queued once. */
+/**
+ * Attempts of deliveries. First attempts go out in groups (one job for up to
+ * 50 deliveries committed together: a burst costs a queue job per 50, not per
+ * delivery); each retry is a job of its own, with an id derived from
+ * (delivery, attempt), so it is queued once.
+ */
 export const DELIVER_QUEUE = 'webhooks.deliver';
 /** Emails to an endpoint's owner: disabled after failures or a 410. */
 export const NOTICE_QUEUE = 'webhooks.notice';
@@ -45,8 +53,25 @@ export type WebhookPolicy = {
 
 const ATTEMPTS = WEBHOOK_POLICY.retryDelaysSeconds.length + 1;
 
-export const DeliverJob = z.object({ deliveryId: z.uuid(), attempt: z.number().int().min(1).max(ATTEMPTS) });
+const FIRST_ATTEMPT_GROUP = 50;
+
+export const DeliverJob = z.object({ deliveryIds: z.array(z.uuid()).min(1).max(FIRST_ATTEMPT_GROUP), attempt: z.number().int().min(1).max(ATTEMPTS) });
 export type DeliverJob = z.infer<typeof DeliverJob>;
+
+/** Queues the first attempt of these deliveries in the caller's transaction. */
+export async function enqueueFirstAttempts(boss: Boss, tx: DatabaseTransactionConnection, deliveryIds: string[]): Promise<void> {
+  const jobs: Array<{ data: DeliverJob }> = [];
+  for (let start = 0; start < deliveryIds.length; start += FIRST_ATTEMPT_GROUP) {
+    jobs.push({ data: { deliveryIds: deliveryIds.slice(start, start + FIRST_ATTEMPT_GROUP), attempt: 1 } });
+  }
+  if (jobs.length > 0) await boss.insert(DELIVER_QUEUE, jobs, { db: bossDb(tx) });
+}
+
+/** Queues attempt N (> 1) of one delivery after `delaySeconds`, once, in the caller's transaction. */
+export async function enqueueRetry(boss: Boss, tx: DatabaseTransactionConnection, deliveryId: string, attempt: number, delaySeconds: number): Promise<void> {
+  const job: DeliverJob = { deliveryIds: [deliveryId], attempt };
+  await boss.send(DELIVER_QUEUE, job, { id: derivedUuid(`webhook-attempt:${deliveryId}:${attempt}`), startAfter: delaySeconds, db: bossDb(tx) });
+}
 
 export const NoticeJob = z.object({
   kind: z.literal('disabled'),

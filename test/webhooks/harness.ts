@@ -118,6 +118,6 @@ export function deliveries(app: TestApp, endpointId?: string) {
 export function queuedAttempts(app: TestApp, deliveryId: string) {
   return app.deps.db.any(sql.type(z.object({ attempt: z.number(), delaySeconds: z.number(), state: z.string() }))`
     select (data->>'attempt')::int as attempt, round(extract(epoch from (start_after - created_on)))::int as "delaySeconds", state::text as state
-      from pgboss.job where name = 'webhooks.deliver' and data->>'deliveryId' = ${deliveryId}
+      from pgboss.job where name = 'webhooks.deliver' and data->'deliveryIds' ? ${deliveryId}
      order by (data->>'attempt')::int`);
 }
