@@ -17,8 +17,8 @@ export const appRouter = router({
   emailEvents: emailEventsRouter,
   files: filesRouter,
   conversion: conversionRouter,
-  sharing: sharingRouter,
   figures: figuresRouter,
+  sharing: sharingRouter,
   webhooks: webhooksRouter,
 });
 

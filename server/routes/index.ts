@@ -30,7 +30,7 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFileUpload,
   mountConvertStream,
   mountDownload,
-  mountSharedRoute,
   mountFigurePicture,
+  mountSharedRoute,
   mountWebhookBodilessPosts,
 ];

@@ -254,12 +254,12 @@ describe('figures drawn with vector paths', () => {
     for (const words of ['Gauge C: blocked', 'Checklist item 5', 'See the handbook.', 'after the separator rule']) expect(all).toContain(words);
   });
 
-  it('renders the words drawn in the figure inside its HTML figure, folded away, and the picture without alt', async () => {
+  it('renders the words drawn in the figure inside its HTML figure, folded away, and the picture with a short alt from its caption', async () => {
     const bytes = await drawPdf(chart);
     const pages = await convert(bytes);
     const { html } = renderHtml({ meta: await inspectDocument(bytes.slice(), 'chart.pdf'), pages });
     const figure = /<figure>[\s\S]*?<\/figure>/.exec(html)?.[0] ?? '';
-    expect(figure).toMatch(/<img src="data:image\/png;base64,[^"]+" data-needs-alt="true"/);
+    expect(figure).toMatch(/<img src="data:image\/png;base64,[^"]+" alt="Yearly rainfall in the valley"/);
     expect(figure).toMatch(/<details class="figure-text"><summary>Text in the figure<\/summary><p>[^<]*2019[^<]*<\/p><\/details>/);
     expect(figure).toContain('<figcaption>Figure 3: Yearly rainfall in the valley</figcaption>');
     // nothing of the chart is lost to a reader of the page's text

@@ -4,8 +4,8 @@ import { blocksText, classify, structuralReasons } from '../../page-content.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage } from './images.ts';
 import { inlineText } from './inline.ts';
-import { type BlockAnchor, layoutPage } from './layout.ts';
-import { fontStyle, layoutToTex } from './math-layout.ts';
+import { layoutPage } from './layout.ts';
+import { readFormulaTex } from './math-layout.ts';
 import { ocrPage } from './ocr.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -167,10 +167,11 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     neighbours,
     rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
     boldFonts: boldFontIds(page, shifted),
+    monoFonts: monoFontIds(page, shifted),
     marks:
       x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
   });
-  if (layout.blocks.some((block) => block.kind === 'formula')) await texFromGlyphs(page, layout.blocks, layout.anchors, shifted);
+  await readFormulaTex(page, layout.blocks, layout.anchors, shifted);
   const { blocks, needingAlt } = await addUntaggedFigures(
     page,
     pageNumber,
@@ -221,42 +222,6 @@ function finishPage(input: PageInput, converted: Converted, label: string | unde
   };
 }
 
-/**
- * A display formula's TeX read again from its glyphs' positions and fonts
- * (math-layout.ts): scripts, stacked fractions, limits, bold vectors and
- * operator names the line's text alone cannot show. Kept only when KaTeX
- * reads it; otherwise the TeX from the text stays.
- */
-async function texFromGlyphs(page: PDFPageProxy, blocks: Block[], anchors: Map<Block, BlockAnchor>, items: TextItem[]): Promise<void> {
-  const { default: katex } = await import('katex');
-  const styles = new Map<string, { bold: boolean; italic: boolean }>();
-  const styleOf = (font: string) => {
-    if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
-    return styles.get(font)!;
-  };
-  for (const block of blocks) {
-    const anchor = anchors.get(block);
-    if (block.kind !== 'formula' || !anchor) continue;
-    const near = items.filter(
-      (item) => !item.artifact && item.x >= anchor.x - 1 && item.x <= anchor.right + 1 && item.y <= anchor.top && item.y >= anchor.top - 40,
-    );
-    if (near.length === 0) continue;
-    const size = Math.max(...near.map((item) => item.size));
-    const baseline = anchor.top - size;
-    const glyphs = near
-      .filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9)
-      .map((item) => ({ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) }));
-    const tex = layoutToTex(glyphs);
-    if (!tex) continue;
-    try {
-      katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
-      block.tex = tex;
-    } catch {
-      // KaTeX cannot read it: the TeX from the text stays
-    }
-  }
-}
-
 function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): WidgetAnnotation[] {
   return annotations.map((annotation) =>
     annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation,
@@ -267,12 +232,24 @@ function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): 
  * Which of the page's fonts are bold, from the names pdf.js loaded with the
  * operator list ("ABCDEF+Helvetica-Bold"); fonts not loaded count as regular.
  */
+/** Which of the page's fonts are monospaced (Courier, a "Mono" face, TeX's CMTT), from the names pdf.js loaded. */
+function monoFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  const mono = new Set<string>();
+  for (const id of new Set(items.map((item) => item.font))) {
+    if (!page.commonObjs.has(id)) continue;
+    const font = page.commonObjs.get(id) as { name?: string; isMonospace?: boolean } | null;
+    if (font?.isMonospace || /mono|courier|consol|menlo|inconsolata|CMTT|typewriter|lucidaconsole|sourcecodepro|firacode/i.test(font?.name ?? '')) mono.add(id);
+  }
+  return mono;
+}
+
 function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
   const bold = new Set<string>();
   for (const id of new Set(items.map((item) => item.font))) {
     if (!page.commonObjs.has(id)) continue;
     const font = page.commonObjs.get(id) as { name?: string; bold?: boolean } | null;
-    if (font?.bold || /bold|black|heavy|semibold|demi/i.test(font?.name ?? '')) bold.add(id);
+    // TeX's bold faces are CMBX/CMB (and their Latin Modern twins); many foundries abbreviate Bold as Bd
+    if (font?.bold || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$/i.test(font?.name ?? '')) bold.add(id);
   }
   return bold;
 }

@@ -30,8 +30,10 @@ export type LayoutOptions = {
   neighbours?: EdgeLines[];
   /** ruling lines drawn on the page (page space), for ruled tables */
   rules?: Rule[];
-  /** font ids of bold fonts, for ruled tables' header rows */
+  /** font ids of bold fonts, for ruled tables' header rows and headings at body size */
   boldFonts?: Set<string>;
+  /** font ids of monospaced fonts: their lines are code, never headings */
+  monoFonts?: Set<string>;
   /** painted paths (page space), for figures drawn without an image */
   marks?: Mark[];
 };
@@ -48,7 +50,16 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const { ordered, multiColumn } = readingOrder(drawn.flow, options.pageWidth);
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
   const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
-  const { blocks, anchors } = buildBlocks(ordered, { page, body, all: kept, ruledAt: ruled.placeholders, tablesByColumn, notes });
+  const { blocks, anchors } = buildBlocks(ordered, {
+    page,
+    body,
+    all: kept,
+    ruledAt: ruled.placeholders,
+    tablesByColumn,
+    notes,
+    boldFonts: options.boldFonts ?? new Set(),
+    monoFonts: options.monoFonts ?? new Set(),
+  });
   return { blocks, multiColumn, artifacts: heads.dropped.length + numbers.dropped.length, anchors, figures: drawn.figures };
 }
 

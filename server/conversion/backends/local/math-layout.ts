@@ -1,4 +1,8 @@
+import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { Block } from '../../model.ts';
+import type { BlockAnchor } from './page-blocks.ts';
 import { FUNCTIONS, SYMBOLS } from './tex.ts';
+import type { TextItem } from './text-layer.ts';
 
 /**
  * TeX of a displayed formula from where and in which font its glyphs are
@@ -219,4 +223,42 @@ function joinTex(parts: string[]): string {
     out += part;
   }
   return out;
+}
+
+/**
+ * The display formulas of a laid-out page get their TeX read again from
+ * their glyphs' positions and fonts: scripts, stacked fractions, limits, bold
+ * vectors and operator names the line's text alone cannot show. Kept only
+ * when KaTeX reads it; otherwise the TeX from the text stays. `items` are in
+ * the layout's page space.
+ */
+export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchors: Map<Block, BlockAnchor>, items: TextItem[]): Promise<void> {
+  if (!blocks.some((block) => block.kind === 'formula')) return;
+  const { default: katex } = await import('katex');
+  const styles = new Map<string, { bold: boolean; italic: boolean }>();
+  const styleOf = (font: string) => {
+    if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
+    return styles.get(font)!;
+  };
+  for (const block of blocks) {
+    const anchor = anchors.get(block);
+    if (block.kind !== 'formula' || !anchor) continue;
+    const near = items.filter(
+      (item) => !item.artifact && item.x >= anchor.x - 1 && item.x <= anchor.right + 1 && item.y <= anchor.top && item.y >= anchor.top - 40,
+    );
+    if (near.length === 0) continue;
+    const size = Math.max(...near.map((item) => item.size));
+    const baseline = anchor.top - size;
+    const glyphs = near
+      .filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9)
+      .map((item) => ({ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) }));
+    const tex = layoutToTex(glyphs);
+    if (!tex) continue;
+    try {
+      katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
+      block.tex = tex;
+    } catch {
+      // KaTeX cannot read it: the TeX from the text stays
+    }
+  }
 }

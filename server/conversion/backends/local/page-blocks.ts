@@ -2,6 +2,7 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import { joinLines, runsToInlines, stripPrefix, type Run } from './inline.ts';
 import { linkReferences, type Footnotes } from './page-footnotes.ts';
 import type { Segment } from './segments.ts';
+import { numberingDepth } from '../../heading-levels.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
 
 /**
@@ -26,11 +27,16 @@ export type BlockContext = {
   /** per column, the segments of aligned tables (the table's block on its first segment) */
   tablesByColumn: Map<Segment, { block?: Block }>[];
   notes: Footnotes;
+  /** font ids of bold fonts: a numbered bold line at body size is a heading, and headings say how they are set */
+  boldFonts: Set<string>;
+  /** font ids of monospaced fonts: their lines are code */
+  monoFonts: Set<string>;
 };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
 const TABLE_CAPTION = /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+/i;
+const TABLE_LABEL_ONLY = /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+[a-z]?[.:]?$/i;
 
 export function buildBlocks(ordered: Segment[][], context: BlockContext): { blocks: Block[]; anchors: Map<Block, BlockAnchor> } {
   const { page, body, ruledAt, notes, tablesByColumn } = context;
@@ -43,13 +49,29 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
   const headingSizes = [...new Set(context.all.filter(looksLikeHeading).map((segment) => Math.round(segment.size)))].sort((a, b) => b - a);
   const levelOf = (size: number): 1 | 2 | 3 | 4 | 5 | 6 => Math.min(6, Math.max(1, headingSizes.indexOf(Math.round(size)) + 1)) as 1 | 2 | 3 | 4 | 5 | 6;
 
+  // a numbered line in bold at body size, short and set apart, is a section heading ("5.1 Hyper Parameter Optimization")
+  // (a line that runs on — a hyphen, a question — is a bold sentence, like a questionnaire's "28. Are …")
+  const numberedHeading = (segment: Segment, gap: number, lineGap: number) => {
+    const numbering = numberingDepth(segment.text);
+    const words = segment.text.split(/\s+/).length;
+    return (
+      context.boldFonts.has(segment.font) &&
+      numbering !== undefined &&
+      words <= (numbering.depth === 1 ? 8 : 12) &&
+      !/[.,;:?-]$/.test(segment.text) &&
+      (gap > lineGap || gap <= 0)
+    );
+  };
+  const styleOf = (segment: Segment) => ({ size: Math.round(segment.size * 2) / 2, bold: context.boldFonts.has(segment.font) });
+
   const blocks: Block[] = [];
   const anchors = new Map<Block, BlockAnchor>();
   const place = (block: Block, first: Segment) => {
     blocks.push(block);
     anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
   };
-  for (const [columnIndex, column] of ordered.entries()) {
+  for (const [columnIndex, given] of ordered.entries()) {
+    const column = joinSectionNumbers(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15);
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
@@ -64,16 +86,31 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     let previous: Segment | undefined;
     const pitch = linePitch(column);
     const tables = tablesByColumn[columnIndex]!;
+    const code = codeLines(column, looksLikeHeading, context.monoFonts);
+    let listing: { block: Block & { kind: 'code' }; left: number; last: Segment } | undefined;
     for (const segment of column) {
+      if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment) && !notes.bySegment.has(segment)) {
+        flushParagraph();
+        flushList();
+        const step = segment.size * 0.5;
+        const joins = listing && blocks.at(-1) === listing.block && listing.last.y - segment.y < segment.size * 2.5;
+        if (!joins) {
+          listing = { block: { kind: 'code', page, text: '' }, left: segment.x, last: segment };
+          place(listing.block, segment);
+        }
+        const current = listing!;
+        current.left = Math.min(current.left, segment.x);
+        const indent = ' '.repeat(Math.max(0, Math.round((segment.x - current.left) / step)));
+        current.block.text = current.block.text ? `${current.block.text}\n${indent}${segment.text}` : `${indent}${segment.text}`;
+        current.last = segment;
+        previous = segment;
+        continue;
+      }
       const ruledTable = ruledAt.get(segment);
       if (ruledTable) {
         flushParagraph();
         flushList();
-        const last = blocks.at(-1);
-        if (last?.kind === 'paragraph' && TABLE_CAPTION.test(textOf(last.content))) {
-          blocks.pop();
-          ruledTable.caption = last.content;
-        }
+        takeCaption(blocks, ruledTable);
         place(ruledTable, segment);
         previous = undefined;
         continue;
@@ -92,12 +129,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         flushParagraph();
         flushList();
         if (table.block) {
-          // "Table 1: …" just above the table is its caption
-          const last = blocks.at(-1);
-          if (last?.kind === 'paragraph' && TABLE_CAPTION.test(textOf(last.content)) && table.block.kind === 'table') {
-            blocks.pop();
-            table.block.caption = last.content;
-          }
+          if (table.block.kind === 'table') takeCaption(blocks, table.block);
           place(table.block, segment);
         }
         previous = segment;
@@ -120,7 +152,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
       const usual = pitch.get(Math.round(size * 2) / 2);
       const lineGap = usual ? Math.max(size * 1.3, usual * 1.3) : size * 1.6;
-      const isHeading = looksLikeHeading(segment);
+      const isHeading = looksLikeHeading(segment) || numberedHeading(segment, gap, lineGap);
       if (isHeading) {
         flushParagraph();
         flushList();
@@ -129,7 +161,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         if (last?.kind === 'heading' && previous && Math.abs(previous.size - segment.size) < 0.5 && gap < lineGap) {
           last.content = runsToInlines([{ text: `${textOf(last.content)}\n` }, { text: segment.text }]);
         } else {
-          place({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs) }, segment);
+          place({ kind: 'heading', page, level: levelOf(segment.size), content: runsToInlines(segment.runs), style: styleOf(segment) }, segment);
         }
         previous = segment;
         continue;
@@ -194,6 +226,91 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     flushList();
   }
   return { blocks, anchors };
+}
+
+/**
+ * "Table 1: …" just above a table is its one caption. A label set apart from
+ * its text ("Table 1." in bold, then the text as a paragraph of its own) is
+ * one caption too, not a paragraph, another paragraph and a made-up label.
+ */
+function takeCaption(blocks: Block[], table: Block & { kind: 'table' }): void {
+  const last = blocks.at(-1);
+  if (last?.kind !== 'paragraph') return;
+  if (TABLE_CAPTION.test(textOf(last.content))) {
+    blocks.pop();
+    table.caption = last.content;
+    return;
+  }
+  const before = blocks.at(-2);
+  if (before?.kind === 'paragraph' && TABLE_LABEL_ONLY.test(textOf(before.content).trim())) {
+    blocks.splice(-2, 2);
+    table.caption = [...before.content, { kind: 'text', text: ' ' }, ...last.content];
+  }
+}
+
+/**
+ * A section number set apart from its title by a wide space ("5.1   Hyper
+ * Parameter Optimization") is cut into two segments; joined again, the line
+ * reads as the numbered heading it is.
+ */
+function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>, headingStyle: (segment: Segment) => boolean): Segment[] {
+  const out: Segment[] = [];
+  for (let index = 0; index < column.length; index++) {
+    const segment = column[index]!;
+    const next = column[index + 1];
+    if (
+      next &&
+      !tables.has(segment) &&
+      headingStyle(next) &&
+      /^(\d{1,2}(\.\d{1,2}){0,5}|[A-Z](\.\d{1,2}){1,5})\.?$/.test(segment.text) &&
+      Math.abs(next.y - segment.y) < 1 &&
+      next.font === segment.font &&
+      next.x - segment.right < segment.size * 3 &&
+      /^\p{Lu}/u.test(next.text)
+    ) {
+      out.push({ ...next, x: segment.x, text: `${segment.text} ${next.text}`, runs: [...segment.runs, { text: ' ' }, ...next.runs] });
+      index++;
+      continue;
+    }
+    out.push(segment);
+  }
+  return out;
+}
+
+/** Code tokens no heading has: angle-bracket placeholders, braces, a statement's semicolon, an assignment. */
+const CODE_TOKENS = /[<>{}]|;\s*$|\s=\s|\(\s*\)/;
+const KEYWORDS_ONLY = /^[A-Z][A-Z0-9_]*(\s+[A-Z0-9_<>,;()]+)*;?$/;
+
+/**
+ * The lines of a column that are code: set in a monospaced font, or, among
+ * lines big enough to pass for headings, those with code tokens and the
+ * upper-case keyword lines next to them (a syntax block: "CREATE PERMISSION
+ * <name>", "ON <table>", "FOR ROWS", "ENABLE", "DISABLE;").
+ */
+function codeLines(column: Segment[], looksLikeHeading: (segment: Segment) => boolean, monoFonts: Set<string>): Set<Segment> {
+  // monospaced lines: a listing is two lines or more, or one with code tokens; a lone address or bullet glyph in Courier is prose
+  const mono = column.map((segment) => monoFonts.has(segment.font) && !BULLET.test(`${segment.text} `));
+  const code = new Set(
+    column.filter(
+      (segment, index) => mono[index] && (mono[index - 1] || mono[index + 1] || /[{}();=]/.test(segment.text)) && !/^\S+@\S+$|^https?:\/\//.test(segment.text),
+    ),
+  );
+  const candidates = column.filter(looksLikeHeading);
+  const marked = new Set(candidates.filter((segment) => CODE_TOKENS.test(segment.text)));
+  if (marked.size === 0) return code;
+  let grown = true;
+  while (grown) {
+    grown = false;
+    for (const [index, segment] of candidates.entries()) {
+      if (marked.has(segment) || !KEYWORDS_ONLY.test(segment.text)) continue;
+      if (marked.has(candidates[index - 1]!) || marked.has(candidates[index + 1]!)) {
+        marked.add(segment);
+        grown = true;
+      }
+    }
+  }
+  for (const segment of marked) code.add(segment);
+  return code;
 }
 
 function textOf(list: Inline[]): string {

@@ -79,12 +79,29 @@ function gridTables(
     const hs = group.filter((entry) => entry.horizontal).map((entry) => entry.line);
     const vs = group.filter((entry) => !entry.horizontal).map((entry) => entry.line);
     const ys = distinct(hs.map((line) => line.at)).reverse();
-    const xs = distinct(vs.map((line) => line.at));
+    const xs = distinct([...vs.map((line) => line.at), ...openSides(hs, vs)]);
     if (ys.length < 3 || xs.length < 3) continue;
     const table = buildTable(xs, ys, hs, vs, segments, page, boldFonts);
     if (table) tables.push(table);
   }
   return tables;
+}
+
+/**
+ * Tables often have no outer vertical border: their horizontal rules run on
+ * past the outermost vertical to the table's edge, over the first and last
+ * columns. Where at least two rules do, their ends are the table's sides, so
+ * those columns belong to it instead of falling out into the text.
+ */
+function openSides(hs: Line[], vs: Line[]): number[] {
+  const first = Math.min(...vs.map((line) => line.at));
+  const last = Math.max(...vs.map((line) => line.at));
+  const sides: number[] = [];
+  const left = hs.filter((line) => line.from < first - TOLERANCE * 4);
+  if (left.length >= 2) sides.push(Math.max(...left.map((line) => line.from)));
+  const right = hs.filter((line) => line.to > last + TOLERANCE * 4);
+  if (right.length >= 2) sides.push(Math.min(...right.map((line) => line.to)));
+  return sides;
 }
 
 function buildTable(xs: number[], ys: number[], hs: Line[], vs: Line[], segments: Segment[], page: number, boldFonts: Set<string>): RuledTable | undefined {
