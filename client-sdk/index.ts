@@ -45,3 +45,12 @@ export function errorCode(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+export {
+  verifyWebhook,
+  type VerifyWebhookError,
+  type VerifyWebhookOptions,
+  type VerifyWebhookResult,
+  type WebhookHeaders,
+  type WebhookPayload,
+} from './verify-webhook.ts';

@@ -6,6 +6,7 @@ import { registerAuditDigestJobs } from './audit-digest/audit-digest.worker.ts';
 import { registerConversionJobs } from './conversion/conversion.worker.ts';
 import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts';
 import { registerIntakeJobs } from './intake/intake.worker.ts';
+import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -19,6 +20,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerRateLimitJobs,
   registerConversionJobs,
   async (deps) => void (await registerIntakeJobs(deps)),
+  async (deps) => void (await registerWebhookJobs(deps)),
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {

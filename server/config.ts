@@ -119,6 +119,10 @@ const EnvSchema = z.object({
   S3_BUCKET: optionalText,
   S3_FORCE_PATH_STYLE: flag(false),
 
+  // customer webhooks
+  WEBHOOK_DNS_SERVERS: optionalText,
+  WEBHOOK_TEST_ALLOW_LOOPBACK: flag(false),
+
   // convert-by-email intake
   INTAKE_DOMAIN: optionalText,
   INTAKE_SMTP_PORT: integer(2525, 0, 65535),
@@ -133,6 +137,13 @@ const EnvSchema = z.object({
   FOLIO_INTAKE: flag(true),
 });
 
+/**
+ * Switches that weaken a safety check exist for the test suite only: set under
+ * any NODE_ENV but `test` they stop the start, so a production config that
+ * carries one by accident never runs.
+ */
+const TEST_ONLY_SWITCHES = ['WEBHOOK_TEST_ALLOW_LOOPBACK'] as const;
+
 export type Env = z.input<typeof EnvSchema>;
 type ParsedEnv = z.output<typeof EnvSchema>;
 
@@ -142,7 +153,11 @@ export class ConfigError extends Error {
 
 /** Parses the environment once; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env) {
-  const parsed = EnvSchema.safeParse(env);
+  const parsed = EnvSchema.superRefine((e, ctx) => {
+    for (const name of TEST_ONLY_SWITCHES) {
+      if (e[name] && e.NODE_ENV !== 'test') ctx.addIssue({ code: 'custom', path: [name], message: 'a test-only switch; it is refused unless NODE_ENV=test' });
+    }
+  }).safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
     throw new ConfigError(`Invalid environment:\n${lines.join('\n')}`);
@@ -259,6 +274,15 @@ function buildConfig(e: ParsedEnv) {
       driver: e.STORAGE_DRIVER ?? 'fs',
       fsRoot: path.join(dataDir, 'objects'),
       s3: { endpoint: e.S3_ENDPOINT, bucket: e.S3_BUCKET, forcePathStyle: e.S3_FORCE_PATH_STYLE, region: e.CLOUD_REGION ?? 'us-east-1' },
+    },
+    webhooks: {
+      /** "host:port" DNS servers for endpoint host names; unset: the system resolver. */
+      dnsServers: (e.WEBHOOK_DNS_SERVERS ?? '')
+        .split(',')
+        .map((server) => server.trim())
+        .filter(Boolean),
+      /** Test suite only (refused above unless NODE_ENV=test): a loopback receiver with a self-signed certificate. */
+      allowLoopbackReceiver: e.WEBHOOK_TEST_ALLOW_LOOPBACK && e.NODE_ENV === 'test',
     },
     intake: {
       enabled: e.FOLIO_INTAKE,

@@ -7,6 +7,7 @@ import type { Log } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import type { Boss } from './queue/boss.ts';
 import type { ObjectStore } from './storage/storage.ts';
+import type { WebhookRuntime } from './webhooks/webhook-runtime.ts';
 
 /** Time is a dependency so tests can move it (token expiry, hold windows). */
 export type Clock = { now: () => Date };
@@ -27,14 +28,15 @@ export type CoreDeps = {
  * The services one process holds once, whichever of API and workers it runs
  * (server/services.ts builds them): the email library with its provider
  * clients and batchers, the object store, the conversion engine with its
- * worker-thread pool, and the intake's mail-provider API client with its
- * cached access token.
+ * worker-thread pool, the intake's mail-provider API client with its cached
+ * access token, and the webhooks' guarded HTTPS client and keys.
  */
 export type ProcessServices = {
   email: EmailService;
   store: ObjectStore;
   engine: EngineProvider;
   mailer: IntakeMailer;
+  webhooks: WebhookRuntime;
 };
 
 /**

@@ -51,6 +51,12 @@ export const ERROR_STATUS = {
   ALERT_CHANNEL_UNCONFIGURED: 503,
   // alert route: channels attempted, none succeeded (the caller releases its claim and retries)
   ALERT_DELIVERY_FAILED: 502,
+
+  // customer webhooks
+  // the endpoint URL is not public HTTPS (or its host resolves to a forbidden address, or not at all)
+  WEBHOOK_URL_REJECTED: 422,
+  // a user (or a tenant) already has the most endpoints allowed
+  TOO_MANY_WEBHOOK_ENDPOINTS: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -6,7 +6,7 @@ import type { DocumentMeta, PageResult } from '../conversion/model.ts';
 import { settleHold } from '../credits/credits.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll } from '../storage/storage.ts';
-import { jobObjectKey, type ConversionDeps } from './conversion-deps.ts';
+import { backendFor, jobObjectKey, type ConversionDeps } from './conversion-deps.ts';
 import {
   insertOutboxEvent,
   markFileCompleted,
@@ -63,6 +63,9 @@ export async function assembleConversion(deps: ConversionDeps, input: { jobId: s
       await insertOutboxEvent(tx, 'conversion.completed', job.fileId, {
         fileId: job.fileId,
         jobId,
+        userId: job.ownerId,
+        originalName: job.originalName,
+        backend: backendFor(job.options),
         pages: job.totalPages,
         credits,
         wcagStatus: outputs.report.wcagStatus,

@@ -7,3 +7,9 @@ export type ConversionDeps = Pick<Deps, 'db' | 'boss' | 'config' | 'clock' | 'lo
 export function jobObjectKey(fileId: string, jobId: string, name: string) {
   return `files/${fileId}/jobs/${jobId}/${name}`;
 }
+
+/** The backend a job's options choose (chunks run on it; webhooks report it as data.backend). */
+export function backendFor(options: Record<string, unknown>) {
+  if (options.parser === 'vision' || options.highFidelity === true) return 'chunked-vision';
+  return options.parser === 'parser' ? 'parser' : 'local';
+}

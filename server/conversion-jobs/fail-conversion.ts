@@ -1,7 +1,7 @@
 import { releaseHold } from '../credits/credits.ts';
 import { isDomainError } from '../errors.ts';
 import type { Queryable } from '../db/database.ts';
-import type { ConversionDeps } from './conversion-deps.ts';
+import { backendFor, type ConversionDeps } from './conversion-deps.ts';
 import { failOpenChunks, insertOutboxEvent, markFileFailed, markJobFailed, notifyConversion } from './conversion-jobs.queries.ts';
 
 /**
@@ -36,7 +36,15 @@ export async function failConversion(
     await failOpenChunks(tx, jobId);
     if (job.holdId) await releaseOpenHold(tx, job.holdId);
     await markFileFailed(tx, job.fileId, code, message);
-    await insertOutboxEvent(tx, 'conversion.failed', job.fileId, { fileId: job.fileId, jobId, code, message });
+    await insertOutboxEvent(tx, 'conversion.failed', job.fileId, {
+      fileId: job.fileId,
+      jobId,
+      userId: job.ownerId,
+      backend: backendFor(job.options),
+      pages: job.totalPages,
+      code,
+      message,
+    });
     await notifyConversion(tx, job.fileId, jobId, 'failed');
   });
 }

@@ -3,7 +3,7 @@ import type { PageResult } from '../conversion/model.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll } from '../storage/storage.ts';
 import { bookChunkSpend, pagesCost } from './book-chunk-spend.ts';
-import { jobObjectKey, type ConversionDeps } from './conversion-deps.ts';
+import { backendFor, jobObjectKey, type ConversionDeps } from './conversion-deps.ts';
 import { enqueueAssembly, type ChunkJobData } from './conversion-jobs.jobs.ts';
 import {
   advanceJob,
@@ -33,11 +33,6 @@ function claim(deps: Pick<ConversionDeps, 'db'>, data: ChunkJobData, runId: stri
     if (status === 'pending') await markJobProcessing(tx, data.jobId);
     return claimed;
   });
-}
-
-function backendFor(options: Record<string, unknown>) {
-  if (options.parser === 'vision' || options.highFidelity === true) return 'chunked-vision';
-  return options.parser === 'parser' ? 'parser' : 'local';
 }
 
 /** A DomainError says whether trying again can help (a damaged PDF cannot); anything else may be transient. */

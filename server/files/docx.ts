@@ -62,7 +62,7 @@ export async function runInlineDocx(deps: Pick<Deps, 'db' | 'log'> & { store: Ob
       await tx.query(sql.type(AnyRow)`
         update files set status = 'failed', phase = null, error_code = ${code}, error_message = ${message}, updated_at = now() where id = ${fileId}`);
       await tx.query(sql.type(AnyRow)`
-        insert into outbox_events (type, aggregate_id, payload) values ('conversion.failed', ${fileId}, ${sql.jsonb({ fileId, jobId: null, code, message })})`);
+        insert into outbox_events (type, aggregate_id, payload) values ('conversion.failed', ${fileId}, ${sql.jsonb({ fileId, jobId: null, inline: true, code, message })})`);
       await tx.query(sql.type(AnyRow)`select ${notifyFragment(fileId, null, 'failed')}`);
     });
   }

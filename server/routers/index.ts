@@ -7,6 +7,7 @@ import { conversionRouter } from './conversion.router.ts';
 import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
+import { webhooksRouter } from './webhooks.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -18,6 +19,7 @@ export const appRouter = router({
   conversion: conversionRouter,
   figures: figuresRouter,
   sharing: sharingRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { acceptBodilessPost } from '../http/empty-post.ts';
 import { sendError } from '../http/errors.ts';
 import { receiveUpload } from '../files/upload.ts';
 import { authenticateUser } from '../http/guards.ts';
@@ -6,12 +7,7 @@ import type { AppDeps } from '../trpc/context.ts';
 
 /** POST /api/files: multipart upload, streamed to the object store. */
 export function mountFileUpload(app: Express, deps: AppDeps) {
-  // Cancel and process-now take no body; the OpenAPI adapter refuses a POST
-  // without a content type (415), so a bodiless call is read as empty JSON.
-  app.post(/^\/api\/v1\/files\/[^/]+\/(cancel|process-now)$/, (req, _res, next) => {
-    if (!req.headers['content-type']) req.headers['content-type'] = 'application/json';
-    next();
-  });
+  acceptBodilessPost(app, /^\/api\/v1\/files\/[^/]+\/(cancel|process-now)$/);
   app.post('/api/files', async (req, res) => {
     try {
       const user = await authenticateUser(deps, req.headers);

@@ -12,6 +12,7 @@ import { mountMetricsRoute } from './metrics.route.ts';
 import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
+import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -33,4 +34,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountFigurePicture,
   mountSharedRoute,
   mountIntakeRoutes,
+  mountWebhookBodilessPosts,
 ];
