@@ -1,12 +1,9 @@
 import express from 'express';
 import { handleResendWebhook } from '../delivery-events/handle-resend-webhook.ts';
+import { resendSignatureHeaders } from '../email/providers/resend.ts';
 import { isDomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
 import type { RawRouteMount } from './index.ts';
-
-function header(value: string | string[] | undefined) {
-  return typeof value === 'string' ? value : undefined;
-}
 
 /** POST /api/webhooks/resend-events: Svix-signed, so it needs the raw body. */
 export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
@@ -22,7 +19,7 @@ export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
           sendEmail: (request) => deps.email.send(request),
           now: deps.clock.now(),
         },
-        { id: header(req.headers['svix-id']), timestamp: header(req.headers['svix-timestamp']), signature: header(req.headers['svix-signature']) },
+        resendSignatureHeaders(req.headers),
         rawBody,
       );
       res.status(answer.status).json(answer.body);
