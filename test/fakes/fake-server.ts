@@ -10,6 +10,18 @@ import type { Duplex } from 'node:stream';
 
 export type RecordedRequest = { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; json: unknown };
 
+/** The controls a scripted fake offers a test. */
+export type ScriptedFake<Answer> = {
+  url: string;
+  requests: RecordedRequest[];
+  /** Queues answers for the next requests, in order. */
+  next: (...answers: Answer[]) => void;
+  /** Answers every request with this until cleared (undefined). */
+  always: (answer: Answer | undefined) => void;
+  reset: () => void;
+  close: () => Promise<void>;
+};
+
 export type ListeningFake = { port: number; url: string; close: () => Promise<void> };
 
 /** Listens on a free port; `close` ends the keep-alive connections a client left open, so a test never hangs on them. */

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { answerLater, answerScript, listen, type RecordedRequest, readRequest } from './fake-server.ts';
+import { answerLater, answerScript, listen, type RecordedRequest, readRequest, type ScriptedFake } from './fake-server.ts';
 
 /**
  * A local Resend API (`POST /emails`) that speaks the real wire format: JSON
@@ -60,16 +60,8 @@ const DEFAULT_ERRORS: Record<number, { name: string; message: string }> = {
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export type ResendFake = {
-  url: string;
-  requests: RecordedRequest[];
+export type ResendFake = ScriptedFake<ResendAnswer> & {
   delivered: DeliveredMessage[];
-  /** Queues answers for the next requests, in order. */
-  next: (...answers: ResendAnswer[]) => void;
-  /** Answer every request with this until cleared (undefined). */
-  always: (answer: ResendAnswer | undefined) => void;
-  reset: () => void;
-  close: () => Promise<void>;
   /** The sent-email list `GET /emails` pages through, newest first (tests fill it; reset keeps it). */
   listed: ListedEmail[];
 };

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { answerLater, answerScript, listen, type RecordedRequest, readRequest } from './fake-server.ts';
+import { answerLater, answerScript, listen, type RecordedRequest, readRequest, type ScriptedFake } from './fake-server.ts';
 
 /**
  * A local Amazon SES v2 API for `SendEmail` (`POST /v2/email/outbound-emails`,
@@ -52,15 +52,7 @@ export const SES_ERROR_STATUS: Record<string, number> = {
   AccessDeniedException: 403,
 };
 
-export type SesFake = {
-  url: string;
-  requests: RecordedRequest[];
-  delivered: SesDelivered[];
-  next: (...answers: SesAnswer[]) => void;
-  always: (answer: SesAnswer | undefined) => void;
-  reset: () => void;
-  close: () => Promise<void>;
-};
+export type SesFake = ScriptedFake<SesAnswer> & { delivered: SesDelivered[] };
 
 export async function startSesFake(): Promise<SesFake> {
   const requests: RecordedRequest[] = [];

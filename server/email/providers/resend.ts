@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Resend, type CreateEmailOptions, type ErrorResponse } from 'resend';
 import { z } from 'zod';
-import type { EmailEvent, EmailEventInput } from '../../delivery-events/delivery-events.queries.ts';
+import { EmailEvent, type EmailEventInput } from '../../delivery-events/delivery-events.queries.ts';
 import type { FailureKind } from '../types.ts';
 import type { EmailProvider } from './provider.ts';
 
@@ -116,18 +116,8 @@ export const ResendWebhookEvent = z.object({
 });
 export type ResendWebhookEvent = z.infer<typeof ResendWebhookEvent>;
 
-/** Resend's delivery event names (webhook `email.<name>`, the list's `last_event`). */
-export const RESEND_EMAIL_EVENTS: ReadonlySet<string> = new Set<string>([
-  'sent',
-  'delivery_delayed',
-  'delivered',
-  'opened',
-  'clicked',
-  'bounced',
-  'complained',
-  'failed',
-  'suppressed',
-]);
+/** Resend's delivery event names (webhook `email.<name>`, the list's `last_event`): ours, which are Resend's plus SES's transient bounce. */
+export const RESEND_EMAIL_EVENTS: ReadonlySet<string> = new Set<string>(EmailEvent.options.filter((name) => name !== 'bounce_transient'));
 
 /**
  * The status move a Resend event stands for. Opens and clicks move the status
