@@ -5,10 +5,10 @@ import { recordEmailEvent } from './delivery-events.queries.ts';
 import { listResendEmails, parseResendTime, RESEND_EMAIL_EVENTS, resendStatusEvent } from '../email/providers/resend.ts';
 
 /** One run reads at most this many pages of 100 (500 emails): a run stays well inside the 15-minute schedule. */
-export const POLL_MAX_PAGES = 5;
-export const POLL_PAGE_SIZE = 100;
+const POLL_MAX_PAGES = 5;
+const POLL_PAGE_SIZE = 100;
 /** Mail older than this, sent before the log's first row, is history: recorded, never alerted. */
-export const BACKFILL_AGE_MS = 60 * 60 * 1000;
+const BACKFILL_AGE_MS = 60 * 60 * 1000;
 
 export type PollResult = {
   ok: boolean;

@@ -17,7 +17,7 @@ import { answerLater, answerScript, listen, readRequest } from './fake-server.ts
  * Tests script the next answers; once the script is used up, `respond`
  * (default: a short paragraph) answers.
  */
-export type BedrockAnswer =
+type BedrockAnswer =
   /** A model answer; `stopReason` defaults to end_turn, usage to a token count derived from the text. */
   | { kind: 'text'; text: string; stopReason?: string; inputTokens?: number; outputTokens?: number; delayMs?: number }
   /** A modelled error; the status defaults to the one Bedrock uses for that type. */
@@ -26,7 +26,7 @@ export type BedrockAnswer =
   | { kind: 'drop' };
 
 /** The request fields tests look at, decoded. */
-export type ConverseRequest = {
+type ConverseRequest = {
   modelId: string;
   headers: http2.IncomingHttpHeaders;
   system: string[];
@@ -38,7 +38,7 @@ export type ConverseRequest = {
 };
 
 /** HTTP status Bedrock answers each Converse error type with (client-bedrock-runtime schemas; credential errors from the signing front end). */
-export const BEDROCK_ERROR_STATUS: Record<string, number> = {
+const BEDROCK_ERROR_STATUS: Record<string, number> = {
   AccessDeniedException: 403,
   InternalServerException: 500,
   ModelErrorException: 424,

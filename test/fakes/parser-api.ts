@@ -17,15 +17,15 @@ import { listen } from './fake-server.ts';
  * page with a stylesheet. Tests can script failures for the next requests of
  * a route, and replace the rendering or the job outcome.
  */
-export type ParserRoute = 'submit' | 'status' | 'result' | 'delete';
+type ParserRoute = 'submit' | 'status' | 'result' | 'delete';
 
-export type ParserAnswer =
+type ParserAnswer =
   /** Answers with this status (and a JSON error body unless `body` is given); `route` limits it to one route. */
   | { kind: 'error'; status: number; route?: ParserRoute; body?: string; headers?: Record<string, string> }
   /** Destroys the connection without answering. */
   | { kind: 'drop'; route?: ParserRoute };
 
-export type ParserRequest = {
+type ParserRequest = {
   method: string;
   path: string;
   route: ParserRoute | 'unknown';
@@ -36,7 +36,7 @@ export type ParserRequest = {
   file?: { name: string; type: string; bytes: Buffer };
 };
 
-export type ParserJobBehaviour = {
+type ParserJobBehaviour = {
   /** status requests answered with a pending status before the job completes */
   pendingPolls: number;
   /** when set, the job ends in status `error` with this message */
@@ -48,7 +48,7 @@ export type ParserJobBehaviour = {
 type Job = { id: string; pdf: Buffer; polls: number; behaviour: ParserJobBehaviour; html?: string };
 
 /** The uploaded PDF's text as HTML: first text line as a heading, the rest as one paragraph. */
-export async function renderFromText(pdf: Buffer): Promise<string> {
+async function renderFromText(pdf: Buffer): Promise<string> {
   const task = getDocument({ data: new Uint8Array(pdf), verbosity: 0 });
   const document = await task.promise;
   try {

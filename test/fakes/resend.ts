@@ -37,9 +37,7 @@ export type ListedEmail = {
   last_event: string;
   scheduled_at: string | null;
 };
-
-export type { RecordedRequest };
-export type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
+type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
 
 const DEFAULT_ERRORS: Record<number, { name: string; message: string }> = {
   400: {

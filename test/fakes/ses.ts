@@ -19,7 +19,7 @@ export type SesAnswer =
   /** Destroys the connection without answering; `accepted: true` delivers first. */
   | { kind: 'drop'; accepted?: boolean };
 
-export type SesDelivered = { messageId: string; body: SesSendEmailBody };
+type SesDelivered = { messageId: string; body: SesSendEmailBody };
 export type SesSendEmailBody = {
   FromEmailAddress?: string;
   Destination?: { ToAddresses?: string[]; CcAddresses?: string[]; BccAddresses?: string[] };
@@ -37,7 +37,7 @@ export type SesSendEmailBody = {
 };
 
 /** HTTP status SES answers each SendEmail error type with (client-sesv2 schemas; credential errors from the signing front end). */
-export const SES_ERROR_STATUS: Record<string, number> = {
+const SES_ERROR_STATUS: Record<string, number> = {
   MessageRejected: 400,
   MailFromDomainNotVerifiedException: 400,
   AccountSuspendedException: 400,

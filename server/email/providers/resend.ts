@@ -41,7 +41,7 @@ const UNAVAILABLE_NAMES = new Set([
  *   key is still in flight and may deliver; a same-key retry later gets its answer.
  * - other 4xx (validation, unverified From domain, reused key with another body) → rejected.
  */
-export function classifyResendError(error: Pick<ErrorResponse, 'statusCode' | 'name'>): FailureKind {
+function classifyResendError(error: Pick<ErrorResponse, 'statusCode' | 'name'>): FailureKind {
   const status = error.statusCode;
   if (status === null || status === undefined) return 'ambiguous';
   if (error.name === 'concurrent_idempotent_requests') return 'ambiguous';
