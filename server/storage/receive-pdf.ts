@@ -71,6 +71,8 @@ export async function storePdfStream(
       callback(null, chunk);
     },
   });
+  // The failure is kept above and rethrown; the store's writer may attach its own listener only after an await.
+  meter.on('error', () => {});
   const timer = setTimeout(() => {
     const error = fail(new ImportFailure('IMPORT_UNREACHABLE', `${input.describeSource} did not arrive within ${input.timeoutMs} ms`));
     input.body.destroy(error);
