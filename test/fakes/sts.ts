@@ -17,7 +17,7 @@ export type StsFake = {
 };
 
 const NS = 'https://sts.amazonaws.com/doc/2011-06-15/';
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export async function startStsFake(): Promise<StsFake> {
   const roles = new Map<string, StsRole>();
@@ -33,7 +33,7 @@ export async function startStsFake(): Promise<StsFake> {
         res
           .writeHead(status, { 'content-type': 'text/xml', 'x-amzn-requestid': requestId })
           .end(
-            `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${escape(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
+            `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
           );
       if (form.Action !== 'AssumeRole') return refuse(400, 'InvalidAction', `Could not find operation ${form.Action}`);
       const role = roles.get(form.RoleArn ?? '');
@@ -48,7 +48,7 @@ export async function startStsFake(): Promise<StsFake> {
       res
         .writeHead(200, { 'content-type': 'text/xml', 'x-amzn-requestid': requestId })
         .end(
-          `<AssumeRoleResponse xmlns="${NS}"><AssumeRoleResult><AssumedRoleUser><AssumedRoleId>AROAFAKE:${escape(form.RoleSessionName ?? '')}</AssumedRoleId><Arn>${escape(form.RoleArn ?? '')}/${escape(form.RoleSessionName ?? '')}</Arn></AssumedRoleUser><Credentials><AccessKeyId>${role.credentials.accessKeyId}</AccessKeyId><SecretAccessKey>${role.credentials.secretAccessKey}</SecretAccessKey><SessionToken>session-${requestId}</SessionToken><Expiration>${expiration}</Expiration></Credentials></AssumeRoleResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+          `<AssumeRoleResponse xmlns="${NS}"><AssumeRoleResult><AssumedRoleUser><AssumedRoleId>AROAFAKE:${escapeXml(form.RoleSessionName ?? '')}</AssumedRoleId><Arn>${escapeXml(form.RoleArn ?? '')}/${escapeXml(form.RoleSessionName ?? '')}</Arn></AssumedRoleUser><Credentials><AccessKeyId>${role.credentials.accessKeyId}</AccessKeyId><SecretAccessKey>${role.credentials.secretAccessKey}</SecretAccessKey><SessionToken>session-${requestId}</SessionToken><Expiration>${expiration}</Expiration></Credentials></AssumeRoleResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
         );
     });
   });
