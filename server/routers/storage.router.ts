@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ImportObjectsInput, ImportObjectsResult, importFromConnection } from '../storage/import-objects.ts';
+import { ImportObjectsInput, ImportObjectsResult, importFromConnection, listConnectionImports, StorageImport } from '../storage/import-objects.ts';
 import { ImportedFile, ImportUrlInput, requestUrlImport } from '../storage/import-url.ts';
 import {
   ConnectionTestResult,
@@ -123,4 +123,20 @@ export const storageRouter = router({
       const { id, ...rest } = input;
       return importFromConnection(ctx.deps, ctx.user, id, rest);
     }),
+
+  listImports: userProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/storage/connections/{id}/imports',
+        tags: ['storage'],
+        summary:
+          'The connection’s newest 500 imports: key, ETag, status (queued, waiting_credits, converting, writing_output, completed, failed), file and error',
+        description: NOT_YOURS,
+        protect: true,
+      },
+    })
+    .input(ById)
+    .output(z.object({ imports: z.array(StorageImport) }))
+    .query(async ({ ctx, input }) => ({ imports: await listConnectionImports(ctx.deps, ctx.user, input.id) })),
 });

@@ -18,7 +18,7 @@ import { checkPublicHttpsUrl, forbiddenAddressReason, type AddressPolicy } from 
  * sockets' lookup refuses a name that now resolves to private space).
  */
 
-export type BucketCredentials =
+type BucketCredentials =
   | { kind: 'keys'; accessKeyId: string; secretAccessKey: string }
   /** AssumeRole with the owner's external id (the confused-deputy guard AWS recommends for third parties). */
   | { kind: 'role'; roleArn: string; externalId: string; sessionName: string };

@@ -18,6 +18,7 @@ import {
   moveImport,
   pauseForCredits,
   selectConnection,
+  selectConnectionImports,
   selectImport,
   selectImportingFile,
   type ConnectionRow,
@@ -123,8 +124,42 @@ export async function importFromConnection(deps: ImportDeps, user: AuthUser, id:
   }
 }
 
+/** One object's import as its owner sees it. */
+export const StorageImport = z.object({
+  id: z.uuid(),
+  objectKey: z.string(),
+  etag: z.string(),
+  sizeBytes: z.number(),
+  source: z.enum(['import', 'watch']),
+  /** queued → converting → writing_output → completed; waiting_credits until the balance covers it; failed with errorCode. */
+  status: z.string(),
+  fileId: z.uuid().nullable(),
+  errorCode: z.string().nullable(),
+  errorMessage: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+/** The connection's newest 500 imports. */
+export async function listConnectionImports(deps: Pick<ImportDeps, 'db'>, user: AuthUser, id: string): Promise<Array<z.infer<typeof StorageImport>>> {
+  await requireOwnConnection(deps, user, id);
+  return (await selectConnectionImports(deps.db, id)).map((row) => ({
+    id: row.id,
+    objectKey: row.objectKey,
+    etag: row.etag,
+    sizeBytes: row.sizeBytes,
+    source: row.source,
+    status: row.status,
+    fileId: row.fileId,
+    errorCode: row.errorCode,
+    errorMessage: row.errorMessage,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  }));
+}
+
 /** The file an import creates: derived from the import, so a second run finds what the first stored. */
-export function importFileId(importId: string): string {
+function importFileId(importId: string): string {
   return derivedUuid(`storage-import-file:${importId}`);
 }
 
@@ -212,7 +247,7 @@ export async function importObject(deps: ImportDeps, importId: string): Promise<
  * email to its owner. The watch tick resumes both once the balance covers the
  * oldest parked file.
  */
-export async function startImportConversion(deps: ImportDeps, row: ConnectionRow, item: ImportRow, fileId: string): Promise<ImportRow['status'] | 'skipped'> {
+async function startImportConversion(deps: ImportDeps, row: ConnectionRow, item: ImportRow, fileId: string): Promise<ImportRow['status'] | 'skipped'> {
   try {
     await startConversion(deps, { fileId, options: ConvertOptions.parse(row.defaultOptions) });
   } catch (error) {

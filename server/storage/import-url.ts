@@ -14,7 +14,7 @@ import { enqueueUrlImport, IMPORT_URL_QUEUE, type ImportUrlJob } from './storage
 import { insertImportedFile, markFileImported, markFileImportFailed, selectImportingFile } from './storage.queries.ts';
 
 /** "follow at most 3 redirects, each checked" (issue 19). */
-export const IMPORT_MAX_REDIRECTS = 3;
+const IMPORT_MAX_REDIRECTS = 3;
 
 /** URL imports one user may start per hour: far beyond a person's use, a bound on a script's. */
 const IMPORTS_PER_USER_PER_HOUR = 200;

@@ -16,7 +16,7 @@ import {
 } from './storage.queries.ts';
 
 /** Connections one user may have: every real use fits, and a watch tick stays bounded. */
-export const MAX_CONNECTIONS_PER_USER = 20;
+const MAX_CONNECTIONS_PER_USER = 20;
 
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const REGION = /^[a-z]{2}(-[a-z0-9]+)+-[0-9]$/;
@@ -90,7 +90,7 @@ function externalIdFor(ownerId: string) {
   return `folio-${ownerId}`;
 }
 
-export function toView(row: ConnectionRow): StorageConnection {
+function toView(row: ConnectionRow): StorageConnection {
   return {
     id: row.id,
     name: row.name,

@@ -11,15 +11,6 @@ import { readAll } from './storage.ts';
  * then opened once for its page count.
  */
 
-export const IMPORT_FAILURES = {
-  IMPORT_REFUSED: 'IMPORT_REFUSED',
-  IMPORT_UNREACHABLE: 'IMPORT_UNREACHABLE',
-  IMPORT_TOO_MANY_REDIRECTS: 'IMPORT_TOO_MANY_REDIRECTS',
-  IMPORT_ORIGIN_ERROR: 'IMPORT_ORIGIN_ERROR',
-  IMPORT_TOO_LARGE: 'IMPORT_TOO_LARGE',
-  IMPORT_NOT_A_PDF: 'IMPORT_NOT_A_PDF',
-} as const;
-
 /** A failure that is the source's, final for this import: recorded on the file (and import) row, never retried. */
 export class ImportFailure extends Error {
   override name = 'ImportFailure';

@@ -239,7 +239,7 @@ export function selectEndedConversions(db: Queryable, limit = 500) {
      order by i.updated_at limit ${limit}`);
 }
 
-export const EndedJob = z.object({
+const EndedJob = z.object({
   status: z.string(),
   resultKey: z.string().nullable(),
   errorCode: z.string().nullable(),
@@ -288,14 +288,14 @@ export async function markFileImportFailed(db: Queryable, fileId: string, code: 
      where id = ${fileId} and status = 'processing' and storage_key is null`);
 }
 
-export const ImportingFile = z.object({ id: z.uuid(), ownerId: z.uuid(), status: z.string(), storageKey: z.string().nullable(), name: z.string() });
+const ImportingFile = z.object({ id: z.uuid(), ownerId: z.uuid(), status: z.string(), storageKey: z.string().nullable(), name: z.string() });
 
 export function selectImportingFile(db: Queryable, fileId: string) {
   return db.maybeOne(sql.type(ImportingFile)`
     select id, owner_id as "ownerId", status, storage_key as "storageKey", original_name as "name" from files where id = ${fileId}`);
 }
 
-export const OwnerContact = z.object({ email: z.string(), customerId: z.uuid() });
+const OwnerContact = z.object({ email: z.string(), customerId: z.uuid() });
 
 export function selectOwnerContact(db: Queryable, ownerId: string) {
   return db.one(sql.type(OwnerContact)`select email, customer_id as "customerId" from users where id = ${ownerId}`);

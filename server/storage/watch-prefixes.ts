@@ -57,7 +57,7 @@ export async function listWatchedPrefix(deps: ImportDeps, connectionId: string):
  * covers nothing parked would pause again at once, and mail again); its
  * parked imports are queued again in order.
  */
-export async function resumeIfFunded(deps: ImportDeps, connectionId: string): Promise<boolean> {
+async function resumeIfFunded(deps: ImportDeps, connectionId: string): Promise<boolean> {
   const row = await selectConnection(deps.db, connectionId);
   if (row?.watchState !== 'paused_credits') return false;
   const owner = await selectOwnerContact(deps.db, row.ownerId);

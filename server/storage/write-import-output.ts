@@ -24,7 +24,7 @@ function outputOf(name: string) {
  * (`inbox/a/report.pdf` → `folio-output/a/report.html`, `.accessible.pdf`,
  * `.report.json`, `.report.html`).
  */
-export function outputKeyBase(connection: { prefix: string; outputPrefix: string }, objectKey: string): string {
+function outputKeyBase(connection: { prefix: string; outputPrefix: string }, objectKey: string): string {
   const relative = objectKey.startsWith(connection.prefix) ? objectKey.slice(connection.prefix.length) : objectKey;
   return `${connection.outputPrefix}${relative.replace(/\.pdf$/i, '')}`;
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
  * credentials the test gives it, when the caller names the role's external
  * id; anything else is refused with STS's own AccessDenied error document.
  */
-export type StsRole = { externalId: string; credentials: { accessKeyId: string; secretAccessKey: string } };
+type StsRole = { externalId: string; credentials: { accessKeyId: string; secretAccessKey: string } };
 
 export type StsFake = {
   url: string;

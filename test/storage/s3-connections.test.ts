@@ -246,6 +246,10 @@ describe('S3 connections', () => {
       queued: 0,
       duplicates: 1,
     });
+    const listed = await call<{ imports: Array<Record<string, unknown>> }>(token, 'GET', `/api/storage/connections/${connection.id}/imports`);
+    expect(listed.body.imports).toEqual([
+      expect.objectContaining({ objectKey: 'single/one.pdf', source: 'import', status: 'completed', fileId: done!.fileId, errorCode: null }),
+    ]);
     expect(await importObject(app.deps, done!.id)).toBe('skipped');
     expect(await writeImportOutput(app.deps, done!.id)).toBe('skipped');
     expect(await jobsOf(connection.id)).toHaveLength(1);
