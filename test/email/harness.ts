@@ -108,14 +108,3 @@ export async function startEmailHarness(): Promise<EmailHarness> {
 export async function suppress(harness: EmailHarness, email: string, reason: 'hard_bounce' | 'complaint' | 'manual') {
   await harness.database.db.query(sql.type(z.object({}))`insert into email_suppressions (email, reason, source) values (${email}, ${reason}, 'test')`);
 }
-
-/** Resolves once `check` returns something truthy, polling every 20 ms for at most `ms`. */
-export async function eventually<T>(check: () => Promise<T> | T, ms = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import busboy from 'busboy';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { listen } from './fake-server.ts';
 
 /**
  * A local document-parser API in the shape of Mathpix's v3 PDF API (see
@@ -105,7 +105,6 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
   const jobs = new Map<string, Job>();
   const script: ParserAnswer[] = [];
   let behaviour = DEFAULT_BEHAVIOUR;
-  const sockets = new Set<Socket>();
 
   const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -147,10 +146,6 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
     form.on('close', answer);
     form.on('error', () => sendJson(res, 400, { error: 'Malformed multipart body' }));
     req.pipe(form);
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
   });
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, request: ParserRequest, id: string | undefined) {
@@ -207,10 +202,9 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
     res.end(job.html);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     apiKey,
     requests,
     jobs,
@@ -225,9 +219,6 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
       jobs.clear();
       behaviour = DEFAULT_BEHAVIOUR;
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close,
   };
 }
