@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
+import { listen } from './fake-server.ts';
 
 /**
  * A web server a customer's import URL points at: HTTPS on loopback with the
@@ -29,7 +28,6 @@ export async function startHttpsOrigin(): Promise<HttpsOrigin> {
   const routes = new Map<string, OriginRoute>();
   const requests: HttpsOrigin['requests'] = [];
   const streamed: HttpsOrigin['streamed'] = new Map();
-  const sockets = new Set<Duplex>();
   const server = https.createServer({ key: fixture('receiver-key.pem'), cert: fixture('receiver-cert.pem') }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     requests.push({ method: req.method ?? '', path, headers: req.headers });
@@ -40,22 +38,14 @@ export async function startHttpsOrigin(): Promise<HttpsOrigin> {
     }
     handler(req, res);
   });
-  server.on('secureConnection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const listening = await listen(server, '127.0.0.1', 'https');
   return {
-    url: (path) => `https://127.0.0.1:${port}${path}`,
-    port,
+    url: (path) => `${listening.url}${path}`,
+    port: listening.port,
     route: (path, handler) => void routes.set(path, handler),
     requests,
     streamed,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: listening.close,
   };
 }
 

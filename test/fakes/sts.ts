@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen, readRequest } from './fake-server.ts';
 
 /**
  * AWS STS's AssumeRole (Query protocol: a form-encoded POST, an XML answer),
@@ -22,42 +22,33 @@ const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&
 export async function startStsFake(): Promise<StsFake> {
   const roles = new Map<string, StsRole>();
   const requests: Array<Record<string, string>> = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
-      requests.push(form);
-      const requestId = `req-${requests.length}`;
-      const refuse = (status: number, code: string, message: string) =>
-        res
-          .writeHead(status, { 'content-type': 'text/xml', 'x-amzn-requestid': requestId })
-          .end(
-            `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
-          );
-      if (form.Action !== 'AssumeRole') return refuse(400, 'InvalidAction', `Could not find operation ${form.Action}`);
-      const role = roles.get(form.RoleArn ?? '');
-      if (!role || role.externalId !== form.ExternalId) {
-        return refuse(
-          403,
-          'AccessDenied',
-          `User: arn:aws:iam::111111111111:user/folio is not authorized to perform: sts:AssumeRole on resource: ${form.RoleArn}`,
-        );
-      }
-      const expiration = new Date(Date.now() + Number(form.DurationSeconds ?? 3600) * 1000).toISOString();
+  const server = http.createServer(async (req, res) => {
+    const request = await readRequest(req);
+    const form = Object.fromEntries(new URLSearchParams(request.body));
+    requests.push(form);
+    const requestId = `req-${requests.length}`;
+    const refuse = (status: number, code: string, message: string) =>
       res
-        .writeHead(200, { 'content-type': 'text/xml', 'x-amzn-requestid': requestId })
+        .writeHead(status, { 'content-type': 'text/xml', 'x-amzn-requestid': requestId })
         .end(
-          `<AssumeRoleResponse xmlns="${NS}"><AssumeRoleResult><AssumedRoleUser><AssumedRoleId>AROAFAKE:${escapeXml(form.RoleSessionName ?? '')}</AssumedRoleId><Arn>${escapeXml(form.RoleArn ?? '')}/${escapeXml(form.RoleSessionName ?? '')}</Arn></AssumedRoleUser><Credentials><AccessKeyId>${role.credentials.accessKeyId}</AccessKeyId><SecretAccessKey>${role.credentials.secretAccessKey}</SecretAccessKey><SessionToken>session-${requestId}</SessionToken><Expiration>${expiration}</Expiration></Credentials></AssumeRoleResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+          `<ErrorResponse xmlns="${NS}"><Error><Type>Sender</Type><Code>${code}</Code><Message>${escapeXml(message)}</Message></Error><RequestId>${requestId}</RequestId></ErrorResponse>`,
         );
-    });
+    if (form.Action !== 'AssumeRole') return refuse(400, 'InvalidAction', `Could not find operation ${form.Action}`);
+    const role = roles.get(form.RoleArn ?? '');
+    if (!role || role.externalId !== form.ExternalId) {
+      return refuse(
+        403,
+        'AccessDenied',
+        `User: arn:aws:iam::111111111111:user/folio is not authorized to perform: sts:AssumeRole on resource: ${form.RoleArn}`,
+      );
+    }
+    const expiration = new Date(Date.now() + Number(form.DurationSeconds ?? 3600) * 1000).toISOString();
+    res
+      .writeHead(200, { 'content-type': 'text/xml', 'x-amzn-requestid': requestId })
+      .end(
+        `<AssumeRoleResponse xmlns="${NS}"><AssumeRoleResult><AssumedRoleUser><AssumedRoleId>AROAFAKE:${escapeXml(form.RoleSessionName ?? '')}</AssumedRoleId><Arn>${escapeXml(form.RoleArn ?? '')}/${escapeXml(form.RoleSessionName ?? '')}</Arn></AssumedRoleUser><Credentials><AccessKeyId>${role.credentials.accessKeyId}</AccessKeyId><SecretAccessKey>${role.credentials.secretAccessKey}</SecretAccessKey><SessionToken>session-${requestId}</SessionToken><Expiration>${expiration}</Expiration></Credentials></AssumeRoleResult><ResponseMetadata><RequestId>${requestId}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+      );
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    roles,
-    requests,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
+  const listening = await listen(server);
+  return { url: listening.url, roles, requests, close: listening.close };
 }

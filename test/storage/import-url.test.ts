@@ -3,7 +3,8 @@ import { registerStorageJobs } from '../../jobs/storage/storage.worker.ts';
 import { fetchUrlImport } from '../../server/storage/import-url.ts';
 import { endless, startHttpsOrigin, type HttpsOrigin } from '../fakes/https-origin.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { jobState, makePaid, until } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
+import { jobState, makePaid } from '../service/harness.ts';
 import { makePdf } from './pdfs.ts';
 
 const LIMIT = 300_000;

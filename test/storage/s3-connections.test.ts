@@ -16,7 +16,8 @@ import { writeImportOutput } from '../../server/storage/write-import-output.ts';
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { startStsFake, type StsFake } from '../fakes/sts.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, makePaid, until } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
+import { api, makePaid } from '../service/harness.ts';
 import { makePdf } from './pdfs.ts';
 
 const BUCKET = 'customer-bucket';
