@@ -183,7 +183,13 @@ export function openCustomerBucket(access: BucketAccess, options: BucketOptions)
     get(key: string, etag?: string): Promise<{ body: Readable; size: number; etag: string }> {
       return call(async () => {
         const answer = await client.send(new GetObjectCommand({ Bucket, Key: key, IfMatch: etag ? `"${etag}"` : undefined }));
-        return { body: answer.Body as Readable, size: answer.ContentLength ?? 0, etag: (answer.ETag ?? '').replace(/^"|"$/g, '') };
+        const got = (answer.ETag ?? '').replace(/^"|"$/g, '');
+        // Stores that ignore If-Match (some S3-compatible ones) still name the version they sent.
+        if (etag && got && got !== etag) {
+          (answer.Body as Readable | undefined)?.destroy();
+          throw new BucketError('PreconditionFailed', `At least one of the pre-conditions you specified did not hold (ETag is now ${got})`, 412);
+        }
+        return { body: answer.Body as Readable, size: answer.ContentLength ?? 0, etag: got };
       });
     },
     close(): void {

@@ -62,7 +62,14 @@ export async function writeImportOutput(deps: ImportDeps, importId: string): Pro
       await target.put(`${base}${output.suffix}`, stream, { contentType: output.contentType });
     }
   } catch (error) {
-    const bucketError = error instanceof BucketError ? error : isAwsError(error) ? new BucketError(awsName(error), (error as Error).message, undefined) : null;
+    const bucketError =
+      error instanceof BucketError
+        ? error
+        : isAwsError(error)
+          ? new BucketError(awsName(error), (error as Error).message, undefined)
+          : /^invalid object key/.test((error as Error)?.message ?? '')
+            ? new BucketError('InvalidOutputKey', `${(error as Error).message} (an empty, "." or ".." path segment cannot be written)`, undefined)
+            : null;
     if (!bucketError) throw error;
     // The bucket refused (a read-only policy, a deleted bucket): final, and said in the customer's words.
     await moveImport(deps.db, item.id, ['writing_output'], 'failed', { errorCode: 'OUTPUT_WRITE_FAILED', errorMessage: describeBucketError(bucketError) });

@@ -11,7 +11,7 @@ import { registerStorageJobs } from '../../jobs/storage/storage.worker.ts';
 import { sql } from '../../server/db/database.ts';
 import { decryptConnectionSecret } from '../../server/storage/connection-secrets.ts';
 import { importObject } from '../../server/storage/import-objects.ts';
-import { listWatchedPrefix, runWatchTick } from '../../server/storage/watch-prefixes.ts';
+import { listWatchedPrefix, runWatchTick, sendPauseNotice } from '../../server/storage/watch-prefixes.ts';
 import { writeImportOutput } from '../../server/storage/write-import-output.ts';
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { startStsFake, type StsFake } from '../fakes/sts.ts';
@@ -258,6 +258,23 @@ describe('S3 connections', () => {
     expect((await call(token, 'POST', `/api/storage/connections/${connection.id}/import`, { key: 'single/none.pdf' })).status).toBe(404);
   }, 240_000);
 
+  it('imports the version it listed: an object changed since is refused, its new ETag is a new import', async () => {
+    await put('changed/doc.pdf', await makePdf('Version two'));
+    const token = await app.token('changed@example.com');
+    const connection = await connect(token, { prefix: 'changed/' });
+    const importId = await app.deps.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into storage_imports (connection_id, object_key, etag, size_bytes, source)
+      values (${connection.id}, 'changed/doc.pdf', 'etag-of-version-one', 1000, 'import') returning id`);
+    expect(await importObject(app.deps, importId)).toBe('failed');
+    const [row] = await imports(connection.id);
+    expect(row).toMatchObject({ status: 'failed', errorCode: 'IMPORT_ORIGIN_ERROR' });
+    const files = await call<{ files: Array<{ status: string; errorMessage: string }> }>(token, 'GET', '/api/files');
+    expect(files.body.files[0]).toMatchObject({ status: 'failed' });
+    expect(files.body.files[0]!.errorMessage).toContain('changed after it was listed');
+    expect(await app.deps.store.exists(`files/${row!.fileId}/source`)).toBe(false);
+    expect((await call(token, 'POST', `/api/storage/connections/${connection.id}/import`, { key: 'changed/doc.pdf' })).body).toMatchObject({ queued: 1 });
+  });
+
   it('imports a prefix of 30 PDFs, 3 of them already imported: 27 conversions', async () => {
     const token = await app.token('many@example.com');
     const connection = await connect(token, { prefix: 'many/' });
@@ -328,6 +345,8 @@ describe('S3 connections', () => {
       'the pause email',
     );
     expect(String(notices()[0]!.body.subject)).toMatch(/watch has stopped/);
+    // The notice job received twice mails once: the claim is on the connection.
+    expect(await sendPauseNotice(app.deps, connection.id, 'a-second-delivery-of-the-job')).toBe(false);
 
     // Paused: a new object is not even listed, and the tick neither resumes nor mails again.
     await put('paid/c.pdf', await makePdf('Third'));
