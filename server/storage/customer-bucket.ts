@@ -33,7 +33,14 @@ export type BucketOptions = {
   stsEndpoint?: string;
   /** Our own credentials for AssumeRole; unset: the SDK's default chain. */
   serviceCredentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+  /** Assumed-role sessions kept per process, by role, external id and session name, so 30 imports are one AssumeRole. */
+  sessions?: Map<string, AssumedSession>;
 };
+
+type AssumedSession = { accessKeyId: string; secretAccessKey: string; sessionToken?: string; expiration?: Date };
+
+/** A cached session is used until this close to its end, so no call starts with a token about to lapse. */
+const SESSION_MARGIN_MS = 2 * 60 * 1000;
 
 export type BucketObject = { key: string; etag: string; size: number };
 
@@ -119,6 +126,9 @@ export function openCustomerBucket(access: BucketAccess, options: BucketOptions)
     credentials.kind === 'keys'
       ? { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }
       : async () => {
+          const cacheKey = `${credentials.roleArn}|${credentials.externalId}|${credentials.sessionName}`;
+          const cached = options.sessions?.get(cacheKey);
+          if (cached?.expiration && cached.expiration.getTime() - SESSION_MARGIN_MS > Date.now()) return cached;
           sts ??= new STSClient({ region: access.region, endpoint: options.stsEndpoint, credentials: options.serviceCredentials });
           try {
             const answer = await sts.send(
@@ -132,12 +142,18 @@ export function openCustomerBucket(access: BucketAccess, options: BucketOptions)
             );
             const issued = answer.Credentials;
             if (!issued?.AccessKeyId || !issued.SecretAccessKey) throw new BucketError('AssumeRoleFailed', 'STS returned no credentials', undefined);
-            return {
+            const session = {
               accessKeyId: issued.AccessKeyId,
               secretAccessKey: issued.SecretAccessKey,
               sessionToken: issued.SessionToken,
               expiration: issued.Expiration,
             };
+            if (options.sessions) {
+              // Bounded by the role connections in use: lapsed sessions go before a new one is kept.
+              for (const [key, kept] of options.sessions) if (!kept.expiration || kept.expiration.getTime() <= Date.now()) options.sessions.delete(key);
+              options.sessions.set(cacheKey, session);
+            }
+            return session;
           } catch (error) {
             throw toBucketError(error);
           }

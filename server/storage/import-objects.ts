@@ -7,7 +7,7 @@ import { DomainError, isDomainError } from '../errors.ts';
 import { wakeWorkers } from '../queue/boss.ts';
 import { BucketError, describeBucketError, type BucketObject, type CustomerBucket } from './customer-bucket.ts';
 import type { ImportDeps } from './import-runtime.ts';
-import { openConnectionBucket, requireOwnConnection } from './manage-storage-connections.ts';
+import { limitBucketCalls, openConnectionBucket, requireOwnConnection } from './manage-storage-connections.ts';
 import { asImportFailure, countStoredPages, ImportFailure, importedName, storePdfStream } from './receive-pdf.ts';
 import { enqueueObjectImport, enqueuePauseNotice, IMPORT_OBJECT_QUEUE } from './storage.jobs.ts';
 import {
@@ -102,6 +102,7 @@ export async function importFromConnection(deps: ImportDeps, user: AuthUser, id:
     throw new DomainError('BAD_REQUEST', 'Give either key, or prefix (with startAfter)');
   }
   const row = await requireOwnConnection(deps, user, id);
+  await limitBucketCalls(deps, user);
   const bucket = openConnectionBucket(deps, row);
   try {
     let listed: { objects: BucketObject[]; next?: string };

@@ -40,6 +40,7 @@ export function createImportRuntime(core: Pick<CoreDeps, 'config' | 'boss'>, ove
         cloud.accessKeyId && cloud.secretAccessKey
           ? { accessKeyId: cloud.accessKeyId, secretAccessKey: cloud.secretAccessKey, sessionToken: cloud.sessionToken }
           : undefined,
+      sessions: new Map(),
     },
     queuesReady: () => ensureStorageQueues(core.boss),
   };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AuthUser } from '../auth/users.ts';
 import { DomainError } from '../errors.ts';
+import { enforceRateLimits } from '../rate-limit/take-rate-limit.ts';
 import { decryptConnectionSecret, encryptConnectionSecret } from './connection-secrets.ts';
 import { BucketError, describeBucketError, endpointRejection, openCustomerBucket, type CustomerBucket } from './customer-bucket.ts';
 import type { ImportDeps } from './import-runtime.ts';
@@ -197,9 +198,26 @@ export const ConnectionTestResult = z.object({
   error: z.object({ code: z.string(), httpStatus: z.number().nullable(), message: z.string() }).nullable(),
 });
 
+/**
+ * Calls into customers' buckets one user may start per hour (tests and
+ * imports together): every real use fits; a script cannot make us hammer a
+ * bucket, or STS, on its behalf.
+ */
+const BUCKET_CALLS_PER_USER_PER_HOUR = 120;
+
+export async function limitBucketCalls(deps: Pick<ImportDeps, 'db' | 'clock'>, user: AuthUser): Promise<void> {
+  await enforceRateLimits(
+    deps.db,
+    [{ key: `storage:bucket-calls:user:${user.id}`, limit: BUCKET_CALLS_PER_USER_PER_HOUR, windowMs: 60 * 60 * 1000 }],
+    deps.clock.now(),
+    'Too many storage tests and imports; try again later',
+  );
+}
+
 /** Lists one page of keys under the prefix with the stored credentials; a failure is an answer, not an error. */
 export async function testStorageConnection(deps: ImportDeps, user: AuthUser, id: string): Promise<z.infer<typeof ConnectionTestResult>> {
   const row = await requireOwnConnection(deps, user, id);
+  await limitBucketCalls(deps, user);
   let bucket: CustomerBucket | undefined;
   try {
     bucket = openConnectionBucket(deps, row);

@@ -207,6 +207,11 @@ describe('S3 connections', () => {
       DurationSeconds: '900',
     });
 
+    // The session is kept until shortly before it lapses: a second call assumes nothing.
+    const assumed = sts.requests.length;
+    expect((await call(token, 'POST', `/api/storage/connections/${connection.body.id}/test`)).body).toMatchObject({ ok: true });
+    expect(sts.requests.length).toBe(assumed);
+
     sts.roles.set(roleArn, { externalId: 'someone-elses-id', credentials: KEYS });
     const other = await call<Connection>(token, 'POST', '/api/storage/connections', {
       bucket: BUCKET,
