@@ -265,5 +265,10 @@ async function startImportConversion(deps: ImportDeps, row: ConnectionRow, item:
     if (!(isDomainError(error) && error.code === 'CONFLICT')) throw error;
   }
   wakeWorkers(deps.boss, [CHUNK_QUEUE]);
-  return (await moveImport(deps.db, item.id, ['queued', 'waiting_credits'], 'converting', { fileId })) ? 'converting' : 'skipped';
+  if (!(await moveImport(deps.db, item.id, ['queued', 'waiting_credits'], 'converting', { fileId }))) return 'skipped';
+  // A conversion that ends before this subscription is live is found by the minute tick.
+  await deps
+    .watchConversion?.(item.id, fileId)
+    .catch((error: unknown) => deps.log.warn({ err: error, importId: item.id }, 'storage: cannot listen for the conversion; the tick will find its end'));
+  return 'converting';
 }

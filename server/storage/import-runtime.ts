@@ -21,8 +21,15 @@ export type ImportRuntime = {
   queuesReady: () => Promise<void>;
 };
 
-/** What every import function receives first. */
-export type ImportDeps = Pick<Deps, 'db' | 'boss' | 'log' | 'clock' | 'config' | 'store' | 'engine' | 'email'> & { importer: ImportRuntime };
+/**
+ * What every import function receives first. `watchConversion`, in the
+ * worker process, hears the end of an imported file's conversion at once
+ * (LISTEN) to queue its write-back; the minute tick is the safety net.
+ */
+export type ImportDeps = Pick<Deps, 'db' | 'boss' | 'log' | 'clock' | 'config' | 'store' | 'engine' | 'email'> & {
+  importer: ImportRuntime;
+  watchConversion?: (importId: string, fileId: string) => Promise<void>;
+};
 
 export function createImportRuntime(core: Pick<CoreDeps, 'config' | 'boss'>, overrides: { resolve?: ResolveHost } = {}): ImportRuntime {
   const { config } = core;

@@ -56,7 +56,7 @@ beforeAll(async () => {
   pdf = await makePdf('Imported by URL', 2);
   origin = await startHttpsOrigin();
   app = await startTestApp({ workers: true, env: { STORAGE_TEST_ALLOW_LOOPBACK: 'true', UPLOAD_MAX_BYTES: String(LIMIT), IMPORT_TIMEOUT_SECONDS: '20' } });
-  await registerStorageJobs(app.deps, { schedule: false });
+  const storageWorkers = await registerStorageJobs(app.deps, { schedule: false });
   token = await app.token('importer@example.com');
   origin.route('/docs/annual%20report.pdf', (_req, res) => void res.writeHead(200, { 'content-type': 'application/pdf' }).end(pdf));
   for (const hop of [1, 2, 3, 4]) {
@@ -67,7 +67,10 @@ beforeAll(async () => {
   origin.route('/busy.pdf', (_req, res) => void res.writeHead(503, { 'content-type': 'text/plain' }).end('try later'));
   origin.route('/endless.pdf', endless(origin, '/endless.pdf'));
   origin.route('/declared-big.pdf', (_req, res) => void res.writeHead(200, { 'content-length': String(LIMIT * 10) }).end());
-  return () => origin.close();
+  return async () => {
+    storageWorkers.close();
+    await origin.close();
+  };
 }, 60_000);
 
 describe('POST /api/files/import', () => {

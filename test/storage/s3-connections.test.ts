@@ -118,8 +118,9 @@ beforeAll(async () => {
     },
   });
   await registerConversionJobs(app.deps, { schedule: false });
-  await registerStorageJobs(app.deps, { schedule: false });
+  const storageWorkers = await registerStorageJobs(app.deps, { schedule: false });
   return async () => {
+    storageWorkers.close();
     admin.destroy();
     await sts.close();
     await resend.close();
@@ -310,7 +311,8 @@ describe('S3 connections', () => {
     await put('watch/new.pdf', await makePdf('Watched arrival'));
     expect(await listWatchedPrefix(app.deps, connection.id)).toEqual({ queued: 1 });
     expect(await listWatchedPrefix(app.deps, connection.id)).toEqual({ queued: 0 });
-    const [done] = await writtenBack(connection.id, 1);
+    // No tick driven here: the worker hears the conversion end and writes back at once.
+    const [done] = await settled(connection.id, 1, ['completed'], 180_000);
     expect(done).toMatchObject({ objectKey: 'watch/new.pdf', status: 'completed' });
     expect(await keysUnder('watch/folio-output/')).toHaveLength(4);
     expect(await listWatchedPrefix(app.deps, connection.id)).toEqual({ queued: 0 });
