@@ -20,6 +20,8 @@ export const PipelineValue = z.object({
   uxOptimizer: z.boolean(),
   attempts: z.number().int().min(0),
   startedAt: z.string().optional(),
+  /** host:pid of the worker that took the latest attempt (operators follow a run across the fleet) */
+  worker: z.string().optional(),
   finishedAt: z.string().optional(),
   timeMs: z.number().optional(),
   pages: z.number().int().optional(),
@@ -98,11 +100,12 @@ export function selectSessionFile(db: Queryable, sessionId: string) {
  * terminal (a duplicate delivery). A `running` value is taken over: its
  * worker died, or gave the job back, and the queue handed it on.
  */
-export function claimPipeline(db: Queryable, sessionId: string, pipeline: number, startedAt: Date): Promise<PipelineValue | null> {
+export function claimPipeline(db: Queryable, sessionId: string, pipeline: number, claim: { startedAt: Date; worker: string }): Promise<PipelineValue | null> {
   return db
     .maybeOne(sql.type(z.object({ value: PipelineValue }))`
     update benchmark_results
-       set value = value || jsonb_build_object('status', 'running', 'attempts', (value->>'attempts')::int + 1, 'startedAt', ${startedAt.toISOString()}::text),
+       set value = value || jsonb_build_object('status', 'running', 'attempts', (value->>'attempts')::int + 1,
+                                               'startedAt', ${claim.startedAt.toISOString()}::text, 'worker', ${claim.worker}::text),
            updated_at = now()
      where session_id = ${sessionId} and pipeline = ${pipeline} and value->>'status' in ('queued', 'running')
      returning value`)

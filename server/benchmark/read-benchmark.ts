@@ -12,7 +12,7 @@ export function outputTokenSubject(sessionId: string, pipeline: number): string 
   return `benchmark/${sessionId}/${pipeline}`;
 }
 
-export type PipelineResult = Omit<PipelineValue, 'outputs' | 'deadLettered' | 'startedAt' | 'finishedAt'> & {
+export type PipelineResult = Omit<PipelineValue, 'outputs' | 'deadLettered' | 'startedAt' | 'finishedAt' | 'worker'> & {
   pipeline: number;
   downloads?: Record<OutputKind, string>;
 };
@@ -40,7 +40,7 @@ export async function readBenchmark(
   if (!session || (session.ownerId !== input.user.id && !input.user.isAdmin)) throw new DomainError('NOT_FOUND', 'Benchmark session not found');
   const now = deps.clock.now();
   const results = (await selectResults(deps.db, session.id)).map(({ pipeline, value }): PipelineResult => {
-    const { outputs, deadLettered: _deadLettered, startedAt: _startedAt, finishedAt: _finishedAt, ...shown } = value;
+    const { outputs, deadLettered: _deadLettered, startedAt: _startedAt, finishedAt: _finishedAt, worker: _worker, ...shown } = value;
     if (!outputs || value.status !== 'complete') return { pipeline, ...shown };
     const token = encodeURIComponent(signDownloadToken(input.downloadSecret, outputTokenSubject(session.id, pipeline), now));
     const link = (kind: OutputKind) => `/api/benchmark/${session.id}/pipelines/${pipeline}/${kind}?token=${token}`;

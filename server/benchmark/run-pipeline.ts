@@ -16,6 +16,8 @@ export type BenchmarkDeps = Pick<Deps, 'db' | 'boss' | 'config' | 'clock' | 'log
 
 export type PipelineOutcome = 'complete' | 'failed' | 'skipped';
 
+const WORKER_ID = `${os.hostname()}:${process.pid}`;
+
 /** Where a pipeline's outputs live; deleting the session's prefix removes them. */
 export function benchmarkObjectKey(sessionId: string, pipeline: number, name: string): string {
   return `benchmarks/${sessionId}/${pipeline}/${name}`;
@@ -40,7 +42,7 @@ function describe(error: unknown): { code: string; message: string } {
 export async function runPipeline(deps: BenchmarkDeps, message: BenchmarkMessage, options: { signal?: AbortSignal } = {}): Promise<PipelineOutcome> {
   const { db, log } = deps;
   const { sessionId, pipeline } = message;
-  const claimed = await claimPipeline(db, sessionId, pipeline, deps.clock.now());
+  const claimed = await claimPipeline(db, sessionId, pipeline, { startedAt: deps.clock.now(), worker: WORKER_ID });
   if (!claimed) return 'skipped';
   const fail = async (error: { code: string; message: string }) => {
     await finishPipeline(deps, { sessionId, pipeline, value: { ...claimed, status: 'failed', finishedAt: deps.clock.now().toISOString(), error } });

@@ -8,7 +8,7 @@ import { resolveSigningSecrets } from '../secrets.ts';
 import { adminProcedure, router, userProcedure } from '../trpc/trpc.ts';
 
 const Downloads = z.object({ html: z.string(), pdf: z.string(), report: z.string() });
-const PipelineResult = PipelineValue.omit({ outputs: true, deadLettered: true, startedAt: true, finishedAt: true }).extend({
+const PipelineResult = PipelineValue.omit({ outputs: true, deadLettered: true, startedAt: true, finishedAt: true, worker: true }).extend({
   pipeline: z.number().int(),
   downloads: Downloads.optional(),
 });
