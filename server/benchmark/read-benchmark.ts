@@ -55,3 +55,12 @@ export async function readBenchmark(
     results,
   };
 }
+
+/** What POST /api/benchmark answers: at once `running` on the queue deployment; the finished session inline. */
+export async function startAnswer(
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  input: { sessionId: string; user: Pick<RequestUser, 'id' | 'isAdmin'>; downloadSecret: string },
+): Promise<{ sessionId: string; status: 'running' } | BenchmarkSession> {
+  if (deps.config.benchmark.mode !== 'inline') return { sessionId: input.sessionId, status: 'running' };
+  return readBenchmark(deps, input);
+}

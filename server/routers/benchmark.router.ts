@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PipelineValue } from '../benchmark/benchmark.queries.ts';
-import { readBenchmark } from '../benchmark/read-benchmark.ts';
+import { readBenchmark, startAnswer } from '../benchmark/read-benchmark.ts';
 import { readFleet } from '../benchmark/read-fleet.ts';
 import { startBenchmark, StartBenchmarkInput } from '../benchmark/start-benchmark.ts';
 import { requireFileAccess } from '../http/guards.ts';
@@ -42,8 +42,7 @@ export const benchmarkRouter = router({
     .mutation(async ({ ctx, input }) => {
       await requireFileAccess(ctx.deps, ctx.user, input.fileId);
       const { sessionId } = await startBenchmark(ctx.deps, input);
-      if (ctx.deps.config.benchmark.mode !== 'inline') return { sessionId, status: 'running' as const };
-      return readBenchmark(ctx.deps, { sessionId, user: ctx.user, downloadSecret: resolveSigningSecrets(ctx.deps.config).download });
+      return startAnswer(ctx.deps, { sessionId, user: ctx.user, downloadSecret: resolveSigningSecrets(ctx.deps.config).download });
     }),
 
   fleet: adminProcedure

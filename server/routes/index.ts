@@ -13,7 +13,7 @@ import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
-import { mountBenchmarkDownload } from './benchmark.route.ts';
+import { mountBenchmarkRoutes } from './benchmark.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -36,5 +36,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountSharedRoute,
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
-  mountBenchmarkDownload,
+  mountBenchmarkRoutes,
 ];

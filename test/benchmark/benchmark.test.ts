@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerBenchmarkJobs } from '../../jobs/benchmark/benchmark.worker.ts';
@@ -164,6 +165,40 @@ describe('POST /api/benchmark (queue mode)', () => {
     expect(await sessionCount()).toBe(before);
     expect(await balance(app, 'poor@example.com')).toMatchObject({ credits: 5, held: 0 });
   });
+});
+
+describe('POST /api/benchmark as a multipart upload', () => {
+  async function postMultipart(token: string, pipelines: string | undefined) {
+    const form = new FormData();
+    if (pipelines !== undefined) form.append('pipelines', pipelines);
+    form.append('file', new Blob([await readFile(THREE_PAGES)], { type: 'application/pdf' }), 'paper.pdf');
+    return fetch(`${app.baseUrl}/api/benchmark`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  }
+
+  it('uploads the file and starts the session in one request', async () => {
+    const token = await paidUser('multipart@example.com');
+    const response = await postMultipart(token, JSON.stringify([{ backend: 'local', uxOptimizer: true }]));
+    const body = (await response.json()) as { sessionId: string; status: string };
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.status).toBe('running');
+    const done = await waitComplete(token, body.sessionId);
+    expect(done.results).toEqual([expect.objectContaining({ backend: 'local', uxOptimizer: true, status: 'complete', pages: 3 })]);
+  }, 120_000);
+
+  it('keeps the uploaded file when the pipelines are bad, and says which file it is', async () => {
+    const token = await paidUser('multipart-bad@example.com');
+    const before = await sessionCount();
+    const response = await postMultipart(token, '[{"backend": "magic"}]');
+    const body = (await response.json()) as { code: string; details: { fileId: string } };
+    expect(response.status).toBe(400);
+    expect(body.code).toBe('VALIDATION_FAILED');
+    expect(await sessionCount()).toBe(before);
+    // the file is there to benchmark with a JSON body
+    const again = await api(app, token, 'POST', '/api/benchmark', { fileId: body.details.fileId, pipelines: [{ backend: 'local' }] });
+    expect(again.status).toBe(200);
+    await waitComplete(token, ((await again.json()) as { sessionId: string }).sessionId);
+    expect((await postMultipart(token, undefined)).status).toBe(400);
+  }, 120_000);
 });
 
 describe('failed pipelines', () => {
