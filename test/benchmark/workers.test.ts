@@ -63,7 +63,7 @@ async function ready(worker: Worker) {
   await until(
     async () => worker.output(),
     (output) => output.includes('workers started') || worker.child.exitCode !== null,
-    60_000,
+    120_000,
     'a worker to start',
   );
   expect(worker.child.exitCode, worker.output()).toBeNull();
@@ -114,7 +114,7 @@ describe('benchmark workers in separate processes', () => {
     await until(
       () => sessionStatus(sessionId),
       (status) => status === 'complete',
-      120_000,
+      300_000,
       'the session to complete',
     );
     const rows = await results(sessionId);
@@ -123,14 +123,14 @@ describe('benchmark workers in separate processes', () => {
     // both processes took work
     expect(new Set(rows.map((row) => pidOf(row.value)))).toEqual(new Set([first.pid, second.pid]));
     expect(await balance(app, 'fleet@example.com')).toMatchObject({ credits: before.credits - 9, held: 0 });
-  }, 180_000);
+  }, 420_000);
 
   it('a worker that gets SIGTERM mid-run takes no new job, exits within 2 minutes, and nothing is lost', async () => {
     const sessionId = await start([{ backend: 'local' }, { backend: 'local' }, { backend: 'local', uxOptimizer: true }]);
     const running = await until(
       () => results(sessionId),
       (rows) => rows.some((row) => row.value.status === 'running'),
-      60_000,
+      120_000,
       'a pipeline to start',
     );
     const victim = workers.find((worker) => worker.pid === pidOf(running.find((row) => row.value.status === 'running')!.value))!;
@@ -143,7 +143,7 @@ describe('benchmark workers in separate processes', () => {
     await until(
       () => sessionStatus(sessionId),
       (status) => status === 'complete',
-      150_000,
+      300_000,
       'the session to complete',
     );
     const rows = await results(sessionId);
@@ -152,7 +152,7 @@ describe('benchmark workers in separate processes', () => {
     for (const row of rows) {
       if (new Date(row.value.startedAt!) > signalledAt) expect(pidOf(row.value)).not.toBe(victim.pid);
     }
-  }, 300_000);
+  }, 420_000);
 });
 
 describe('a lost worker (short visibility timeout)', () => {
@@ -169,7 +169,7 @@ describe('a lost worker (short visibility timeout)', () => {
     const [row] = await until(
       () => results(sessionId),
       (rows) => rows[0]?.value.status === 'running',
-      60_000,
+      120_000,
       'the pipeline to start',
     );
     const victim = workers.find((worker) => worker.pid === pidOf(row!.value))!;
@@ -180,7 +180,7 @@ describe('a lost worker (short visibility timeout)', () => {
     await until(
       () => sessionStatus(sessionId),
       (status) => status === 'complete',
-      150_000,
+      300_000,
       'the session to complete after the retry',
     );
     const [done] = await results(sessionId);
@@ -190,5 +190,5 @@ describe('a lost worker (short visibility timeout)', () => {
     expect(pidOf(done!.value)).not.toBe(victim.pid);
     // it came back only once the visibility timeout had passed, not at once
     expect(new Date(done!.value.startedAt!).getTime() - killedAt).toBeGreaterThanOrEqual((VISIBILITY_TIMEOUT_SECONDS - 2) * 1000);
-  }, 300_000);
+  }, 420_000);
 });
