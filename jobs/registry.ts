@@ -28,7 +28,7 @@ const registrations = {
 } satisfies Record<string, (deps: Deps) => Promise<void>>;
 
 export type WorkerArea = keyof typeof registrations;
-export const WORKER_AREAS = Object.keys(registrations) as WorkerArea[];
+const WORKER_AREAS = Object.keys(registrations) as WorkerArea[];
 
 /** The areas `--queues a,b` names (comma-separated, or the option repeated); every area when absent. Throws on an unknown name. */
 export function parseQueuesOption(argv: string[]): WorkerArea[] {

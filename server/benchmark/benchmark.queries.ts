@@ -8,10 +8,10 @@ import { BENCHMARK_BACKENDS } from './benchmark.jobs.ts';
  * (session, pipeline), the value the JSON below.
  */
 
-export const PipelineStatus = z.enum(['queued', 'running', 'complete', 'failed']);
+const PipelineStatus = z.enum(['queued', 'running', 'complete', 'failed']);
 
 /** Where a finished pipeline's outputs are in the object store (never shown: the API hands out signed links). */
-export const OutputKeys = z.object({ html: z.string(), pdf: z.string(), report: z.string() });
+const OutputKeys = z.object({ html: z.string(), pdf: z.string(), report: z.string() });
 
 /** One pipeline's value in the key-value table. Measurements are present once it completed. */
 export const PipelineValue = z.object({

@@ -5,14 +5,14 @@ import type { RequestUser } from '../http/guards.ts';
 import { selectResults, selectSession, type PipelineValue } from './benchmark.queries.ts';
 
 export const OUTPUT_KINDS = ['html', 'pdf', 'report'] as const;
-export type OutputKind = (typeof OUTPUT_KINDS)[number];
+type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 /** What a download token of one pipeline's outputs is bound to (the download-token scheme binds one id). */
 export function outputTokenSubject(sessionId: string, pipeline: number): string {
   return `benchmark/${sessionId}/${pipeline}`;
 }
 
-export type PipelineResult = Omit<PipelineValue, 'outputs' | 'deadLettered' | 'startedAt' | 'finishedAt' | 'worker'> & {
+type PipelineResult = Omit<PipelineValue, 'outputs' | 'deadLettered' | 'startedAt' | 'finishedAt' | 'worker'> & {
   pipeline: number;
   downloads?: Record<OutputKind, string>;
 };

@@ -19,7 +19,7 @@ export type PipelineOutcome = 'complete' | 'failed' | 'skipped';
 const WORKER_ID = `${os.hostname()}:${process.pid}`;
 
 /** Where a pipeline's outputs live; deleting the session's prefix removes them. */
-export function benchmarkObjectKey(sessionId: string, pipeline: number, name: string): string {
+function benchmarkObjectKey(sessionId: string, pipeline: number, name: string): string {
   return `benchmarks/${sessionId}/${pipeline}/${name}`;
 }
 

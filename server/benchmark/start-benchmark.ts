@@ -8,7 +8,7 @@ import { failAfterRetries } from './fail-after-retries.ts';
 import { runPipeline, type BenchmarkDeps } from './run-pipeline.ts';
 
 /** At most this many pipelines per session: each is a whole-document conversion. */
-export const MAX_PIPELINES = 6;
+const MAX_PIPELINES = 6;
 
 /**
  * A session's hold outlives every attempt of every pipeline: the visibility
@@ -24,7 +24,7 @@ const BENCHMARK_HOLD_WINDOW_MS = 24 * 60 * 60 * 1000;
  */
 const StrictBoolean = z.union([z.literal(true), z.literal(false)]);
 
-export const Pipeline = z.object({ backend: z.enum(BENCHMARK_BACKENDS), uxOptimizer: StrictBoolean.default(false) });
+const Pipeline = z.object({ backend: z.enum(BENCHMARK_BACKENDS), uxOptimizer: StrictBoolean.default(false) });
 export const StartBenchmarkInput = z.object({ fileId: z.uuid(), pipelines: z.array(Pipeline).min(1).max(MAX_PIPELINES) });
 export type StartBenchmarkInput = z.infer<typeof StartBenchmarkInput>;
 

@@ -3,7 +3,7 @@ import type { PageResult } from '../conversion/model.ts';
 import { blocksText } from '../conversion/page-content.ts';
 
 /** Words as recall counts them: runs of letters and digits, case folded. */
-export function wordsOf(text: string): string[] {
+function wordsOf(text: string): string[] {
   return (text
     .normalize('NFKC')
     .toLowerCase()
