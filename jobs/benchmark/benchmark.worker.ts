@@ -2,6 +2,7 @@ import { BENCHMARK_DEAD_LETTER_QUEUE, BENCHMARK_QUEUE, BenchmarkMessage, ensureB
 import { failAfterRetries } from '../../server/benchmark/fail-after-retries.ts';
 import { runPipeline } from '../../server/benchmark/run-pipeline.ts';
 import type { Deps } from '../../server/deps.ts';
+import { wakeWorkers } from '../../server/queue/boss.ts';
 
 /**
  * The spot workers' queue: one pipeline run per job, BENCHMARK_CONCURRENCY at
@@ -17,7 +18,10 @@ export async function registerBenchmarkJobs(deps: Deps): Promise<void> {
   const work = { batchSize: 1, localConcurrency: deps.config.benchmark.concurrency, pollingIntervalSeconds: 0.5 } as const;
   // Payloads are parsed, never trusted: one that does not parse fails its job rather than pass as done.
   await deps.boss.work(BENCHMARK_QUEUE, work, async ([job]) => {
-    if (job) await runPipeline(deps, BenchmarkMessage.parse(job.data), { signal: job.signal });
+    if (!job) return;
+    await runPipeline(deps, BenchmarkMessage.parse(job.data), { signal: job.signal });
+    // fetch the next pipeline now rather than after the poll interval: a queued session should not wait on an idle worker
+    wakeWorkers(deps.boss, [BENCHMARK_QUEUE]);
   });
   await deps.boss.work(BENCHMARK_DEAD_LETTER_QUEUE, { batchSize: 1, pollingIntervalSeconds: 2 }, async ([job]) => {
     if (!job) return;

@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerBenchmarkJobs } from '../../jobs/benchmark/benchmark.worker.ts';
+import { failAfterRetries } from '../../server/benchmark/fail-after-retries.ts';
 import { finishPipeline } from '../../server/benchmark/finish-pipeline.ts';
+import { runPipeline } from '../../server/benchmark/run-pipeline.ts';
 import { sql } from '../../server/db/database.ts';
 import { startParserFake } from '../fakes/parser-api.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -122,6 +124,15 @@ describe('POST /api/benchmark (queue mode)', () => {
         .subarray(0, 5)
         .toString(),
     ).toBe('%PDF-');
+    // the handler run again on a finished pipeline (a duplicate delivery) changes nothing, nor does a late dead letter
+    const stored = () => app.deps.db.one(sql.unsafe`select value from benchmark_results where session_id = ${started.sessionId} and pipeline = 0`);
+    const before = await stored();
+    const message = { sessionId: started.sessionId, pipeline: 0, file: fileId, backend: 'local' as const, uxOptimizer: false };
+    expect(await runPipeline(app.deps, message)).toBe('skipped');
+    expect(await failAfterRetries(app.deps, message, { deadLettered: true })).toEqual({ written: false, sessionCompleted: false });
+    expect(await stored()).toEqual(before);
+    expect(await balance(app, 'three@example.com')).toMatchObject({ credits: 91, held: 0 });
+
     // a link of one pipeline opens nothing of another
     const forged = done.results[0]!.downloads!.report.replace('/pipelines/0/', '/pipelines/1/');
     expect((await fetch(`${app.baseUrl}${forged}`)).status).toBe(403);
