@@ -5,6 +5,7 @@ import type { EmailService } from './email/email-service.ts';
 import type { IntakeMailer } from './intake/send-intake-mail.ts';
 import type { Log } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import type { OutOfBandSender } from './out-of-band/out-of-band-sender.ts';
 import type { Boss } from './queue/boss.ts';
 import type { ObjectStore } from './storage/storage.ts';
 import type { WebhookRuntime } from './webhooks/webhook-runtime.ts';
@@ -37,6 +38,8 @@ export type ProcessServices = {
   engine: EngineProvider;
   mailer: IntakeMailer;
   webhooks: WebhookRuntime;
+  /** Provider A called directly, no database: budget alerts, cost monitors (server/out-of-band). */
+  outOfBand: OutOfBandSender;
 };
 
 /**
