@@ -1,0 +1,149 @@
+import { ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
+import { enqueueChunk, ensureConversionQueues } from '../conversion-jobs/conversion-jobs.jobs.ts';
+import { notifyConversion, restartHoldWindow, setFilePhase } from '../conversion-jobs/conversion-jobs.queries.ts';
+import type { Deps } from '../deps.ts';
+import type { OutOfBandMail } from '../out-of-band/out-of-band-sender.ts';
+import { budgetPeriods, formatUsd, isoDate } from './budget-periods.ts';
+import {
+  claimBudgetAlert,
+  lockPausedJobs,
+  pauseLiveJobs,
+  releaseBudgetAlert,
+  resumePausedJob,
+  selectBudget,
+  setBudgetPaused,
+  sumSpend,
+  type BudgetRow,
+} from './budget.queries.ts';
+
+export type BudgetDeps = Pick<Deps, 'db' | 'boss' | 'clock' | 'config' | 'log' | 'outOfBand'>;
+
+export type PeriodState = { spendUsd: number; limitUsd: number | null; ratio: number | null };
+export type BudgetCheck = {
+  state: 'ok' | 'warning' | 'paused';
+  daily: PeriodState;
+  monthly: PeriodState;
+  paused: number;
+  resumed: number;
+};
+
+/** Limits in force: the admin's, else the environment's; null means no limit. */
+export function effectiveLimits(row: Pick<BudgetRow, 'dailyUsd' | 'monthlyUsd'>, config: BudgetDeps['config']) {
+  return { dailyUsd: row.dailyUsd ?? config.budget.dailyUsd ?? null, monthlyUsd: row.monthlyUsd ?? config.budget.monthlyUsd ?? null };
+}
+
+function periodState(spendUsd: number, limitUsd: number | null): PeriodState {
+  return { spendUsd, limitUsd, ratio: limitUsd ? spendUsd / limitUsd : null };
+}
+
+type Alert = { period: 'daily' | 'monthly'; periodStart: string; level: 'warning' | 'exhausted'; spendUsd: number; limitUsd: number };
+
+/**
+ * The model budget's one decision, run every minute, after chunks complete,
+ * and when an admin changes the limits. Spend of the current UTC day and
+ * month comes from the cost ledger. At the alert share (80%) of a limit one
+ * warning per period is mailed; at 100% chunk work pauses (live jobs to
+ * `paused_budget`; running chunks stop after their page) and the kill-switch
+ * mail goes out once per period. When no limit is reached any more — the
+ * period rolled over or a limit was raised — paused jobs resume, oldest
+ * first, their pending chunks queued in page order. State changes commit
+ * with their queue jobs; mail leaves afterwards, out of band.
+ */
+export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
+  const now = deps.clock.now();
+  const { day, month } = budgetPeriods(now);
+  const [daySpend, monthSpend] = await Promise.all([sumSpend(deps.db, day.start, day.end), sumSpend(deps.db, month.start, month.end)]);
+  await ensureConversionQueues(deps.boss);
+
+  const decided = await deps.db.transaction(async (tx) => {
+    const row = await selectBudget(tx, { lock: true });
+    const limits = effectiveLimits(row, deps.config);
+    const daily = periodState(daySpend, limits.dailyUsd);
+    const monthly = periodState(monthSpend, limits.monthlyUsd);
+    const exhausted = [daily, monthly].some((period) => period.ratio !== null && period.ratio >= 1);
+    if (exhausted) {
+      if (!row.pausedAt) {
+        const reason = (daily.ratio ?? 0) >= 1 ? 'daily' : 'monthly';
+        await setBudgetPaused(tx, now, reason);
+      }
+      // Also every run while paused: a job that slipped past a claim racing the pause is caught here.
+      const paused = await pauseLiveJobs(tx);
+      return { daily, monthly, paused: paused.length, resumed: 0, pausedAt: row.pausedAt ?? now };
+    }
+    let resumed = 0;
+    if (row.pausedAt) {
+      await setBudgetPaused(tx, null, null);
+      for (const job of await lockPausedJobs(tx)) {
+        const chunks = await resumePausedJob(tx, job.id);
+        if (job.holdId) await restartHoldWindow(tx, job.holdId, ON_DEMAND_HOLD_WINDOW_MS);
+        await setFilePhase(tx, job.fileId, `Converting: ${job.chunksDone}/${job.totalChunks} chunks`);
+        for (const chunkId of chunks) await enqueueChunk(deps.boss, tx, { chunkId, jobId: job.id });
+        await notifyConversion(tx, job.fileId, job.id, 'progress');
+        resumed++;
+      }
+    }
+    return { daily, monthly, paused: 0, resumed, pausedAt: row.pausedAt };
+  });
+
+  const alerts: Alert[] = [];
+  for (const [period, state, start] of [
+    ['daily', decided.daily, day.start],
+    ['monthly', decided.monthly, month.start],
+  ] as const) {
+    if (state.ratio === null || state.limitUsd === null || state.ratio < deps.config.budget.alertRatio) continue;
+    const base = { period, periodStart: isoDate(start), spendUsd: state.spendUsd, limitUsd: state.limitUsd };
+    if (state.ratio >= 1) {
+      // The kill-switch mail says all the warning would; the warning is marked sent so it never follows.
+      await claimBudgetAlert(deps.db, { ...base, level: 'warning' });
+      alerts.push({ ...base, level: 'exhausted' });
+    } else alerts.push({ ...base, level: 'warning' });
+  }
+  for (const alert of alerts) {
+    if (!(await claimBudgetAlert(deps.db, alert))) continue;
+    const outcome = await deps.outOfBand.send(budgetMail(alert, decided.paused));
+    if (!outcome.ok) {
+      deps.log.error({ alert, error: outcome.error }, 'model budget alert not sent');
+      if (outcome.kind !== 'unconfigured') await releaseBudgetAlert(deps.db, alert);
+    }
+  }
+  if (decided.resumed > 0 && decided.pausedAt) {
+    deps.log.info({ resumed: decided.resumed }, 'model budget: paused conversions resumed');
+    const outcome = await deps.outOfBand.send({
+      source: 'model_budget',
+      subject: `Model budget: ${decided.resumed} paused conversion(s) resumed`,
+      text: `Model spend is under its limits again (today ${formatUsd(decided.daily.spendUsd)}, this month ${formatUsd(decided.monthly.spendUsd)}); ${decided.resumed} conversion(s) paused since ${decided.pausedAt.toISOString()} were queued again.`,
+      key: `model-budget-resumed:${decided.pausedAt.toISOString()}`,
+    });
+    if (!outcome.ok) deps.log.warn({ error: outcome.error }, 'model budget resume mail not sent');
+  }
+  return { state: budgetState(decided, deps.config.budget.alertRatio), daily: decided.daily, monthly: decided.monthly, paused: decided.paused, resumed: decided.resumed };
+}
+
+/** paused at 100% of any limit, warning at the alert share of any, else ok. */
+export function budgetState(periods: { daily: PeriodState; monthly: PeriodState }, alertRatio: number): BudgetCheck['state'] {
+  const ratios = [periods.daily.ratio, periods.monthly.ratio].filter((ratio): ratio is number => ratio !== null);
+  if (ratios.some((ratio) => ratio >= 1)) return 'paused';
+  return ratios.some((ratio) => ratio >= alertRatio) ? 'warning' : 'ok';
+}
+
+function budgetMail(alert: Alert, paused: number): OutOfBandMail {
+  const share = Math.floor((alert.spendUsd / alert.limitUsd) * 100);
+  const what = `${alert.period} model budget (${alert.period === 'daily' ? alert.periodStart : alert.periodStart.slice(0, 7)})`;
+  if (alert.level === 'warning') {
+    return {
+      source: 'model_budget',
+      subject: `Model budget at ${share}%: ${formatUsd(alert.spendUsd)} of ${formatUsd(alert.limitUsd)}`,
+      text: `The ${what} is at ${share}%: ${formatUsd(alert.spendUsd)} of ${formatUsd(alert.limitUsd)}. At 100% new chunk work pauses.`,
+      key: `model-budget:${alert.period}:${alert.periodStart}:warning`,
+    };
+  }
+  return {
+    source: 'model_budget_kill_switch',
+    subject: `Model budget reached: conversions paused (${formatUsd(alert.spendUsd)} of ${formatUsd(alert.limitUsd)})`,
+    text:
+      `The ${what} is spent: ${formatUsd(alert.spendUsd)} of ${formatUsd(alert.limitUsd)}. ` +
+      `Chunk work is paused (${paused} conversion(s) moved to paused_budget; running chunks stop after their current page). ` +
+      'They resume in order when the period resets or the limit is raised (PUT /api/admin/budget).',
+    key: `model-budget:${alert.period}:${alert.periodStart}:exhausted`,
+  };
+}
