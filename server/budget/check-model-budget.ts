@@ -116,7 +116,13 @@ export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
     });
     if (!outcome.ok) deps.log.warn({ error: outcome.error }, 'model budget resume mail not sent');
   }
-  return { state: budgetState(decided, deps.config.budget.alertRatio), daily: decided.daily, monthly: decided.monthly, paused: decided.paused, resumed: decided.resumed };
+  return {
+    state: budgetState(decided, deps.config.budget.alertRatio),
+    daily: decided.daily,
+    monthly: decided.monthly,
+    paused: decided.paused,
+    resumed: decided.resumed,
+  };
 }
 
 /** paused at 100% of any limit, warning at the alert share of any, else ok. */

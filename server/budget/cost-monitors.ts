@@ -28,7 +28,13 @@ async function hourBuckets(deps: MonitorDeps, from: Date, hours: number): Promis
  * while it holds; re-arms when it clears. A mail that does not leave hands the
  * state back, so the next run tries again.
  */
-async function transition(deps: MonitorDeps, name: 'cost_spike' | 'cost_trickle', firing: boolean, detail: Record<string, number>, mail: () => { subject: string; text: string }) {
+async function transition(
+  deps: MonitorDeps,
+  name: 'cost_spike' | 'cost_trickle',
+  firing: boolean,
+  detail: Record<string, number>,
+  mail: () => { subject: string; text: string },
+) {
   const changed = await setMonitorFiring(deps.db, name, firing, detail);
   if (!changed || !firing) return false;
   const { subject, text } = mail();
