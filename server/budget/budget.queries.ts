@@ -137,12 +137,12 @@ export async function pauseJobIfBudgetSpent(tx: Queryable, jobId: string): Promi
 export const PausedJob = z.object({ id: z.uuid(), fileId: z.uuid(), holdId: z.uuid().nullable(), totalChunks: z.number(), chunksDone: z.number() });
 export type PausedJob = z.infer<typeof PausedJob>;
 
-/** Every paused job, oldest first (the order they resume in), locked. */
-export function lockPausedJobs(tx: Queryable) {
-  return tx.any(sql.type(PausedJob)`
+/** The oldest paused job (the order they resume in), locked; another process resuming skips it. */
+export function lockOldestPausedJob(tx: Queryable) {
+  return tx.maybeOne(sql.type(PausedJob)`
     select j.id, j.file_id as "fileId", j.hold_id as "holdId", j.total_chunks as "totalChunks",
            (select count(*)::int from chunk_jobs c where c.job_id = j.id and c.status = 'completed') as "chunksDone"
-      from large_conversion_jobs j where j.status = 'paused_budget' order by j.created_at, j.id for update of j`);
+      from large_conversion_jobs j where j.status = 'paused_budget' order by j.created_at, j.id limit 1 for update of j skip locked`);
 }
 
 /** paused_budget → pending; the job's pending chunks, in page order. */

@@ -6,7 +6,7 @@ import type { OutOfBandMail } from '../out-of-band/out-of-band-sender.ts';
 import { budgetPeriods, formatUsd, isoDate } from './budget-periods.ts';
 import {
   claimBudgetAlert,
-  lockPausedJobs,
+  lockOldestPausedJob,
   pauseLiveJobs,
   releaseBudgetAlert,
   resumePausedJob,
@@ -60,30 +60,19 @@ export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
     const limits = effectiveLimits(row, deps.config);
     const daily = periodState(daySpend, limits.dailyUsd);
     const monthly = periodState(monthSpend, limits.monthlyUsd);
-    const exhausted = [daily, monthly].some((period) => period.ratio !== null && period.ratio >= 1);
-    if (exhausted) {
+    if (exhausted({ daily, monthly })) {
       if (!row.pausedAt) {
         const reason = (daily.ratio ?? 0) >= 1 ? 'daily' : 'monthly';
         await setBudgetPaused(tx, now, reason);
       }
       // Also every run while paused: a job that slipped past a claim racing the pause is caught here.
       const paused = await pauseLiveJobs(tx);
-      return { daily, monthly, paused: paused.length, resumed: 0, pausedAt: row.pausedAt ?? now };
+      return { daily, monthly, paused: paused.length, pausedAt: row.pausedAt ?? now };
     }
-    let resumed = 0;
-    if (row.pausedAt) {
-      await setBudgetPaused(tx, null, null);
-      for (const job of await lockPausedJobs(tx)) {
-        const chunks = await resumePausedJob(tx, job.id);
-        if (job.holdId) await restartHoldWindow(tx, job.holdId, ON_DEMAND_HOLD_WINDOW_MS);
-        await setFilePhase(tx, job.fileId, `Converting: ${job.chunksDone}/${job.totalChunks} chunks`);
-        for (const chunkId of chunks) await enqueueChunk(deps.boss, tx, { chunkId, jobId: job.id });
-        await notifyConversion(tx, job.fileId, job.id, 'progress');
-        resumed++;
-      }
-    }
-    return { daily, monthly, paused: 0, resumed, pausedAt: row.pausedAt };
+    if (row.pausedAt) await setBudgetPaused(tx, null, null);
+    return { daily, monthly, paused: 0, pausedAt: row.pausedAt };
   });
+  const resumed = exhausted(decided) ? 0 : await resumePausedJobs(deps);
 
   const alerts: Alert[] = [];
   for (const [period, state, start] of [
@@ -106,12 +95,12 @@ export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
       if (outcome.kind !== 'unconfigured') await releaseBudgetAlert(deps.db, alert);
     }
   }
-  if (decided.resumed > 0 && decided.pausedAt) {
-    deps.log.info({ resumed: decided.resumed }, 'model budget: paused conversions resumed');
+  if (resumed > 0 && decided.pausedAt) {
+    deps.log.info({ resumed }, 'model budget: paused conversions resumed');
     const outcome = await deps.outOfBand.send({
       source: 'model_budget',
-      subject: `Model budget: ${decided.resumed} paused conversion(s) resumed`,
-      text: `Model spend is under its limits again (today ${formatUsd(decided.daily.spendUsd)}, this month ${formatUsd(decided.monthly.spendUsd)}); ${decided.resumed} conversion(s) paused since ${decided.pausedAt.toISOString()} were queued again.`,
+      subject: `Model budget: ${resumed} paused conversion(s) resumed`,
+      text: `Model spend is under its limits again (today ${formatUsd(decided.daily.spendUsd)}, this month ${formatUsd(decided.monthly.spendUsd)}); ${resumed} conversion(s) paused since ${decided.pausedAt.toISOString()} were queued again.`,
       key: `model-budget-resumed:${decided.pausedAt.toISOString()}`,
     });
     if (!outcome.ok) deps.log.warn({ error: outcome.error }, 'model budget resume mail not sent');
@@ -121,7 +110,7 @@ export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
     daily: decided.daily,
     monthly: decided.monthly,
     paused: decided.paused,
-    resumed: decided.resumed,
+    resumed: resumed,
   };
 }
 
@@ -130,6 +119,36 @@ export function budgetState(periods: { daily: PeriodState; monthly: PeriodState 
   const ratios = [periods.daily.ratio, periods.monthly.ratio].filter((ratio): ratio is number => ratio !== null);
   if (ratios.some((ratio) => ratio >= 1)) return 'paused';
   return ratios.some((ratio) => ratio >= alertRatio) ? 'warning' : 'ok';
+}
+
+function exhausted(periods: { daily: PeriodState; monthly: PeriodState }) {
+  return [periods.daily, periods.monthly].some((period) => period.ratio !== null && period.ratio >= 1);
+}
+
+/**
+ * paused_budget jobs back to pending, oldest first, one transaction each:
+ * their chunks' queue jobs get increasing creation times, which is the order
+ * pg-boss hands them out. Each transaction takes the budget row first and
+ * stops when a concurrent check paused again. Also finishes a resume an
+ * earlier check was stopped in the middle of.
+ */
+async function resumePausedJobs(deps: BudgetDeps): Promise<number> {
+  let resumed = 0;
+  for (;;) {
+    const done = await deps.db.transaction(async (tx) => {
+      if ((await selectBudget(tx, { lock: true })).pausedAt) return true;
+      const job = await lockOldestPausedJob(tx);
+      if (!job) return true;
+      const chunks = await resumePausedJob(tx, job.id);
+      if (job.holdId) await restartHoldWindow(tx, job.holdId, ON_DEMAND_HOLD_WINDOW_MS);
+      await setFilePhase(tx, job.fileId, `Converting: ${job.chunksDone}/${job.totalChunks} chunks`);
+      for (const chunkId of chunks) await enqueueChunk(deps.boss, tx, { chunkId, jobId: job.id });
+      await notifyConversion(tx, job.fileId, job.id, 'progress');
+      return false;
+    });
+    if (done) return resumed;
+    resumed++;
+  }
 }
 
 function budgetMail(alert: Alert, paused: number): OutOfBandMail {
