@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { checkModelBudget } from '../../server/budget/check-model-budget.ts';
+import type { SpendView } from '../../server/budget/read-spend.ts';
 import type { ConversionEngine } from '../../server/conversion/engine.ts';
 import type { PageResult } from '../../server/conversion/model.ts';
 import { lazyEngine, type EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
@@ -195,7 +196,7 @@ describe('model budget', () => {
     engine.run();
     clock.advance(60_000);
     expect((await checkModelBudget(app.deps)).state).toBe('paused');
-    const spend = (await (await api(app, await adminToken(), 'GET', '/api/admin/spend')).json()) as Record<string, any>;
+    const spend = (await (await api(app, await adminToken(), 'GET', '/api/admin/spend')).json()) as SpendView;
     expect(spend.budget).toMatchObject({ state: 'paused', pausedJobs: 1, dailyUsd: 10, source: { daily: 'env', monthly: 'env' } });
     expect(spend.today.spendUsd).toBeCloseTo(10.25, 6);
     expect(spend.byBackend).toContainEqual({ backend: 'chunked-vision', todayUsd: 10.25, monthUsd: 10.25 });
