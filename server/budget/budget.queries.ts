@@ -8,7 +8,7 @@ import { notifyConversion, setFilePhase } from '../conversion-jobs/conversion-jo
  * a half-open [from, to) range the caller computes from its clock.
  */
 
-export const PAUSED_PHASE = 'Paused: model budget reached';
+const PAUSED_PHASE = 'Paused: model budget reached';
 
 const usd = z.coerce.number();
 
@@ -18,8 +18,7 @@ export async function sumSpend(db: Queryable, from: Date, to: Date): Promise<num
      where created_at >= ${from.toISOString()}::timestamptz and created_at < ${to.toISOString()}::timestamptz`);
 }
 
-export const BackendSpend = z.object({ backend: z.string(), usd });
-export type BackendSpend = z.infer<typeof BackendSpend>;
+const BackendSpend = z.object({ backend: z.string(), usd });
 
 /** Spend per backend, largest first; rows that name none (older rows) count as `unknown`. */
 export function spendByBackend(db: Queryable, from: Date, to: Date) {
@@ -29,7 +28,7 @@ export function spendByBackend(db: Queryable, from: Date, to: Date) {
      group by 1 order by 2 desc, 1`);
 }
 
-export const CustomerSpend = z.object({ customer: z.string(), usd });
+const CustomerSpend = z.object({ customer: z.string(), usd });
 
 /** The top `limit` customers by spend (through the ledger row's job); rows with no job are `unattributed`. */
 export function spendByCustomer(db: Queryable, from: Date, to: Date, limit: number) {
@@ -134,8 +133,7 @@ export async function pauseJobIfBudgetSpent(tx: Queryable, jobId: string): Promi
   return true;
 }
 
-export const PausedJob = z.object({ id: z.uuid(), fileId: z.uuid(), holdId: z.uuid().nullable(), totalChunks: z.number(), chunksDone: z.number() });
-export type PausedJob = z.infer<typeof PausedJob>;
+const PausedJob = z.object({ id: z.uuid(), fileId: z.uuid(), holdId: z.uuid().nullable(), totalChunks: z.number(), chunksDone: z.number() });
 
 /** The oldest paused job (the order they resume in), locked; another process resuming skips it. */
 export function lockOldestPausedJob(tx: Queryable) {
