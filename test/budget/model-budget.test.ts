@@ -269,6 +269,35 @@ describe('model budget', () => {
     await setBudget(null);
   }, 120_000);
 
+  it('resumes paused work by itself when the UTC day rolls over', async () => {
+    clock.set(new Date('2026-04-10T23:50:00Z'));
+    resend.reset();
+    engine.run();
+    await book(11);
+    expect(await checkModelBudget(app.deps)).toMatchObject({ state: 'paused' });
+    const token = await paidUser('midnight@example.com');
+    const fileId = await uploadPdf(app, token);
+    expect((await api(app, token, 'POST', `/api/convert/${fileId}`, {})).status).toBe(200);
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.status === 'paused_budget',
+      30_000,
+      'paused at claim',
+    );
+    clock.advance(5 * 60_000);
+    expect(await checkModelBudget(app.deps)).toMatchObject({ state: 'paused', resumed: 0 });
+
+    clock.set(new Date('2026-04-11T00:01:00Z'));
+    expect(await checkModelBudget(app.deps)).toMatchObject({ state: 'ok', resumed: 1, daily: { spendUsd: 0 } });
+    await until(
+      () => jobState(app, fileId),
+      (job) => job?.status === 'completed',
+      60_000,
+      'completed after midnight',
+    );
+    expect(subjects()).toEqual(['Model budget reached: conversions paused ($11.00 of $10.00)', 'Model budget: 1 paused conversion(s) resumed']);
+  }, 120_000);
+
   it('refuses the settings to non-admins and bad limits with 4xx', async () => {
     const user = await paidUser('nosy@example.com');
     expect((await api(app, user, 'GET', '/api/admin/spend')).status).toBe(403);
