@@ -1,5 +1,8 @@
 import { Writable } from 'node:stream';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../server/db/database.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -7,6 +10,7 @@ import { createLog } from '../../server/log.ts';
 import { createFatalAlertTransport, fatalAlertsFor } from '../../server/out-of-band/fatal-alert-transport.ts';
 import { createOutOfBandSender, outOfBandSettings } from '../../server/out-of-band/out-of-band-sender.ts';
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
+import { startTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { until } from '../service/harness.ts';
 
@@ -79,6 +83,48 @@ describe('out-of-band senders', () => {
     await transport({ message: 'database unreachable', error: 'Error: ECONNREFUSED' });
     expect(resend.delivered).toHaveLength(3);
     expect(String(resend.delivered[2]!.body.text)).toContain('1 earlier fatal lines were not mailed');
+  });
+
+  it('reach the send log only through delivery events, as category unknown', async () => {
+    resend.reset();
+    const secret = `whsec_${Buffer.from('out-of-band test secret!').toString('base64')}`;
+    const app = await startTestApp({
+      env: { PROVIDER_A_API_KEY: KEY, PROVIDER_A_BASE_URL: resend.url, PROVIDER_A_WEBHOOK_SECRET: secret, ALERT_EMAIL: 'ops@example.com' },
+    });
+    const sent = await app.deps.outOfBand.send({ source: 'cost_spike', subject: 'Cost spike', text: 'spend', key: 'spike:1' });
+    expect(sent.ok).toBe(true);
+    const log = () =>
+      app.deps.db.any(sql.type(z.object({ category: z.string(), status: z.string(), providerMessageId: z.string().nullable() }))`
+      select category, status, provider_message_id as "providerMessageId" from email_log`);
+    expect(await log()).toEqual([]);
+
+    const messageId = (sent as { messageId: string }).messageId;
+    const event = JSON.stringify({
+      type: 'email.delivered',
+      created_at: new Date().toISOString(),
+      data: {
+        created_at: new Date().toISOString(),
+        email_id: messageId,
+        from: 'Folio <alerts@folio.example>',
+        to: ['ops@example.com'],
+        subject: 'Cost spike',
+        tags: { oob: 'cost_spike' },
+      },
+    });
+    const id = `msg_${randomUUID().replaceAll('-', '')}`;
+    const at = new Date();
+    const response = await fetch(`${app.baseUrl}/api/webhooks/resend-events`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'svix-id': id,
+        'svix-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'svix-signature': new StandardWebhook(secret).sign(id, at, event),
+      },
+      body: event,
+    });
+    expect(response.status).toBe(200);
+    expect(await log()).toEqual([{ category: 'unknown', status: 'delivered', providerMessageId: messageId }]);
   });
 
   it('send with the database stopped: the direct sender and the logger fatal transport', async () => {
