@@ -89,10 +89,19 @@ export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
   }
   for (const alert of alerts) {
     if (!(await claimBudgetAlert(deps.db, alert))) continue;
-    const outcome = await deps.outOfBand.send(budgetMail(alert, decided.paused));
+    const outcome = await deps.outOfBand.send(budgetMail(alert, decided.paused, decided.pausedAt));
     if (!outcome.ok) {
       deps.log.error({ alert, error: outcome.error }, 'model budget alert not sent');
       if (outcome.kind !== 'unconfigured') await releaseBudgetAlert(deps.db, alert);
+    }
+  }
+  if (decided.pausedAt && !exhausted(decided)) {
+    // A raise re-arms the kill-switch: spending through the new limit in the same period pauses and mails again.
+    for (const [period, start] of [
+      ['daily', day.start],
+      ['monthly', month.start],
+    ] as const) {
+      await releaseBudgetAlert(deps.db, { period, periodStart: isoDate(start), level: 'exhausted' });
     }
   }
   if (resumed > 0 && decided.pausedAt) {
@@ -110,7 +119,7 @@ export async function checkModelBudget(deps: BudgetDeps): Promise<BudgetCheck> {
     daily: decided.daily,
     monthly: decided.monthly,
     paused: decided.paused,
-    resumed: resumed,
+    resumed,
   };
 }
 
@@ -151,7 +160,7 @@ async function resumePausedJobs(deps: BudgetDeps): Promise<number> {
   }
 }
 
-function budgetMail(alert: Alert, paused: number): OutOfBandMail {
+function budgetMail(alert: Alert, paused: number, pausedAt: Date | null): OutOfBandMail {
   const share = Math.floor((alert.spendUsd / alert.limitUsd) * 100);
   const what = `${alert.period} model budget (${alert.period === 'daily' ? alert.periodStart : alert.periodStart.slice(0, 7)})`;
   if (alert.level === 'warning') {
@@ -169,6 +178,7 @@ function budgetMail(alert: Alert, paused: number): OutOfBandMail {
       `The ${what} is spent: ${formatUsd(alert.spendUsd)} of ${formatUsd(alert.limitUsd)}. ` +
       `Chunk work is paused (${paused} conversion(s) moved to paused_budget; running chunks stop after their current page). ` +
       'They resume in order when the period resets or the limit is raised (PUT /api/admin/budget).',
-    key: `model-budget:${alert.period}:${alert.periodStart}:exhausted`,
+    // per pause: a second pause in the same period (after a raise) is a new mail, not a provider replay
+    key: `model-budget:${alert.period}:${alert.periodStart}:exhausted:${pausedAt?.toISOString() ?? ''}`,
   };
 }

@@ -216,6 +216,13 @@ describe('model budget', () => {
     expect(await balance(app, 'pause@example.com')).toMatchObject({ credits: 97, held: 0 });
     expect((await ledgerOutcomes(jobId)).map((row) => row.outcome)).toEqual(['aborted', 'completed']);
     expect(subjects()[1]).toBe('Model budget: 1 paused conversion(s) resumed');
+
+    // The raise re-armed the kill-switch: spending through the new limit the same day pauses and mails again.
+    await book(40);
+    expect((await checkModelBudget(app.deps)).state).toBe('paused');
+    expect(subjects()).toHaveLength(3);
+    expect(subjects()[2]).toBe('Model budget reached: conversions paused ($50.25 of $50.00)');
+    expect(new Set(resend.delivered.map((mail) => mail.idempotencyKey)).size).toBe(3);
     await setBudget(null);
   }, 120_000);
 
