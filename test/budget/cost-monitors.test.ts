@@ -7,7 +7,7 @@ import { readSpendDigest, sendSpendDigest } from '../../server/budget/send-spend
 import { sql } from '../../server/db/database.ts';
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { createTestClock, startTestApp, type TestApp } from '../helpers/app.ts';
-import { until } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const KEY = 're_test_monitors';
 const HOUR = 3_600_000;

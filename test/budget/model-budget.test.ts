@@ -9,7 +9,8 @@ import { lazyEngine, type EngineProvider } from '../../server/conversion-jobs/en
 import { sql } from '../../server/db/database.ts';
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { createTestClock, startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, jobState, makePaid, until, uploadPdf } from '../service/harness.ts';
+import { api, balance, jobState, makePaid, uploadPdf } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const KEY = 're_test_budget';
 const ADMIN = 'admin@example.com';

@@ -12,7 +12,7 @@ import { createOutOfBandSender, outOfBandSettings } from '../../server/out-of-ba
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
-import { until } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const KEY = 're_test_out_of_band';
 let resend: ResendFake;
