@@ -179,7 +179,7 @@ describe('model budget', () => {
     expect(check).toMatchObject({ state: 'paused', paused: 1 });
     expect(await jobState(app, fileId)).toMatchObject({ status: 'paused_budget', chunks: ['pending'], fileStatus: 'processing' });
     // The run's next heartbeat matches no row: it stops, but the page in flight finishes first.
-    await until(() => Promise.resolve(engine.aborted()), Boolean, 30_000, 'the run told to stop');
+    await until(() => Promise.resolve(engine.aborted()), Boolean, 60_000, 'the run told to stop');
     engine.release(2);
 
     // Booked at the page boundary: two pages spent, page 3 never started.
@@ -225,7 +225,7 @@ describe('model budget', () => {
     expect(subjects()[2]).toBe('Model budget reached: conversions paused ($50.25 of $50.00)');
     expect(new Set(resend.delivered.map((mail) => mail.idempotencyKey)).size).toBe(3);
     await setBudget(null);
-  }, 120_000);
+  }, 240_000);
 
   it('pauses jobs started while the budget is spent, cancels a paused one, and resumes the rest oldest first', async () => {
     clock.set(new Date());
@@ -275,7 +275,7 @@ describe('model budget', () => {
     expect(await jobState(app, files[1]!)).toMatchObject({ status: 'cancelled' });
     expect(await balance(app, 'queue@example.com')).toMatchObject({ credits: 94, held: 0 });
     await setBudget(null);
-  }, 120_000);
+  }, 240_000);
 
   it('resumes paused work by itself when the UTC day rolls over', async () => {
     clock.set(new Date('2026-04-10T23:50:00Z'));
@@ -304,7 +304,7 @@ describe('model budget', () => {
       'completed after midnight',
     );
     expect(subjects()).toEqual(['Model budget reached: conversions paused ($11.00 of $10.00)', 'Model budget: 1 paused conversion(s) resumed']);
-  }, 120_000);
+  }, 240_000);
 
   it('refuses the settings to non-admins and bad limits with 4xx', async () => {
     const user = await paidUser('nosy@example.com');
