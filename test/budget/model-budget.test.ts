@@ -93,7 +93,7 @@ beforeAll(async () => {
     engine: (core) => (engine = steppedEngine(core.config, core.log)).provider,
   });
   await registerConversionJobs(app.deps, { schedule: false });
-}, 60_000);
+}, 120_000);
 afterAll(() => resend.close());
 
 /** A synthetic ledger row at the clock's time (or `at`). */
@@ -171,7 +171,7 @@ describe('model budget', () => {
     await until(
       () => Promise.resolve(engine.started),
       (pages) => pages.includes(2),
-      30_000,
+      60_000,
       'page 2 in flight',
     );
     await book(10.25);
@@ -186,7 +186,7 @@ describe('model budget', () => {
     const aborted = await until(
       () => ledgerOutcomes(jobId),
       (rows) => rows.length === 1,
-      30_000,
+      60_000,
       'the aborted run booked',
     );
     expect(aborted).toEqual([{ outcome: 'aborted', pages: 2, backend: 'local' }]);
@@ -210,7 +210,7 @@ describe('model budget', () => {
     const done = await until(
       () => jobState(app, fileId),
       (job) => job?.status === 'completed',
-      60_000,
+      120_000,
       'the resumed job',
     );
     expect(done).toMatchObject({ chunks: ['completed'], holdStatus: 'settled', fileStatus: 'completed' });
@@ -245,7 +245,7 @@ describe('model budget', () => {
       await until(
         () => jobState(app, fileId),
         (job) => job?.status === 'paused_budget',
-        30_000,
+        60_000,
         'paused at claim',
       );
     expect(await balance(app, 'queue@example.com')).toMatchObject({ credits: 100, held: 9 });
@@ -268,7 +268,7 @@ describe('model budget', () => {
       await until(
         () => jobState(app, fileId),
         (job) => job?.status === 'completed',
-        60_000,
+        120_000,
         'resumed job completed',
       );
     }
@@ -289,7 +289,7 @@ describe('model budget', () => {
     await until(
       () => jobState(app, fileId),
       (job) => job?.status === 'paused_budget',
-      30_000,
+      60_000,
       'paused at claim',
     );
     clock.advance(5 * 60_000);
@@ -300,7 +300,7 @@ describe('model budget', () => {
     await until(
       () => jobState(app, fileId),
       (job) => job?.status === 'completed',
-      60_000,
+      120_000,
       'completed after midnight',
     );
     expect(subjects()).toEqual(['Model budget reached: conversions paused ($11.00 of $10.00)', 'Model budget: 1 paused conversion(s) resumed']);
