@@ -147,6 +147,15 @@ const EnvSchema = z.object({
   BENCHMARK_MAX_PAGES: integer(100, 1, 5000),
   BENCHMARK_CONCURRENCY: integer(1, 1, 16),
   QUEUE_SUPERVISE_SECONDS: integer(60, 1, 3600),
+  // model budget, cost monitors, out-of-band alerts
+  MODEL_BUDGET_DAILY_USD: optionalText.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  MODEL_BUDGET_MONTHLY_USD: optionalText.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  MODEL_BUDGET_ALERT_PERCENT: integer(80, 1, 99),
+  COST_SPIKE_FACTOR: optionalText.pipe(z.coerce.number<string | undefined>().min(1).max(1000).optional()),
+  COST_SPIKE_MIN_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
+  COST_TRICKLE_HOURS: integer(6, 1, 168),
+  FATAL_ALERT_MAX_PER_HOUR: integer(10, 0, 1000),
+  FATAL_ALERT_DEDUPE_SECONDS: integer(3600, 1, 7 * 86_400),
 });
 
 /**
@@ -337,6 +346,18 @@ function buildConfig(e: ParsedEnv) {
     },
     /** how often a worker process looks for expired jobs (pg-boss supervise and monitor intervals) */
     queueSuperviseSeconds: e.QUEUE_SUPERVISE_SECONDS,
+    budget: {
+      /** USD per UTC day and per UTC month; unset means no limit (the admin settings override both). */
+      dailyUsd: e.MODEL_BUDGET_DAILY_USD,
+      monthlyUsd: e.MODEL_BUDGET_MONTHLY_USD,
+      alertRatio: e.MODEL_BUDGET_ALERT_PERCENT / 100,
+      spikeFactor: e.COST_SPIKE_FACTOR ?? 3,
+      /** a last hour below this is never a spike, however quiet the week was */
+      spikeMinUsd: e.COST_SPIKE_MIN_USD ?? 1,
+      trickleHours: e.COST_TRICKLE_HOURS,
+      fatalAlertsPerHour: e.FATAL_ALERT_MAX_PER_HOUR,
+      fatalDedupeMs: e.FATAL_ALERT_DEDUPE_SECONDS * 1000,
+    },
   };
 }
 

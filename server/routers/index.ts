@@ -10,6 +10,7 @@ import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
 import { storageRouter } from './storage.router.ts';
 import { benchmarkRouter } from './benchmark.router.ts';
+import { budgetRouter } from './budget.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -24,6 +25,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   storage: storageRouter,
   benchmark: benchmarkRouter,
+  budget: budgetRouter,
 });
 
 export type AppRouter = typeof appRouter;
