@@ -1,4 +1,4 @@
-import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, type TRPCClient, TRPCClientError } from '@trpc/client';
 import type { AppRouter } from '../server/routers/index.ts';
 import { authHeaders, type FolioClientOptions } from './options.ts';
 
@@ -12,14 +12,14 @@ export { TRPCClientError };
  *   const folio = createFolioClient({ baseUrl, token });
  *   const me = await folio.account.me.query();
  */
-export function createFolioClient(options: FolioClientOptions) {
+export function createFolioClient(options: FolioClientOptions): TRPCClient<AppRouter> {
   const base = options.baseUrl.replace(/\/+$/, '');
   return createTRPCClient<AppRouter>({
     links: [httpBatchLink({ url: `${base}/trpc`, fetch: options.fetch, headers: () => authHeaders(options) })],
   });
 }
 
-export type FolioClient = ReturnType<typeof createFolioClient>;
+export type FolioClient = TRPCClient<AppRouter>;
 
 export { errorCode, FolioError, type FolioErrorCode, toFolioError } from './errors.ts';
 export { type ConversionEvent, type ConversionEventType, watchConversion } from './events.ts';

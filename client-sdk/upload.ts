@@ -1,4 +1,4 @@
-import type { UploadedFile } from '../server/files/upload.ts';
+import type { UploadedFile } from '../server/files/uploaded-file.ts';
 import { errorFromBody, errorFromResponse, FolioError, toFolioError } from './errors.ts';
 import { apiUrl, authHeaders, type FolioClientOptions } from './options.ts';
 
