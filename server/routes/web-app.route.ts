@@ -17,10 +17,7 @@ const PAGE_HEADERS = {
  * page itself is revalidated. Without a build, `/` stays a 404.
  */
 export function mountWebApp(app: Express) {
-  app.use(
-    '/assets',
-    express.static(path.join(DIST, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: true }),
-  );
+  app.use('/assets', express.static(path.join(DIST, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: true }));
   app.get(['/', '/index.html'], (_req, res, next) => {
     res.set(PAGE_HEADERS).sendFile(path.join(DIST, 'index.html'), (error) => {
       if (error) next();

@@ -27,7 +27,11 @@ const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-co
 export async function expectNoAxeViolations(page: Page, what: string) {
   await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run: (context: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run: (context: unknown, options: unknown) => Promise<{ violations: Array<{ id: string; help: string; nodes: Array<{ target: unknown }> }> }> };
+      }
+    ).axe;
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
     return result.violations.map((violation) => `${violation.id}: ${violation.help} (${JSON.stringify(violation.nodes[0]?.target)})`);
   });

@@ -60,9 +60,9 @@ function App() {
 
   return (
     <>
-      <a class="skip" href="#main" onClick={(event) => (event.preventDefault(), document.getElementById('main')?.focus())}>
+      <button class="skip" type="button" onClick={() => document.getElementById('main')?.focus()}>
         Skip to content
-      </a>
+      </button>
       <header>
         <span class="brand">Folio</span>
         {me && (

@@ -68,7 +68,12 @@ function EmailLog() {
         {select('provider', 'Provider', PROVIDERS)}
         <div class="field">
           <label for="filter-recipient">Recipient (exact address)</label>
-          <input id="filter-recipient" type="email" value={filters.recipient} onInput={(event) => setFilters({ ...filters, recipient: event.currentTarget.value })} />
+          <input
+            id="filter-recipient"
+            type="email"
+            value={filters.recipient}
+            onInput={(event) => setFilters({ ...filters, recipient: event.currentTarget.value })}
+          />
         </div>
         <div class="field">
           <label for="filter-subject">Subject contains</label>
@@ -100,15 +105,15 @@ function EmailLog() {
           {summary.length === 0 ? (
             <p>No sends match.</p>
           ) : (
-            <div class="bars" role="list" aria-labelledby="summary-heading">
+            <ul class="bars" aria-labelledby="summary-heading">
               {summary.map(([status, count]) => (
-                <div role="listitem" key={status} style={{ display: 'contents' }}>
+                <li key={status}>
                   <span>{status}</span>
-                  <span class="bar" style={{ width: `${(count / most) * 100}%` }} aria-hidden="true" />
+                  <span class="bar" style={{ width: `${(count / most) * 100}%` }} />
                   <span>{count}</span>
-                </div>
+                </li>
               ))}
-            </div>
+            </ul>
           )}
           <p role="status">
             {page.total} {page.total === 1 ? 'send' : 'sends'} match.
@@ -153,7 +158,11 @@ function Suppressions() {
   const [confirming, setConfirming] = useState<string | null>(null);
   const [message, setMessage] = useState('');
   const [error, setError] = useState('');
-  const load = () => folio.admin.emailSuppressions.query({}).then((result) => setItems(result.suppressions), (caught: unknown) => setError(messageOf(caught)));
+  const load = () =>
+    folio.admin.emailSuppressions.query({}).then(
+      (result) => setItems(result.suppressions),
+      (caught: unknown) => setError(messageOf(caught)),
+    );
   useEffect(() => void load(), []);
 
   const remove = async (email: string) => {

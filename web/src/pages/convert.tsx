@@ -119,7 +119,10 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
         <h2 id="upload-heading">1. Choose a file</h2>
         <label
           class={dragging ? 'drop over' : 'drop'}
-          onDragOver={(event) => (event.preventDefault(), setDragging(true))}
+          onDragOver={(event) => {
+            event.preventDefault();
+            setDragging(true);
+          }}
           onDragLeave={() => setDragging(false)}
           onDrop={(event) => {
             event.preventDefault();
@@ -167,7 +170,13 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
         </p>
       )}
 
-      {run && <RunPanel run={run} onCancel={() => act(() => folio.conversion.cancel.mutate({ fileId: run.fileId }))} onProcessNow={() => act(() => folio.conversion.processNow.mutate({ fileId: run.fileId }))} />}
+      {run && (
+        <RunPanel
+          run={run}
+          onCancel={() => act(() => folio.conversion.cancel.mutate({ fileId: run.fileId }))}
+          onProcessNow={() => act(() => folio.conversion.processNow.mutate({ fileId: run.fileId }))}
+        />
+      )}
 
       <section aria-labelledby="files-heading">
         <h2 id="files-heading">Your files</h2>

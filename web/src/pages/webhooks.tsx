@@ -126,7 +126,8 @@ function EndpointCard(props: { endpoint: Endpoint; run: (action: () => Promise<u
     <article aria-labelledby={headingId}>
       <h3 id={headingId}>{endpoint.url}</h3>
       <p>
-        {endpoint.description ? `${endpoint.description}. ` : ''}Events: {endpoint.events.join(', ')}. {endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'manual'})`}
+        {endpoint.description ? `${endpoint.description}. ` : ''}Events: {endpoint.events.join(', ')}.{' '}
+        {endpoint.enabled ? 'Enabled' : `Disabled (${endpoint.disabledReason ?? 'manual'})`}
         {endpoint.rotatingUntil ? `. The previous secret still signs until ${new Date(endpoint.rotatingUntil).toLocaleString()}` : ''}.
       </p>
       {editing && (
