@@ -5,6 +5,7 @@ import type { FileItem, Me } from '../types.ts';
 
 /** One credit per page (the specification's HIGH_FIDELITY_CREDIT_MULTIPLIER is 1). */
 const creditsFor = (pages: number | null) => pages ?? 0;
+const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 const LIST_REFRESH_MS = 5_000;
 const LIVE = new Set(['pending', 'processing', 'assembling', 'waiting_batch', 'paused_budget', 'queued']);
 
@@ -147,7 +148,7 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
         <section aria-labelledby="start-heading">
           <h2 id="start-heading">2. Start the conversion</h2>
           <p id="estimate">
-            <strong>{uploaded.name}</strong>: {uploaded.pages} pages, costs {creditsFor(uploaded.pages)} credits. You have {available}.
+            <strong>{uploaded.name}</strong>: {plural(uploaded.pages ?? 0, 'page')}, costs {plural(creditsFor(uploaded.pages), 'credit')}. You have {available}.
           </p>
           <fieldset>
             <legend>Fidelity</legend>
@@ -245,7 +246,7 @@ function RunPanel(props: { run: Run; onCancel: () => void; onProcessNow: () => v
       ) : event.type === 'progress' ? (
         <>
           <p role="status">
-            {event.phase}. {event.pagesDone} of {event.totalPages} pages, {event.chunksDone} of {event.totalChunks} chunks
+            {event.phase}. {event.pagesDone} of {plural(event.totalPages, 'page')}, {event.chunksDone} of {plural(event.totalChunks, 'chunk')}
             {run.rate ? `, ${run.rate.toFixed(1)} pages per minute` : ''}.
           </p>
           <label for="conversion-progress" class="visually-hidden">
@@ -265,7 +266,7 @@ function RunPanel(props: { run: Run; onCancel: () => void; onProcessNow: () => v
         </>
       ) : event.type === 'completed' ? (
         <p role="status">
-          Finished: {event.totalPages} pages. <a href={event.downloadUrl}>Download {zipName}</a> (the link works for 24 hours).
+          Finished: {plural(event.totalPages, 'page')}. <a href={event.downloadUrl}>Download {zipName}</a> (the link works for 24 hours).
         </p>
       ) : event.type === 'failed' ? (
         <p role="alert" class="error">
