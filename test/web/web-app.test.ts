@@ -65,6 +65,13 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
     await page.getByRole('button', { name: 'Start conversion' }).click();
   }
 
+  it('the axe check fails on a page with a violation', async () => {
+    const page = await browser.newPage();
+    await page.setContent('<!doctype html><html lang="en"><title>t</title><main><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="></main></html>');
+    await expect(expectNoAxeViolations(page, 'a page with an image without alt')).rejects.toThrow(/image-alt/);
+    await page.close();
+  });
+
   it(
     'signs in with a token, shows a readable error for a bad one, and passes axe on the sign-in page',
     async () => {
