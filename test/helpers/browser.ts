@@ -35,5 +35,5 @@ export async function expectNoAxeViolations(page: Page, what: string) {
     const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'] } });
     return result.violations.map((violation) => `${violation.id}: ${violation.help} (${JSON.stringify(violation.nodes[0]?.target)})`);
   });
-  expect(violations, `axe on ${what}`).toEqual([]);
+  expect(violations, `axe on ${what}: ${violations.join('; ')}`).toEqual([]);
 }

@@ -108,7 +108,7 @@ function EmailLog() {
             <ul class="bars" aria-labelledby="summary-heading">
               {summary.map(([status, count]) => (
                 <li key={status}>
-                  <span>{status}</span>
+                  <span>{status}:</span>
                   <span class="bar" style={{ width: `${(count / most) * 100}%` }} />
                   <span>{count}</span>
                 </li>
