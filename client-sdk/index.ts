@@ -21,6 +21,7 @@ export function createFolioClient(options: FolioClientOptions): TRPCClient<AppRo
 
 export type FolioClient = TRPCClient<AppRouter>;
 
+export { devTokensAvailable, mintDevToken } from './dev-token.ts';
 export { errorCode, FolioError, type FolioErrorCode, toFolioError } from './errors.ts';
 export { type ConversionEvent, type ConversionEventType, watchConversion } from './events.ts';
 export { type UploadedFile, uploadFile, type UploadOptions, type UploadProgress } from './upload.ts';

@@ -6,7 +6,7 @@ export type FolioClientOptions = {
   fetch?: typeof fetch;
 };
 
-export function apiUrl(options: FolioClientOptions, path: string): string {
+export function apiUrl(options: Pick<FolioClientOptions, 'baseUrl'>, path: string): string {
   return `${options.baseUrl.replace(/\/+$/, '')}${path}`;
 }
 

@@ -14,6 +14,7 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 import { mountWebApp } from './web-app.route.ts';
+import { mountDevToken } from './dev-token.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -37,4 +38,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
   mountWebApp,
+  mountDevToken,
 ];

@@ -1,8 +1,14 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
+import { devTokensAvailable, mintDevToken } from '../../../client-sdk/index.ts';
+import { messageOf, sdkOptions } from '../api.ts';
 
 /** A Bearer token pasted in (`npm run token -- --email you@example.com`); an identity provider's page can replace this later. */
 export function SignIn(props: { error: string; onToken: (token: string) => void }) {
   const [token, setToken] = useState('');
+  const [devAvailable, setDevAvailable] = useState(false);
+  const [devEmail, setDevEmail] = useState('');
+  const [devError, setDevError] = useState('');
+  useEffect(() => void devTokensAvailable(sdkOptions).then(setDevAvailable), []);
   return (
     <>
       <h1>Sign in to Folio</h1>
@@ -28,6 +34,29 @@ export function SignIn(props: { error: string; onToken: (token: string) => void 
           Sign in
         </button>
       </form>
+      {devAvailable && (
+        <section aria-labelledby="dev-heading">
+          <h2 id="dev-heading">Local development</h2>
+          <form
+            onSubmit={(event) => {
+              event.preventDefault();
+              setDevError('');
+              mintDevToken(sdkOptions, devEmail).then(props.onToken, (caught: unknown) => setDevError(messageOf(caught)));
+            }}
+          >
+            <div class="field">
+              <label for="dev-email">Email to sign in as</label>
+              <input id="dev-email" type="email" required value={devEmail} onInput={(event) => setDevEmail(event.currentTarget.value)} />
+            </div>
+            {devError && (
+              <p class="error" role="alert">
+                {devError}
+              </p>
+            )}
+            <button type="submit">Get a development token</button>
+          </form>
+        </section>
+      )}
     </>
   );
 }
