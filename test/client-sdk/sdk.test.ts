@@ -83,7 +83,7 @@ describe('client SDK', () => {
 
     const link = await folio.conversion.downloadLink.query({ fileId: file.id });
     expect((await fetch(`${app.baseUrl}${link.url}`)).status).toBe(200);
-  });
+  }, 180_000);
 
   it('ends the iterator with cancelled when the conversion is cancelled', async () => {
     const token = await paidUser('sdk-cancel@example.com');
@@ -101,7 +101,7 @@ describe('client SDK', () => {
     } finally {
       engine.releaseConvert();
     }
-  });
+  }, 120_000);
 
   it('turns every failure into a FolioError with the stable code and a readable message', async () => {
     const token = await paidUser('sdk-errors@example.com');
