@@ -13,6 +13,7 @@ import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
+import { mountStorageBodilessPosts } from './storage.route.ts';
 import { mountWebApp } from './web-app.route.ts';
 import { mountDevToken } from './dev-token.route.ts';
 
@@ -37,6 +38,7 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountSharedRoute,
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
+  mountStorageBodilessPosts,
   mountWebApp,
   mountDevToken,
 ];
