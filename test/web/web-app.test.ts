@@ -244,7 +244,9 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
       await page.getByRole('button', { name: 'Remove gone@example.com' }).click();
       await page.getByRole('button', { name: 'Yes, remove gone@example.com' }).click();
       await page.getByRole('status').filter({ hasText: 'gone@example.com can be mailed again' }).waitFor();
-      expect(await page.getByRole('cell', { name: 'gone@example.com' }).count()).toBe(0);
+      const suppressions = page.getByRole('region', { name: 'Suppression list' });
+      expect(await suppressions.getByRole('cell', { name: 'gone@example.com', exact: true }).count()).toBe(0);
+      expect(await suppressions.textContent()).toContain('No suppressed addresses.');
       await page.context().close();
     },
     SLOW,

@@ -169,9 +169,9 @@ function Suppressions() {
     setError('');
     try {
       await folio.admin.removeEmailSuppression.mutate({ email });
-      setMessage(`${email} can be mailed again.`);
       setConfirming(null);
       await load();
+      setMessage(`${email} can be mailed again.`);
     } catch (caught) {
       setError(messageOf(caught));
     }
