@@ -1,16 +1,9 @@
-import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import { createTRPCClient, httpBatchLink, type TRPCClient, TRPCClientError } from '@trpc/client';
 import type { AppRouter } from '../server/routers/index.ts';
+import { authHeaders, type FolioClientOptions } from './options.ts';
 
-export type { AppRouter };
+export type { AppRouter, FolioClientOptions };
 export { TRPCClientError };
-
-export type FolioClientOptions = {
-  /** where Folio runs, e.g. http://localhost:3000 */
-  baseUrl: string;
-  /** a Bearer session token, or a function giving the current one */
-  token?: string | (() => string | undefined | Promise<string | undefined>);
-  fetch?: typeof fetch;
-};
 
 /**
  * A typed client for every Folio procedure; its types come from the server's
@@ -19,33 +12,19 @@ export type FolioClientOptions = {
  *   const folio = createFolioClient({ baseUrl, token });
  *   const me = await folio.account.me.query();
  */
-export function createFolioClient(options: FolioClientOptions) {
+export function createFolioClient(options: FolioClientOptions): TRPCClient<AppRouter> {
   const base = options.baseUrl.replace(/\/+$/, '');
   return createTRPCClient<AppRouter>({
-    links: [
-      httpBatchLink({
-        url: `${base}/trpc`,
-        fetch: options.fetch,
-        headers: async () => {
-          const token = typeof options.token === 'function' ? await options.token() : options.token;
-          return token ? { authorization: `Bearer ${token}` } : {};
-        },
-      }),
-    ],
+    links: [httpBatchLink({ url: `${base}/trpc`, fetch: options.fetch, headers: () => authHeaders(options) })],
   });
 }
 
-export type FolioClient = ReturnType<typeof createFolioClient>;
+export type FolioClient = TRPCClient<AppRouter>;
 
-/** The stable error code (e.g. CONVERSION_FINISHING) of a failed call, if it is one of ours. */
-export function errorCode(error: unknown): string | undefined {
-  if (error instanceof TRPCClientError) {
-    const data = error.data as { code?: unknown } | undefined;
-    return typeof data?.code === 'string' ? data.code : undefined;
-  }
-  return undefined;
-}
-
+export { devTokensAvailable, mintDevToken } from './dev-token.ts';
+export { errorCode, FolioError, type FolioErrorCode, toFolioError } from './errors.ts';
+export { type ConversionEvent, type ConversionEventType, watchConversion } from './events.ts';
+export { type UploadedFile, uploadFile, type UploadOptions, type UploadProgress } from './upload.ts';
 export {
   verifyWebhook,
   type VerifyWebhookError,

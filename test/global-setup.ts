@@ -64,11 +64,11 @@ export async function teardown() {
  * a message; CI installs them (.ci/run), so there a missing one fails the run
  * instead of silently skipping its tests.
  */
-const CI_TOOLS = ['pdftotext', 'pdfinfo', 'pdftohtml', 'qpdf', 'unzip'];
+const CI_TOOLS = ['pdftotext', 'pdfinfo', 'pdftohtml', 'qpdf', 'unzip', 'chromium'];
 function requireCiTools() {
   if (!process.env.CI) return;
   const missing = CI_TOOLS.filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0);
-  if (missing.length > 0) throw new Error(`CI is missing ${missing.join(', ')}: .ci/run installs them (poppler-utils, qpdf, unzip)`);
+  if (missing.length > 0) throw new Error(`CI is missing ${missing.join(', ')}: .ci/run installs them (poppler-utils, qpdf, unzip, chromium)`);
 }
 
 export function withDatabase(url: string, database: string) {

@@ -9,8 +9,7 @@ import { DomainError } from '../errors.ts';
 import { enqueueDocxConversion, ensureConversionQueues } from '../conversion-jobs/conversion-jobs.jobs.ts';
 import { readAll } from '../storage/storage.ts';
 import { DOCX_CONTENT_TYPE } from './docx.ts';
-
-export type UploadedFile = { id: string; name: string; contentType: string; sizeBytes: number; pages: number | null; status: string };
+import type { UploadedFile } from './uploaded-file.ts';
 
 const PDF_MAGIC = Buffer.from('%PDF-');
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);

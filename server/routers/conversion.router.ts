@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { cancelConversion } from '../conversion-jobs/cancel-conversion.ts';
 import { processNow } from '../conversion-jobs/process-now.ts';
 import { ConvertOptions, startConversion } from '../conversion-jobs/start-conversion.ts';
+import { issueDownloadLink } from '../conversion-jobs/issue-download-link.ts';
 import { fileOwnerProcedure, router } from '../trpc/trpc.ts';
 
 export const conversionRouter = router({
@@ -51,4 +52,18 @@ export const conversionRouter = router({
     })
     .output(z.object({ resumed: z.literal(true), jobId: z.uuid() }))
     .mutation(({ ctx, input }) => processNow(ctx.deps, { fileId: input.fileId })),
+
+  downloadLink: fileOwnerProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/files/{fileId}/download-link',
+        tags: ['conversion'],
+        summary: 'A fresh zip link for a finished file, valid 24 hours',
+        description: '409 CONFLICT while the file has no finished conversion.',
+        protect: true,
+      },
+    })
+    .output(z.object({ url: z.string() }))
+    .query(({ ctx, input }) => issueDownloadLink(ctx.deps, { fileId: input.fileId })),
 });

@@ -15,6 +15,8 @@ import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 import { mountStorageBodilessPosts } from './storage.route.ts';
 import { mountBenchmarkRoutes } from './benchmark.route.ts';
+import { mountWebApp } from './web-app.route.ts';
+import { mountDevToken } from './dev-token.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -39,4 +41,6 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountWebhookBodilessPosts,
   mountStorageBodilessPosts,
   mountBenchmarkRoutes,
+  mountWebApp,
+  mountDevToken,
 ];
