@@ -36,9 +36,12 @@ const rowColumns = sql.fragment`
 
 const ts = (date: Date) => sql.fragment`${date.toISOString()}::timestamptz`;
 
-/** Where a batch job's objects live in the batch bucket. */
+/** Everything the lane writes to the batch bucket lives under this prefix (the expiry rule matches it). */
+export const BATCH_PREFIX_ROOT = 'folio-batch';
+
+/** Where one batch job's objects live in the batch bucket. */
 export function batchPrefix(rowId: string) {
-  return `folio-batch/${rowId}`;
+  return `${BATCH_PREFIX_ROOT}/${rowId}`;
 }
 
 export function batchJobName(rowId: string) {
