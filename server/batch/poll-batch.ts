@@ -167,7 +167,10 @@ export async function pollBatch(deps: BatchDeps, row: BatchRow): Promise<'waitin
     remote = await control.getJob(jobArn);
   } catch (error) {
     log.warn({ err: error, batchRowId: row.id, jobArn }, 'polling the batch job failed');
-    if (!overdue) return (await schedulePoll(deps.db, row.id, { nextPoll }), 'waiting');
+    if (!overdue) {
+      await schedulePoll(deps.db, row.id, { nextPoll });
+      return 'waiting';
+    }
     remote = { jobArn, status: 'Expired', message: 'overdue, and the job could not be read' };
   }
 

@@ -104,13 +104,18 @@ export async function prepareBatch(deps: BatchDeps, row: { id: string; jobId: st
   const { config, log } = deps;
   const batch = config.batch;
   const input = await selectPrepareInput(deps.db, row.jobId);
-  if (!input?.sourceKey) return (await closeUnsubmitted(deps, row, 'failed', 'prepare error: the source file is gone'), 'closed');
+  if (!input?.sourceKey) {
+    await closeUnsubmitted(deps, row, 'failed', 'prepare error: the source file is gone');
+    return 'closed';
+  }
   const records = input.chunks.reduce((sum, chunk) => sum + chunk.end - chunk.start + 1, 0);
   if (records < batch.minRecords) {
-    return (await closeUnsubmitted(deps, row, 'skipped', `too few records (${records} < ${batch.minRecords})`), 'closed');
+    await closeUnsubmitted(deps, row, 'skipped', `too few records (${records} < ${batch.minRecords})`);
+    return 'closed';
   }
   if (records > batch.maxRecords) {
-    return (await closeUnsubmitted(deps, row, 'skipped', `too many records (${records} > ${batch.maxRecords})`), 'closed');
+    await closeUnsubmitted(deps, row, 'skipped', `too many records (${records} > ${batch.maxRecords})`);
+    return 'closed';
   }
 
   const { bedrock } = config.conversion;
