@@ -172,7 +172,8 @@ describe('deleting the source file', () => {
     const ledger = await world.app.deps.db.anyFirst(sql.type(z.object({ arn: z.string() }))`
       select metadata ->> 'batchJobArn' as arn from cost_ledger where source = 'batch-lane' and metadata ->> 'batchRowId' = ${rowId}`);
     expect(ledger).toEqual([arn]);
-    expect(jobId).toBeTruthy();
+    // the job went with the file; the row outlived it (job_id set null) so the remote job was still closed and billed
+    expect(await world.app.deps.db.maybeOneFirst(sql.type(z.object({ id: z.uuid() }))`select id from large_conversion_jobs where id = ${jobId}`)).toBeNull();
   });
 
   it('before the driver claims: the row is closed skipped with the deletion reason', async () => {
