@@ -2,7 +2,7 @@ import { createBatchDeps, ensureBatchLifecycle } from '../../server/batch/batch-
 import { runBatchTick } from '../../server/batch/run-batch-tick.ts';
 import type { Deps } from '../../server/deps.ts';
 
-export const BATCH_TICK_QUEUE = 'batch.tick';
+const BATCH_TICK_QUEUE = 'batch.tick';
 
 /**
  * A tick prepares at most one job: cutting and uploading 50,000 pages can take

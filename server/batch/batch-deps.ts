@@ -7,7 +7,7 @@ import { type BatchControl, createBatchControl } from './bedrock-batch.ts';
 import { BATCH_PREFIX_ROOT } from './batch.queries.ts';
 
 /** Batch inputs and outputs hold page images of customers' documents: they go after 14 days. */
-export const BATCH_OBJECT_DAYS = 14;
+const BATCH_OBJECT_DAYS = 14;
 
 /**
  * What the driver takes: the service's own dependencies, the Bedrock control

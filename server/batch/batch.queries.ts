@@ -7,7 +7,7 @@ import { AnyRow, sql, type Queryable } from '../db/database.ts';
  * without waiting hours.
  */
 
-export const BatchState = z.enum(['preparing', 'submitted', 'closed']);
+const BatchState = z.enum(['preparing', 'submitted', 'closed']);
 export const BatchOutcome = z.enum(['collected', 'skipped', 'failed', 'expired']);
 export type BatchOutcome = z.infer<typeof BatchOutcome>;
 

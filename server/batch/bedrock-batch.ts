@@ -16,7 +16,7 @@ import type { VisionPrompt } from '../conversion/backends/vision/prompt.ts';
  * it with `modelOutput` (the InvokeModel answer) or `error`.
  */
 
-export type RemoteJobStatus =
+type RemoteJobStatus =
   | 'Submitted'
   | 'InProgress'
   | 'Completed'
@@ -50,7 +50,7 @@ export type BatchControl = {
 export const FINAL_REMOTE_STATES: ReadonlySet<string> = new Set(['Completed', 'PartiallyCompleted', 'Failed', 'Stopped', 'Expired']);
 
 /** Bedrock accepts 24 to 168 hours for a batch job's timeout. */
-export function clampTimeoutHours(hours: number) {
+function clampTimeoutHours(hours: number) {
   return Math.min(168, Math.max(24, Math.round(hours)));
 }
 

@@ -9,14 +9,14 @@ import { FINAL_REMOTE_STATES, parseOutputLine, type RemoteJob, remoteJobId } fro
 import { resumeBatchConversion } from './resume-batch-job.ts';
 
 /** Batch inference costs half the on-demand price. */
-export const BATCH_MULTIPLIER = 0.5;
+const BATCH_MULTIPLIER = 0.5;
 /** A collect that fails this many polls in a row gives up (the job runs on-demand). */
-export const MAX_COLLECT_ATTEMPTS = 5;
+const MAX_COLLECT_ATTEMPTS = 5;
 /** Above this share of records falling back to on-demand, the driver warns: the lane is not paying off. */
-export const FALLBACK_WARN_SHARE = 0.2;
+const FALLBACK_WARN_SHARE = 0.2;
 
 /** What came back for a batch job. */
-export type Collected = {
+type Collected = {
   byChunk: Map<number, ChunkResults['records']>;
   /** records answered acceptably (non-empty, not cut or filtered) */
   accepted: number;
@@ -33,7 +33,7 @@ export type Collected = {
  * Only records of this job's chunk and page ranges count. A missing output
  * file means its records are missing; any other read error throws.
  */
-export async function collectOutputs(
+async function collectOutputs(
   deps: Pick<BatchDeps, 'batchStore'>,
   row: Pick<BatchRow, 'id' | 'jobArn' | 'shards'>,
   chunks: Array<{ index: number; start: number; end: number }>,
@@ -100,7 +100,7 @@ function endOf(row: BatchRow, remote: RemoteJob): { outcome: BatchOutcome; reaso
  * the job's resume — primed with the results only when collected — commit
  * together. False when another driver closed the row first.
  */
-export async function closeSubmitted(
+async function closeSubmitted(
   deps: BatchDeps,
   row: BatchRow,
   end: { outcome: BatchOutcome; reason: string; primed: boolean; remoteStatus: string },

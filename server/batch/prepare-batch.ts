@@ -19,7 +19,7 @@ import { BATCH_GRACE_MS } from './eligibility.ts';
 import { resumeBatchConversion } from './resume-batch-job.ts';
 
 /** Bedrock's limit on one batch job's input is 5 GB; past about 4.5 GB of records we do not try. */
-export const MAX_INPUT_BYTES = 4.5 * 1024 ** 3;
+const MAX_INPUT_BYTES = 4.5 * 1024 ** 3;
 
 class InputTooLargeError extends Error {
   override name = 'InputTooLargeError';
@@ -28,7 +28,7 @@ class InputTooLargeError extends Error {
 export type Shard = { key: string; records: number; bytes: number };
 
 /** A record's id: chunk index and page, which is all collecting needs to put its answer back. */
-export function recordId(chunkIndex: number, page: number) {
+function recordId(chunkIndex: number, page: number) {
   return `c${chunkIndex}-p${page}`;
 }
 

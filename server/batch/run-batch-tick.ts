@@ -8,7 +8,7 @@ import { closeUnsubmitted, prepareBatch } from './prepare-batch.ts';
 import { resumeBatchConversion } from './resume-batch-job.ts';
 
 /** A preparing row older than this lost its driver (a prepare takes minutes). */
-export const STUCK_PREPARING_MS = 2 * 60 * 60 * 1000;
+const STUCK_PREPARING_MS = 2 * 60 * 60 * 1000;
 
 export type TickReport = { resumed: number; polled: number; adopted: number; closedStuck: number; prepared: 'submitted' | 'closed' | 'none' };
 

@@ -13,7 +13,7 @@ import { type BedrockBatchFake, startBedrockBatchFake } from '../fakes/bedrock-b
 import { createTestClock, startTestApp, type TestApp } from '../helpers/app.ts';
 import { api, makePaid, uploadPdf } from '../service/harness.ts';
 
-export const BUCKET = 'folio-batch-test';
+const BUCKET = 'folio-batch-test';
 export const ROLE_ARN = 'arn:aws:iam::123456789012:role/folio-batch';
 
 export type BatchWorld = {

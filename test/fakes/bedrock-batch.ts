@@ -22,7 +22,7 @@ export type RecordAnswer =
   /** the record is left out of the output, as happens when a job stops or expires part-way */
   | { kind: 'missing' };
 
-export type FakeJob = {
+type FakeJob = {
   jobArn: string;
   jobName: string;
   modelId: string;
