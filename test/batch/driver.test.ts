@@ -7,6 +7,8 @@ import { selectBatchRow } from '../../server/batch/batch.queries.ts';
 import { runBatchTick } from '../../server/batch/run-batch-tick.ts';
 import { DEFAULT_PRICE_PER_1K_TOKENS } from '../../server/conversion/backends/vision/vision-backend.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
+import { registerBatchJobs } from '../../jobs/batch/batch.worker.ts';
+import { startTestApp } from '../helpers/app.ts';
 import { api } from '../service/harness.ts';
 import { type BatchWorld, batchRowOf, clearParkedJobs, jobOf, ledgerOf, listKeys, readObject, ROLE_ARN, startBatchWorld, startHiFi } from './harness.ts';
 
@@ -28,6 +30,17 @@ async function parkAndSubmit(options: Record<string, unknown> = { highFidelity: 
   const row = (await batchRowOf(world, started.jobId))!;
   return { ...started, row, arn: row.jobArn! };
 }
+
+describe('the switch', () => {
+  it('with the lane on, the driver registers its tick; with it off (or no bucket or role) no driver starts and jobs start pending', async () => {
+    await registerBatchJobs(world.app.deps, { schedule: false });
+    expect(await world.app.boss.getQueue('batch.tick')).toBeTruthy();
+    const off = await startTestApp({ env: { BATCH_CONVERSION_ENABLED: 'true', BATCH_CONVERSION_ROLE_ARN: ROLE_ARN } });
+    expect(off.config.batch.enabled).toBe(false);
+    await registerBatchJobs(off.deps, { schedule: false });
+    expect(await off.boss.getQueue('batch.tick')).toBeNull();
+  });
+});
 
 describe('job creation', () => {
   it('parks an eligible job and its chunks in waiting_batch; the file list says batchWaiting', async () => {

@@ -3,6 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { S3Client } from '@aws-sdk/client-s3';
+import { ensureBatchLifecycle } from '../../server/batch/batch-deps.ts';
 import { parseOutputLine } from '../../server/batch/bedrock-batch.ts';
 import { isBatchEligible } from '../../server/batch/eligibility.ts';
 import { writeShards } from '../../server/batch/prepare-batch.ts';
@@ -151,5 +155,37 @@ describe('shards', () => {
     expect(second.map((text) => (JSON.parse(text) as { recordId: string }).recordId)).toEqual(['c0-p3', 'c0-p4']);
     await expect(writeShards(store, 'c', lines(), { maxShardBytes: size * 2, maxTotalBytes: size * 3 })).rejects.toThrow(/batch input over/);
     await fs.rm(dir, { recursive: true, force: true });
+  });
+});
+
+describe('batch bucket expiry', () => {
+  it("sets a 14-day expiry rule on the lane's prefix, and survives a bucket that refuses it", async () => {
+    const seen: Array<{ method: string; url: string; body: string }> = [];
+    let status = 200;
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        seen.push({ method: req.method ?? '', url: req.url ?? '', body: Buffer.concat(chunks).toString() });
+        res.writeHead(status, { 'content-type': 'application/xml' });
+        res.end(status === 200 ? '' : '<Error><Code>NotImplemented</Code><Message>not here</Message></Error>');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const s3 = new S3Client({
+      region: 'us-east-1',
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      forcePathStyle: true,
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+    });
+    expect(await ensureBatchLifecycle(s3, 'lane-bucket', silentLog)).toBe(true);
+    expect(seen[0]!.method).toBe('PUT');
+    expect(seen[0]!.url).toMatch(/^\/lane-bucket\/?\?lifecycle/);
+    expect(seen[0]!.body).toMatch(/<Prefix>folio-batch\/<\/Prefix>/);
+    expect(seen[0]!.body).toMatch(/<Expiration><Days>14<\/Days><\/Expiration>/);
+    status = 501;
+    expect(await ensureBatchLifecycle(s3, 'lane-bucket', silentLog)).toBe(false);
+    await new Promise((resolve) => server.close(resolve));
   });
 });
