@@ -7,10 +7,11 @@ const BATCH_TICK_QUEUE = 'batch.tick';
 /**
  * A tick prepares at most one job: cutting and uploading 50,000 pages can take
  * a long while, so pg-boss must not take the job back after its 15-minute
- * default. The queue is a singleton (one driver at a time, one leader) and a
+ * default. The queue is stately — one tick active (one driver, one leader)
+ * and at most one waiting, so a long prepare does not pile ticks up — and a
  * failed tick is not retried: the next one comes within a minute.
  */
-const TICK_POLICY = { policy: 'singleton', retryLimit: 0, expireInSeconds: 3 * 60 * 60 } as const;
+const TICK_POLICY = { policy: 'stately', retryLimit: 0, expireInSeconds: 3 * 60 * 60 } as const;
 
 /**
  * The batch driver, only when the lane is on (BATCH_CONVERSION_ENABLED with a
