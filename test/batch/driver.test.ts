@@ -120,6 +120,21 @@ describe('the driver', () => {
     expect(queued).toBe(2);
   });
 
+  it('two ticks at once claim a parked job once and submit one remote job; a tick run again changes nothing', async () => {
+    await clearParkedJobs(world);
+    const { jobId } = await startHiFi(world);
+    const creates = () => world.control.requests.filter((request) => request.path === '/model-invocation-job').length;
+    const before = creates();
+    const reports = await Promise.all([runBatchTick(world.batch), runBatchTick(world.batch)]);
+    expect(reports.map((report) => report.prepared).sort()).toEqual(['none', 'submitted']);
+    expect(creates()).toBe(before + 1);
+    const row = await batchRowOf(world, jobId);
+    expect(row).toMatchObject({ state: 'submitted' });
+    expect(await runBatchTick(world.batch)).toEqual({ resumed: 0, polled: 0, adopted: 0, closedStuck: 0, prepared: 'none' });
+    expect(await batchRowOf(world, jobId)).toEqual(row);
+    expect(creates()).toBe(before + 1);
+  });
+
   it('two drivers racing to close the same row write one ledger row', async () => {
     const { jobId, row, arn } = await parkAndSubmit();
     await world.control.complete(arn, () => ({ kind: 'text', text: '<p>Page.</p>' }));
