@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { batchPrefix } from '../../server/batch/batch.queries.ts';
@@ -7,6 +8,7 @@ import { selectBatchRow } from '../../server/batch/batch.queries.ts';
 import { runBatchTick } from '../../server/batch/run-batch-tick.ts';
 import { DEFAULT_PRICE_PER_1K_TOKENS } from '../../server/conversion/backends/vision/vision-backend.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
+import { createLog } from '../../server/log.ts';
 import { registerBatchJobs } from '../../jobs/batch/batch.worker.ts';
 import { startTestApp } from '../helpers/app.ts';
 import { api } from '../service/harness.ts';
@@ -147,6 +149,14 @@ describe('the driver', () => {
 
   it('on a partial end counts mismatched, rejected and missing records as fallback and bills what came back', async () => {
     const { jobId, row, arn } = await parkAndSubmit();
+    const lines: Array<{ level: number; msg: string; share?: number }> = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    const logged = { ...world.batch, log: createLog({ destination, level: 'info' }) };
     await world.control.complete(
       arn,
       (id) =>
@@ -158,8 +168,10 @@ describe('the driver', () => {
       'PartiallyCompleted',
     );
     world.clock.advance(POLL_MS);
-    await runBatchTick(world.batch);
+    await runBatchTick(logged);
     expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'closed', outcome: 'collected', accepted: 1, fallback: 2 });
+    // 2 of 3 records fall back: over the 20% the lane is worth it at
+    expect(lines.filter((line) => line.level === 40 && /fall back to on-demand/.test(line.msg)).map((line) => line.share)).toEqual([2 / 3]);
     const [entry] = await ledgerOf(world, jobId);
     expect(entry!.costUsd).toBeCloseTo(batchPrice(1000, 100) + batchPrice(1000, 4096), 6);
     expect(entry!.metadata).toMatchObject({ accepted: 1, fallback: 2, endState: 'PartiallyCompleted', batchJobArn: arn });
