@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { extendHold } from '../credits/credits.ts';
 import { AnyRow, sql, type Queryable } from '../db/database.ts';
 
 /**
@@ -54,21 +55,21 @@ export function batchJobName(rowId: string) {
  * Null when there is nothing to claim (or another driver claimed it first).
  */
 export async function claimNextJob(tx: Queryable, input: { rowId: string; now: Date; holdWindowMs: number }): Promise<{ rowId: string; jobId: string } | null> {
-  const claimed = await tx.maybeOne(sql.type(z.object({ rowId: z.uuid(), jobId: z.uuid() }))`
+  const claimed = await tx.maybeOne(sql.type(z.object({ rowId: z.uuid(), jobId: z.uuid(), holdId: z.uuid().nullable() }))`
     with next as (
-      select j.id from large_conversion_jobs j
+      select j.id, j.hold_id from large_conversion_jobs j
        where j.status = 'waiting_batch' and not exists (select 1 from conversion_batch_jobs b where b.job_id = j.id)
        order by j.created_at limit 1
-       for update of j skip locked)
-    insert into conversion_batch_jobs (id, job_id, job_name, claimed_at)
-    select ${input.rowId}, next.id, ${batchJobName(input.rowId)}, ${ts(input.now)} from next
-    on conflict (job_id) do nothing
-    returning id as "rowId", job_id as "jobId"`);
+       for update of j skip locked),
+    claimed as (
+      insert into conversion_batch_jobs (id, job_id, job_name, claimed_at)
+      select ${input.rowId}, next.id, ${batchJobName(input.rowId)}, ${ts(input.now)} from next
+      on conflict (job_id) do nothing
+      returning id, job_id)
+    select claimed.id as "rowId", claimed.job_id as "jobId", next.hold_id as "holdId" from claimed join next on next.id = claimed.job_id`);
   if (!claimed) return null;
-  await tx.query(sql.type(AnyRow)`
-    update credit_holds h set expires_at = ${ts(input.now)} + make_interval(secs => ${input.holdWindowMs / 1000})
-      from large_conversion_jobs j where j.id = ${claimed.jobId} and h.id = j.hold_id and h.status = 'held'`);
-  return claimed;
+  if (claimed.holdId) await extendHold(tx, claimed.holdId, new Date(input.now.getTime() + input.holdWindowMs));
+  return { rowId: claimed.rowId, jobId: claimed.jobId };
 }
 
 export const PrepareInput = z.object({

@@ -6,6 +6,7 @@ import { chunkResultsKey } from '../../server/batch/batch-results.ts';
 import { pollBatch } from '../../server/batch/poll-batch.ts';
 import { selectBatchRow } from '../../server/batch/batch.queries.ts';
 import { runBatchTick } from '../../server/batch/run-batch-tick.ts';
+import { batchHoldWindowMs } from '../../server/batch/eligibility.ts';
 import { DEFAULT_PRICE_PER_1K_TOKENS } from '../../server/conversion/backends/vision/vision-backend.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
 import { createLog } from '../../server/log.ts';
@@ -71,6 +72,8 @@ describe('the driver', () => {
   it('claims, writes shards and a manifest, submits one job, then collects, bills once and resumes primed', async () => {
     const { jobId, fileId, row, arn } = await parkAndSubmit();
     expect(row).toMatchObject({ state: 'submitted', records: 3 });
+    // the claim stretched the hold over timeout + grace + 90 min, from the driver's clock
+    expect((await jobOf(world, jobId)).holdExpires!.getTime()).toBe(world.clock.now().getTime() + batchHoldWindowMs(world.app.config.batch));
     const created = world.control.requests.find((request) => request.method === 'POST' && request.path === '/model-invocation-job')!;
     expect(created.body).toMatchObject({
       jobName: `folio-batch-${row.id}`,

@@ -64,7 +64,7 @@ export type VisionPageContext = {
  * request would have been the same (model and prompt hash) and the on-demand
  * path would accept its answer.
  */
-export function isUsableBatchRecord(record: BatchRecord, modelId: string, prompt: VisionPrompt): boolean {
+function isUsableBatchRecord(record: BatchRecord, modelId: string, prompt: VisionPrompt): boolean {
   return record.model === modelId && record.promptHash === hashPrompt(prompt) && isAcceptableAnswer(record);
 }
 
