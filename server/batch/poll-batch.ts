@@ -36,9 +36,10 @@ type Collected = {
 async function collectOutputs(
   deps: Pick<BatchDeps, 'batchStore'>,
   row: Pick<BatchRow, 'id' | 'jobArn' | 'shards'>,
-  chunks: Array<{ index: number; start: number; end: number }>,
+  chunks: Array<{ index: number; start: number; end: number }> | undefined,
 ): Promise<Collected> {
-  const ranges = new Map(chunks.map((chunk) => [chunk.index, chunk]));
+  // without the job (its file was deleted) every well-formed record still counts: it was billed
+  const ranges = chunks ? new Map(chunks.map((chunk) => [chunk.index, chunk])) : undefined;
   const collected: Collected = { byChunk: new Map(), accepted: 0, returned: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 };
   const seen = new Set<string>();
   const folder = `${batchPrefix(row.id)}/output/${remoteJobId(row.jobArn ?? '')}`;
@@ -55,18 +56,20 @@ async function collectOutputs(
       const output = parseOutputLine(line);
       if (!output || seen.has(output.recordId)) continue;
       const match = /^c(\d+)-p(\d+)$/.exec(output.recordId);
-      const chunk = match ? ranges.get(Number(match[1])) : undefined;
-      const page = Number(match?.[2]);
-      if (!chunk || page < chunk.start || page > chunk.end) continue;
+      if (!match) continue;
+      const chunkIndex = Number(match[1]);
+      const page = Number(match[2]);
+      const chunk = ranges?.get(chunkIndex);
+      if (ranges && (!chunk || page < chunk.start || page > chunk.end)) continue;
       seen.add(output.recordId);
       if (output.kind !== 'answer') continue;
       collected.returned++;
       collected.inputTokens += output.inputTokens;
       collected.outputTokens += output.outputTokens;
       if (isAcceptableAnswer(output)) collected.accepted++;
-      const records = collected.byChunk.get(chunk.index) ?? [];
+      const records = collected.byChunk.get(chunkIndex) ?? [];
       records.push({ page, text: output.text, stopReason: output.stopReason, inputTokens: output.inputTokens, outputTokens: output.outputTokens });
-      collected.byChunk.set(chunk.index, records);
+      collected.byChunk.set(chunkIndex, records);
     }
   }
   const price = DEFAULT_PRICE_PER_1K_TOKENS;
@@ -196,7 +199,7 @@ export async function pollBatch(deps: BatchDeps, row: BatchRow): Promise<'waitin
   const input = row.jobId ? await selectPrepareInput(deps.db, row.jobId) : null;
   let collected: Collected | undefined;
   try {
-    collected = await collectOutputs(deps, row, input?.chunks ?? []);
+    collected = await collectOutputs(deps, row, input?.chunks);
     if (end.primed && input && row.jobId) {
       for (const [chunkIndex, records] of collected.byChunk) {
         await writeChunkResults(deps.store, chunkResultsKey(input.fileId, row.jobId, chunkIndex), {
