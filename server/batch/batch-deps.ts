@@ -19,6 +19,8 @@ export type BatchDeps = Pick<Deps, 'db' | 'boss' | 'config' | 'log' | 'clock' | 
   batchStore: ObjectStore;
   /** the batch bucket's name, for the s3:// addresses Bedrock reads and writes */
   bucket: string;
+  /** tests lower the input ceiling (about 4.5 GB) instead of writing gigabytes */
+  maxInputBytes?: number;
 };
 
 export function createBatchDeps(deps: Pick<Deps, 'db' | 'boss' | 'config' | 'log' | 'clock' | 'store'>): BatchDeps & { s3: S3Client } {

@@ -129,7 +129,7 @@ export async function prepareBatch(deps: BatchDeps, row: { id: string; jobId: st
     const pdf = new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
     const shards = await writeShards(deps.batchStore, prefix, recordLines(pdf, input.chunks, prompt), {
       maxShardBytes: batch.maxFileMb * 1024 * 1024,
-      maxTotalBytes: MAX_INPUT_BYTES,
+      maxTotalBytes: deps.maxInputBytes ?? MAX_INPUT_BYTES,
     });
     const inputBytes = shards.reduce((sum, shard) => sum + shard.bytes, 0);
     const manifest = { batchRowId: row.id, jobId: row.jobId, modelId: bedrock.modelId, promptHash, records, shards };

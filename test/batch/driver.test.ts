@@ -250,6 +250,18 @@ describe('the driver', () => {
     expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'closed', outcome: 'skipped', reason: 'too many records (3 > 2)' });
   });
 
+  it('skips a job whose input passes the ceiling, and removes what it had uploaded', async () => {
+    await clearParkedJobs(world);
+    const { jobId } = await startHiFi(world);
+    const before = world.control.jobs.size;
+    expect((await runBatchTick({ ...world.batch, maxInputBytes: 1000 })).prepared).toBe('closed');
+    const row = await batchRowOf(world, jobId);
+    expect(row).toMatchObject({ state: 'closed', outcome: 'skipped', reason: 'input over about 4.5 GB' });
+    expect(world.control.jobs.size).toBe(before);
+    expect(await listKeys(world, `${batchPrefix(row!.id)}/`)).toEqual([]);
+    expect((await jobOf(world, jobId)).status).toBe('pending');
+  });
+
   it('closes a prepare error and resumes on-demand', async () => {
     await clearParkedJobs(world);
     const { jobId } = await startHiFi(world);
