@@ -144,7 +144,6 @@ const EnvSchema = z.object({
  */
 const TEST_ONLY_SWITCHES = ['WEBHOOK_TEST_ALLOW_LOOPBACK'] as const;
 
-export type Env = z.input<typeof EnvSchema>;
 type ParsedEnv = z.output<typeof EnvSchema>;
 
 export class ConfigError extends Error {

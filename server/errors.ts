@@ -4,7 +4,7 @@
  * client sees the same { code, message } whichever door it used.
  */
 
-export const ERROR_STATUS = {
+const ERROR_STATUS = {
   BAD_REQUEST: 400,
   VALIDATION_FAILED: 400,
   UNAUTHORIZED: 401,
