@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { listen, readRequest } from './fake-server.ts';
 
 /**
  * A local Amazon Bedrock control plane for batch inference, so
@@ -229,15 +229,10 @@ export async function startBedrockBatchFake(options: { s3: S3Client; account?: s
     job.status = status;
   }
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const server = http.createServer(async (req, res) => handle(req, res, (await readRequest(req)).body));
+  const listening = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: listening.url,
     jobs,
     requests,
     failNext: (operation, type, status) => void failures.set(operation, { type, status: status ?? ERROR_STATUS[type] ?? 400 }),
@@ -248,9 +243,6 @@ export async function startBedrockBatchFake(options: { s3: S3Client; account?: s
       job.message = message;
     },
     complete,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: listening.close,
   };
 }
