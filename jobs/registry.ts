@@ -7,6 +7,7 @@ import { registerConversionJobs } from './conversion/conversion.worker.ts';
 import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts';
 import { registerIntakeJobs } from './intake/intake.worker.ts';
 import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
+import { registerStorageJobs } from './storage/storage.worker.ts';
 import { registerBatchJobs } from './batch/batch.worker.ts';
 
 /**
@@ -22,6 +23,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerConversionJobs,
   async (deps) => void (await registerIntakeJobs(deps)),
   async (deps) => void (await registerWebhookJobs(deps)),
+  async (deps) => void (await registerStorageJobs(deps)),
   registerBatchJobs,
 ];
 
