@@ -16,10 +16,12 @@ import { api } from '../service/harness.ts';
 import { type BatchWorld, batchRowOf, clearParkedJobs, jobOf, ledgerOf, listKeys, readObject, ROLE_ARN, startBatchWorld, startHiFi } from './harness.ts';
 
 let world: BatchWorld;
+/** The chunk runs and s3rver round trips take seconds on an idle machine and far longer on a loaded shared one. */
+const UNDER_LOAD_MS = 180_000;
 
 beforeAll(async () => {
   world = await startBatchWorld();
-}, 60_000);
+}, UNDER_LOAD_MS);
 
 const POLL_MS = 300_000;
 /** What the batch lane bills for a record's tokens: the on-demand price times 0.5. */
@@ -34,7 +36,7 @@ async function parkAndSubmit(options: Record<string, unknown> = { highFidelity: 
   return { ...started, row, arn: row.jobArn! };
 }
 
-describe('the switch', () => {
+describe('the switch', { timeout: UNDER_LOAD_MS }, () => {
   it('with the lane on, the driver registers its tick; with it off (or no bucket or role) no driver starts and jobs start pending', async () => {
     await registerBatchJobs(world.app.deps, { schedule: false });
     expect(await world.app.boss.getQueue('batch.tick')).toBeTruthy();
@@ -45,7 +47,7 @@ describe('the switch', () => {
   });
 });
 
-describe('job creation', () => {
+describe('job creation', { timeout: UNDER_LOAD_MS }, () => {
   it('parks an eligible job and its chunks in waiting_batch; the file list says batchWaiting', async () => {
     await clearParkedJobs(world);
     const { fileId, jobId, status } = await startHiFi(world);
@@ -68,7 +70,7 @@ describe('job creation', () => {
   });
 });
 
-describe('the driver', () => {
+describe('the driver', { timeout: UNDER_LOAD_MS }, () => {
   it('claims, writes shards and a manifest, submits one job, then collects, bills once and resumes primed', async () => {
     const { jobId, fileId, row, arn } = await parkAndSubmit();
     expect(row).toMatchObject({ state: 'submitted', records: 3 });

@@ -8,10 +8,12 @@ import { api, jobState } from '../service/harness.ts';
 import { type BatchWorld, BatchRowView, batchRowOf, clearParkedJobs, jobOf, ledgerOf, startBatchWorld, startHiFi } from './harness.ts';
 
 let world: BatchWorld;
+/** The chunk runs and s3rver round trips take seconds on an idle machine and far longer on a loaded shared one. */
+const UNDER_LOAD_MS = 180_000;
 
 beforeAll(async () => {
   world = await startBatchWorld();
-}, 60_000);
+}, UNDER_LOAD_MS);
 
 const POLL_MS = 300_000;
 const PROCESS_NOW = 'user chose interactive';
@@ -65,7 +67,7 @@ async function finishStopped(arn: string, rowId: string) {
       from conversion_batch_jobs where id = ${rowId}`);
 }
 
-describe.each([PROCESS, CANCEL])('$name', (action) => {
+describe.each([PROCESS, CANCEL])('$name', { timeout: UNDER_LOAD_MS }, (action) => {
   it('before the driver claims the job: the row is closed skipped with the reason and never claimed', async () => {
     const { fileId, jobId } = await parked();
     const response = await act(action, fileId);
@@ -139,7 +141,7 @@ describe.each([PROCESS, CANCEL])('$name', (action) => {
   });
 });
 
-describe('process now', () => {
+describe('process now', { timeout: UNDER_LOAD_MS }, () => {
   it('answers 200 without resuming when the batch row is already closed', async () => {
     const { fileId, jobId } = await parked();
     await world.app.deps.db.query(sql.type(AnyRow)`
@@ -161,7 +163,7 @@ describe('process now', () => {
   });
 });
 
-describe('deleting the source file', () => {
+describe('deleting the source file', { timeout: UNDER_LOAD_MS }, () => {
   it('closes the batch row with its reason and keeps the row of the running remote job', async () => {
     const { fileId, jobId, rowId, arn } = await submitted();
     const response = await api(world.app, world.token, 'DELETE', `/api/files/${fileId}`);
