@@ -140,6 +140,13 @@ const EnvSchema = z.object({
   IMPORT_TIMEOUT_SECONDS: integer(120, 1, 3600),
   STORAGE_STS_ENDPOINT: optionalUrl,
   STORAGE_TEST_ALLOW_LOOPBACK: flag(false),
+  // pipeline benchmark
+  BENCHMARK_MODE: optionalText.pipe(z.enum(['queue', 'inline']).optional()),
+  BENCHMARK_VISIBILITY_TIMEOUT_SECONDS: integer(15 * 60, 1, 24 * 60 * 60),
+  BENCHMARK_RETRY_LIMIT: integer(2, 0, 10),
+  BENCHMARK_MAX_PAGES: integer(100, 1, 5000),
+  BENCHMARK_CONCURRENCY: integer(1, 1, 16),
+  QUEUE_SUPERVISE_SECONDS: integer(60, 1, 3600),
 });
 
 /**
@@ -318,6 +325,18 @@ function buildConfig(e: ParsedEnv) {
        */
       allowLoopback: e.STORAGE_TEST_ALLOW_LOOPBACK && e.NODE_ENV === 'test',
     },
+    benchmark: {
+      /** queue: POST answers at once and workers run the pipelines (cloud); inline: POST runs them and answers with the result (edge) */
+      mode: e.BENCHMARK_MODE ?? 'queue',
+      /** how long a pipeline job may stay active before it is taken back and retried (the queue's visibility timeout) */
+      visibilityTimeoutSeconds: e.BENCHMARK_VISIBILITY_TIMEOUT_SECONDS,
+      retryLimit: e.BENCHMARK_RETRY_LIMIT,
+      maxPages: e.BENCHMARK_MAX_PAGES,
+      /** pipelines one worker process runs at once (one per spot instance by default) */
+      concurrency: e.BENCHMARK_CONCURRENCY,
+    },
+    /** how often a worker process looks for expired jobs (pg-boss supervise and monitor intervals) */
+    queueSuperviseSeconds: e.QUEUE_SUPERVISE_SECONDS,
   };
 }
 

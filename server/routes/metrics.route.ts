@@ -1,3 +1,4 @@
+import { createCloudAlarmProbe } from '../benchmark/cloud-alarms.ts';
 import type { RawRouteMount } from './index.ts';
 
 /**
@@ -6,6 +7,7 @@ import type { RawRouteMount } from './index.ts';
  * it is true whichever process runs the workers.
  */
 export const mountMetricsRoute: RawRouteMount = (app, deps) => {
+  const probeCloudAlarms = createCloudAlarmProbe();
   app.get('/metrics', async (_req, res) => {
     try {
       const queues = await deps.boss.getQueues();
@@ -14,6 +16,7 @@ export const mountMetricsRoute: RawRouteMount = (app, deps) => {
     } catch (error) {
       deps.log.warn({ err: error }, 'queue backlog not readable for /metrics');
     }
+    await probeCloudAlarms(deps).catch((error: unknown) => deps.log.warn({ err: error }, 'cloud alarms not readable for /metrics'));
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
 };
