@@ -10,6 +10,7 @@ import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 import { registerBenchmarkJobs } from './benchmark/benchmark.worker.ts';
 import { registerStorageJobs } from './storage/storage.worker.ts';
 import { registerBudgetJobs } from './budget/budget.worker.ts';
+import { registerBatchJobs } from './batch/batch.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process, by area. Each area
@@ -29,6 +30,7 @@ const registrations = {
   benchmark: registerBenchmarkJobs,
   storage: async (deps: Deps) => void (await registerStorageJobs(deps)),
   budget: registerBudgetJobs,
+  batch: registerBatchJobs,
 } satisfies Record<string, (deps: Deps) => Promise<void>>;
 
 export type WorkerArea = keyof typeof registrations;

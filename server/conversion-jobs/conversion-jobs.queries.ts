@@ -121,20 +121,8 @@ export async function markFileQueued(tx: Queryable, fileId: string, totalChunks:
      where id = ${fileId}`);
 }
 
-export function queuedPhase(totalChunks: number) {
+function queuedPhase(totalChunks: number) {
   return `Queued: 0/${totalChunks} chunks`;
-}
-
-/** waiting_batch → pending for the job; false when it was no longer waiting. */
-export async function resumeWaitingJob(tx: Queryable, jobId: string): Promise<boolean> {
-  const moved = await tx.query(sql.type(AnyRow)`
-    update large_conversion_jobs set status = 'pending', updated_at = now() where id = ${jobId} and status = 'waiting_batch' returning id`);
-  return moved.rowCount > 0;
-}
-
-export function resumeWaitingChunks(tx: Queryable, jobId: string) {
-  return tx.any(sql.type(z.object({ id: z.uuid() }))`
-    update chunk_jobs set status = 'pending' where job_id = ${jobId} and status = 'waiting_batch' returning id`);
 }
 
 /** A resumed job's hold gets the on-demand window again, counted from now. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pauseJobIfBudgetSpent } from '../budget/budget.queries.ts';
 import type { PageResult } from '../conversion/model.ts';
+import { chunkResultsKey, readChunkResults } from '../batch/batch-results.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll } from '../storage/storage.ts';
 import { bookChunkSpend, pagesCost } from './book-chunk-spend.ts';
@@ -88,6 +89,9 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
   try {
     const source = await readAll(await deps.store.get(chunk.sourceKey));
     const engine = await deps.engine();
+    // A chunk resumed from the batch lane reuses its collected answers where they fit (the vision backend decides per page).
+    const batchRecords =
+      chunk.options._batchPrimed === true ? await readChunkResults(deps.store, chunkResultsKey(chunk.fileId, chunk.jobId, chunk.chunkIndex)) : undefined;
     const numbers = Array.from({ length: chunk.pageEnd - chunk.pageStart + 1 }, (_, index) => chunk.pageStart + index);
     try {
       await engine.convertPages(new Uint8Array(source.buffer, source.byteOffset, source.byteLength), {
@@ -95,6 +99,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
         backend,
         signal: controller.signal,
         sourceName: chunk.sourceName,
+        batchRecords,
         onPage: (page) => {
           pages.push(page);
           if (controller.signal.aborted) throw new Error('chunk aborted');
@@ -142,7 +147,20 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
       // Job row first: cancel_conversion_job locks it too, so exactly one of the two wins.
       if ((await lockJobStatus(tx, chunk.jobId)) !== 'processing') return 'lost' as const;
       if (!(await completeChunk(tx, chunk.id, runId, { resultKey, costUsd, pages: pages.length }))) return 'lost' as const;
-      await insertChunkCost(tx, chunk.jobId, chunk.id, costUsd, { chunkIndex: chunk.chunkIndex, pages: pages.length }, backend);
+      // Batch-served pages are billed on the batch lane's ledger row, so the chunk row leaves them out.
+      const batchServed = pages.filter((page) => page.batchServed).length;
+      await insertChunkCost(
+        tx,
+        chunk.jobId,
+        chunk.id,
+        costUsd,
+        {
+          chunkIndex: chunk.chunkIndex,
+          pages: pages.length - batchServed,
+          ...(batchServed > 0 ? { batchServedPages: batchServed } : {}),
+        },
+        backend,
+      );
       const counts = await countChunks(tx, chunk.jobId);
       const last = counts.done === counts.total;
       await advanceJob(tx, chunk.jobId, costUsd, last);

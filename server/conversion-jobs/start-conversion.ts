@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { batchHoldWindowMs, isBatchEligible } from '../batch/eligibility.ts';
 import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
 import { DomainError } from '../errors.ts';
 import type { ConversionDeps } from './conversion-deps.ts';
@@ -41,14 +42,15 @@ export async function startConversion(deps: ConversionDeps, input: { fileId: str
   const pages = file.pageCount;
   const estimate = pages * Math.max(1, deps.config.conversion.highFidelityCreditMultiplier);
   const ranges = chunkRanges(pages, deps.config.conversion.chunkPages);
-  // The batch lane is a later issue; with it off every job starts pending.
-  const batch = false;
+  // Read at creation: a job parked for the lane stays there even if the switch goes off later.
+  const batch = isBatchEligible(deps.config.batch, { options, totalPages: pages });
   const status = batch ? 'waiting_batch' : 'pending';
   return db.transaction(async (tx) => {
     const holdId = await createHold(tx, {
       customerId: file.customerId,
       amount: estimate,
-      windowMs: ON_DEMAND_HOLD_WINDOW_MS,
+      // a parked job's hold must outlast the batch turnaround (the driver's claim sets it again)
+      windowMs: batch ? batchHoldWindowMs(deps.config.batch) : ON_DEMAND_HOLD_WINDOW_MS,
       reference: `conversion:${fileId}`,
     });
     const jobId = await insertJob(tx, {

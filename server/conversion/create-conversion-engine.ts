@@ -119,6 +119,7 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
           const result = await vision.convertPage(pdf, page, {
             textLayerText,
             signal: input.signal,
+            batchRecord: input.batchRecords?.get(page),
             // the local engine in this thread: a fallback page is rare, and the pool may be busy with other documents
             fallback: () => convertLocalPage(doc, page, { ...jobOptions, label: labels.get(page) }),
           });

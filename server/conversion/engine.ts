@@ -25,6 +25,18 @@ type ConvertPagesInput = {
   /** called as each page finishes, in page order; a throw stops the run like an abort */
   onPage?: (result: PageResult) => void | Promise<void>;
   sourceName?: string;
+  /** vision backend: the batch lane's answers by page, used where model and prompt hash match and the answer is acceptable */
+  batchRecords?: ReadonlyMap<number, BatchRecord>;
+};
+
+/** One page's answer from a batch inference job, with the model and prompt hash it was asked with. */
+export type BatchRecord = {
+  model: string;
+  promptHash: string;
+  text: string;
+  stopReason: string;
+  inputTokens: number;
+  outputTokens: number;
 };
 
 export type ConversionOutputs = {

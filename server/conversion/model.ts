@@ -123,6 +123,8 @@ export type PageResult = {
   /** vision backend: model id and prompt hash, for batch-lane reuse */
   model?: string;
   promptHash?: string;
+  /** vision backend: the page's first answer came from a batch record (billed by the batch lane, not in costUsd) */
+  batchServed?: boolean;
 };
 
 export type DocumentMeta = {

@@ -67,6 +67,11 @@ export async function releaseHold(db: Queryable, holdId: string, outcome: HoldOu
   await mapCreditErrors(() => db.query(sql.type(AnyRow)`select release_credit_hold(${holdId}, ${outcome})`));
 }
 
+/** Moves an open hold's expiry (the batch lane's claim stretches it over the batch turnaround). */
+export async function extendHold(db: Queryable, holdId: string, expiresAt: Date): Promise<void> {
+  await mapCreditErrors(() => db.query(sql.type(AnyRow)`select extend_credit_hold(${holdId}, ${expiresAt.toISOString()}::timestamptz)`));
+}
+
 /** Frees every hold whose window has passed; the periodic sweep. */
 export function expireHolds(db: Queryable): Promise<number> {
   return db.oneFirst(sql.type(z.object({ count: z.number() }))`select expire_credit_holds(null) as count`);

@@ -46,11 +46,12 @@ export const conversionRouter = router({
         path: '/api/v1/files/{fileId}/process-now',
         tags: ['conversion'],
         summary: 'Takes a job waiting for the batch lane and runs it on-demand now',
-        description: '409 NOT_BATCH_WAITING when the job is not waiting for the batch lane.',
+        description:
+          '409 NOT_BATCH_WAITING when the job is not waiting for the batch lane. `resumed` is false when the batch lane had already finished with the job: the lane resumes it itself.',
         protect: true,
       },
     })
-    .output(z.object({ resumed: z.literal(true), jobId: z.uuid() }))
+    .output(z.object({ resumed: z.boolean(), jobId: z.uuid() }))
     .mutation(({ ctx, input }) => processNow(ctx.deps, { fileId: input.fileId })),
 
   downloadLink: fileOwnerProcedure

@@ -1,5 +1,6 @@
 import type { Config } from '../../../config.ts';
 import type { Log } from '../../../log.ts';
+import type { BatchRecord } from '../../engine.ts';
 import type { Block, PageResult } from '../../model.ts';
 import type { RetryPolicy } from './backoff.ts';
 import { createConverseClient, type ConverseAnswer } from './bedrock-converse.ts';
@@ -40,7 +41,7 @@ export function isAcceptableAnswer(answer: { text: string; stopReason: string })
  * Sonnet v2 on Bedrock, us-east-1 list price: $3 per million input tokens,
  * $15 per million output tokens). Pass `pricePer1kTokens` for another model.
  */
-const DEFAULT_PRICE_PER_1K_TOKENS = { input: 0.003, output: 0.015 } as const;
+export const DEFAULT_PRICE_PER_1K_TOKENS = { input: 0.003, output: 0.015 } as const;
 
 /** Models like to wrap HTML in Markdown fences or a whole document; we want what is inside. */
 function extractHtml(text: string): string {
@@ -48,7 +49,22 @@ function extractHtml(text: string): string {
   return fenced ? fenced[1]! : text;
 }
 
-type VisionPageContext = { textLayerText: string; signal?: AbortSignal; fallback: () => Promise<PageResult> };
+type VisionPageContext = {
+  textLayerText: string;
+  signal?: AbortSignal;
+  fallback: () => Promise<PageResult>;
+  /** the batch lane's answer for this page; used instead of the first call only when it is the same request and acceptable */
+  batchRecord?: BatchRecord;
+};
+
+/**
+ * A batch record stands in for the first on-demand call only when the
+ * request would have been the same (model and prompt hash) and the on-demand
+ * path would accept its answer.
+ */
+function isUsableBatchRecord(record: BatchRecord, modelId: string, prompt: VisionPrompt): boolean {
+  return record.model === modelId && record.promptHash === hashPrompt(prompt) && isAcceptableAnswer(record);
+}
 
 export type VisionBackend = {
   convertPage(pdf: Uint8Array, page: number, context: VisionPageContext): Promise<PageResult>;
@@ -113,12 +129,25 @@ export function createVisionBackend(options: {
         return { answer, prompt, blocks, coverage: textCoverage(context.textLayerText, blocksText(blocks)) };
       };
 
+      /** The batch record as the first answer; its tokens are billed by the batch lane, not here. */
+      const fromBatch = (prompt: VisionPrompt): Candidate | undefined => {
+        const record = context.batchRecord;
+        if (!record || !isUsableBatchRecord(record, client.modelId, prompt)) return undefined;
+        const blocks = htmlToBlocks(extractHtml(record.text), page);
+        if (blocks.length === 0) return undefined;
+        const answer = { text: record.text, stopReason: record.stopReason, inputTokens: record.inputTokens, outputTokens: record.outputTokens };
+        return { answer, prompt, blocks, coverage: textCoverage(context.textLayerText, blocksText(blocks)) };
+      };
+
       let chosen: Candidate | undefined;
+      let batchServed = false;
       const warnings: string[] = [];
       try {
         const primary = visionPrompt(bedrock, 'page');
+        chosen = fromBatch(primary);
+        batchServed = chosen !== undefined;
         // An unacceptable answer earns one more try of the same request, then the local engine.
-        chosen = (await ask(primary)) ?? (await ask(primary));
+        chosen ??= (await ask(primary)) ?? (await ask(primary));
         if (!chosen) return await fallBack(`vision model answer rejected twice (${rejections.join('; ')})`);
         if (chosen.coverage < COVERAGE_THRESHOLD) {
           const retry = await ask(visionPrompt(bedrock, 'coverage'));
@@ -153,6 +182,7 @@ export function createVisionBackend(options: {
         costUsd: costUsd(),
         model: client.modelId,
         promptHash: hashPrompt(chosen.prompt),
+        ...(batchServed ? { batchServed: true } : {}),
       };
     },
   };
