@@ -379,8 +379,12 @@ export function selectStuckJobs(db: Queryable, boundMs: number): Promise<readonl
 
 /** Inline (DOCX) files have no job; one left processing past the bound failed with its worker. */
 export async function failStuckInlineFiles(db: Queryable, boundMs: number, code: string, message: string): Promise<void> {
+  // a DOCX's hold (taken at upload) goes back with it
   await db.query(sql.type(AnyRow)`
-    update files f set status = 'failed', error_code = ${code}, error_message = ${message}, updated_at = now()
-     where f.status = 'processing' and f.updated_at < now() - make_interval(secs => ${boundMs / 1000})
-       and not exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status not in ${TERMINAL_STATUSES})`);
+    with stuck as (
+      update files f set status = 'failed', error_code = ${code}, error_message = ${message}, updated_at = now()
+       where f.status = 'processing' and f.updated_at < now() - make_interval(secs => ${boundMs / 1000})
+         and not exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status not in ${TERMINAL_STATUSES})
+      returning f.hold_id)
+    select release_credit_hold(h.id, 'failed') from credit_holds h join stuck on stuck.hold_id = h.id where h.status = 'held'`);
 }

@@ -156,6 +156,10 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       return zipFiles(files, baseName);
     },
 
+    convertDocx(docx) {
+      return getPool().docx(docx);
+    },
+
     async close() {
       closed = true;
       const current = pool;

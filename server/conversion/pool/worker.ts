@@ -104,6 +104,17 @@ async function handle(message: ToWorker): Promise<void> {
       }
       return;
     }
+    case 'docx': {
+      try {
+        // mammoth and the HTML reader load on the first DOCX: a worker that only converts PDF pages never holds them
+        const [{ default: mammoth }, { htmlToBlocks }] = await Promise.all([import('mammoth'), import('../backends/vision/html-to-blocks.ts')]);
+        const { value: html } = await mammoth.convertToHtml({ buffer: Buffer.from(message.docx.buffer, message.docx.byteOffset, message.docx.byteLength) });
+        send({ type: 'docx', id: message.id, result: { blocks: htmlToBlocks(html, 1), words: html.split(/\s+/).length } });
+      } catch (error) {
+        send({ type: 'docx', id: message.id, error: describe(error) });
+      }
+      return;
+    }
     case 'shutdown': {
       for (const entry of documents.values()) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
       documents.clear();
