@@ -310,6 +310,8 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       try {
         return await request<DocumentFacts>(slot, (id) => ({ type: 'inspect', id, docId, sourceName }));
       } catch (error) {
+        // reading it killed the worker (out of memory): for the caller, a file that cannot be read
+        if (slot.dead) throw new DomainError('PDF_MALFORMED', 'The PDF could not be read within the memory limit.', { cause: error });
         // a document that cannot be opened is not kept open
         const at = slot.open.indexOf(docId);
         if (at >= 0 && !slot.dead) {
