@@ -24,7 +24,8 @@ export type DocxJobData = z.infer<typeof DocxJobData>;
  * (CHUNK_PAGES vision pages with backoff) — past it pg-boss takes the job
  * back, where its 15-minute default would cut a long chunk short.
  */
-const CHUNK_JOB_POLICY = { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 * 60 } as const;
+export const CHUNK_RETRY_LIMIT = 3;
+const CHUNK_JOB_POLICY = { retryLimit: CHUNK_RETRY_LIMIT, retryDelay: 1, expireInSeconds: 60 * 60 } as const;
 
 /** Assembly renders and audits the whole document; its retries wait a little longer. */
 const ASSEMBLE_JOB_POLICY = { retryLimit: 3, retryDelay: 2 } as const;

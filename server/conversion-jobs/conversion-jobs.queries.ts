@@ -351,14 +351,27 @@ export async function markFileCompleted(tx: Queryable, fileId: string): Promise<
     update files set status = 'completed', phase = null, error_code = null, error_message = null, updated_at = now() where id = ${fileId}`);
 }
 
-/** processing chunks of live jobs whose heartbeat is older than staleMs go back to pending, their run id cleared. */
-export function requeueStaleChunks(tx: Queryable, staleMs: number) {
+/**
+ * processing chunks of live jobs whose heartbeat is older than staleMs go back to pending, their run id
+ * cleared, while they have been claimed fewer than maxAttempts times.
+ */
+export function requeueStaleChunks(tx: Queryable, staleMs: number, maxAttempts: number) {
   return tx.any(sql.type(z.object({ id: z.uuid(), jobId: z.uuid() }))`
     update chunk_jobs c set status = 'pending', run_id = null
       from large_conversion_jobs j
      where c.job_id = j.id and c.status = 'processing' and j.status in ('pending', 'processing')
-       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000})
+       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) and c.attempt < ${maxAttempts}
     returning c.id, c.job_id as "jobId"`);
+}
+
+/** Orphaned chunks (as requeueStaleChunks) already claimed maxAttempts times: each crashed the process that ran it. */
+export function selectExhaustedChunks(tx: Queryable, staleMs: number, maxAttempts: number) {
+  return tx.any(sql.type(z.object({ jobId: z.uuid(), pageStart: z.number(), pageEnd: z.number(), attempt: z.number() }))`
+    select distinct on (c.job_id) c.job_id as "jobId", c.page_start as "pageStart", c.page_end as "pageEnd", c.attempt
+      from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id
+     where c.status = 'processing' and j.status in ('pending', 'processing')
+       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) and c.attempt >= ${maxAttempts}
+     order by c.job_id, c.chunk_index`);
 }
 
 /** Assembling jobs idle past staleMs, touched so the next sweep waits again. */
@@ -368,13 +381,17 @@ export function touchStaleAssemblies(tx: Queryable, staleMs: number): Promise<re
      where status = 'assembling' and updated_at < now() - make_interval(secs => ${staleMs / 1000}) returning id`);
 }
 
-/** Live (never cancelled) jobs with no update and no chunk heartbeat within boundMs. */
-export function selectStuckJobs(db: Queryable, boundMs: number): Promise<readonly string[]> {
+/**
+ * Live (never cancelled) jobs with no update and no chunk heartbeat within boundMs, and live jobs with a
+ * chunk claimed more than maxClaims times: re-queued over and over, it beats and so never looks idle.
+ */
+export function selectStuckJobs(db: Queryable, boundMs: number, maxClaims: number): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
     select j.id from large_conversion_jobs j
      where j.status in ('pending', 'processing', 'assembling')
-       and j.updated_at < now() - make_interval(secs => ${boundMs / 1000})
-       and not exists (select 1 from chunk_jobs c where c.job_id = j.id and c.heartbeat_at >= now() - make_interval(secs => ${boundMs / 1000}))`);
+       and ((j.updated_at < now() - make_interval(secs => ${boundMs / 1000})
+             and not exists (select 1 from chunk_jobs c where c.job_id = j.id and c.heartbeat_at >= now() - make_interval(secs => ${boundMs / 1000})))
+         or exists (select 1 from chunk_jobs c where c.job_id = j.id and c.status <> 'completed' and c.attempt > ${maxClaims}))`);
 }
 
 /** Inline (DOCX) files have no job; one left processing past the bound failed with its worker. */
