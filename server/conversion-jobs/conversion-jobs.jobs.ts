@@ -34,6 +34,14 @@ const ASSEMBLE_JOB_POLICY = { retryLimit: 3, retryDelay: 2 } as const;
 const DOCX_JOB_POLICY = { retryLimit: 1 } as const;
 
 /**
+ * The recovery run is a singleton: while one is active no other starts. A run whose process died stays
+ * active until pg-boss expires it (15 minutes by default, then a retry), and with it every recovery
+ * waited. Recovery takes seconds; 30 s of expiry plus the supervisor's 60 s check lets the retry run
+ * within 2 minutes of the crash.
+ */
+const RECOVER_JOB_POLICY = { retryLimit: 1, expireInSeconds: 30 } as const;
+
+/**
  * The conversion queues. Both processes create them (idempotent): the API
  * sends chunk jobs that must land even before a worker has ever started.
  */
@@ -41,7 +49,9 @@ async function createConversionQueues(boss: Boss): Promise<void> {
   await boss.createQueue(CHUNK_QUEUE, CHUNK_JOB_POLICY);
   await boss.createQueue(ASSEMBLE_QUEUE, ASSEMBLE_JOB_POLICY);
   await boss.createQueue(DOCX_QUEUE, DOCX_JOB_POLICY);
-  await boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', retryLimit: 1 });
+  await boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', ...RECOVER_JOB_POLICY });
+  // a queue made before keeps the policy it was made with: this one's expiry must reach old databases too
+  await boss.updateQueue(RECOVER_QUEUE, RECOVER_JOB_POLICY);
 }
 
 /** createConversionQueues once per pg-boss instance (a failed attempt is tried again next call). */
