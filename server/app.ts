@@ -7,7 +7,8 @@ import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './deps.ts';
-import { retryAfterSeconds } from './errors.ts';
+import { DomainError, retryAfterSeconds } from './errors.ts';
+import { refuseDeepJson } from './http/json-depth.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { appRouter } from './routers/index.ts';
@@ -17,6 +18,7 @@ import { createConversionEvents } from './conversion-jobs/events.ts';
 import type { SmtpListener } from './intake/smtp-listener.ts';
 import { rawRouteMounts } from './routes/index.ts';
 import { describeTrpcError } from './trpc/trpc.ts';
+import { keepInputsStrict } from './trpc/strict-inputs.ts';
 import { sql } from './db/database.ts';
 import { z } from 'zod';
 
@@ -108,7 +110,7 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
   // register here, before the JSON parser.
   for (const mount of rawRouteMounts) mount(app, appDeps);
 
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
 
   // Both adapters hand over the express req/res they were mounted with.
   const createContext = (options: { req: unknown; res: unknown }): AppContext => {
@@ -132,11 +134,17 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     trpcExpress.createExpressMiddleware({ router: appRouter, createContext, onError, responseMeta: ({ errors }) => ({ headers: errorHeaders(errors) }) }),
   );
 
+  keepInputsStrict(appRouter);
   const openApiHandler = createOpenApiNodeHttpHandler({
     router: appRouter,
     createContext,
     onError,
     responseMeta: ({ errors }) => (errors[0] ? { status: describeTrpcError(errors[0]).status, headers: errorHeaders(errors) } : {}),
+  });
+  // trpc-to-openapi spreads the body into the input: an array's items would pass as fields of an object
+  app.use((req, _res, next) => {
+    if (Array.isArray(req.body)) next(new DomainError('BAD_REQUEST', 'The body must be a JSON object'));
+    else next();
   });
   app.use((req, res, next) => {
     rewriteOpenApiErrorBodies(res);
