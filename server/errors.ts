@@ -57,6 +57,10 @@ export const ERROR_STATUS = {
   WEBHOOK_URL_REJECTED: 422,
   // a user (or a tenant) already has the most endpoints allowed
   TOO_MANY_WEBHOOK_ENDPOINTS: 409,
+
+  // hostile input
+  // a token whose email names an account it may not sign in to (another subject, or an unverified email)
+  ACCOUNT_LINK_REFUSED: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
