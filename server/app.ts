@@ -66,7 +66,8 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     res.on('finish', () => {
       const line = { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
       deps.metrics.httpResponses.inc({ class: `${Math.floor(res.statusCode / 100)}xx` });
-      if (res.statusCode >= 500) deps.log.error(line, 'request failed');
+      // the cause, when a route answered through sendError; the body and the x-request-id header carry requestId
+      if (res.statusCode >= 500) deps.log.error({ ...line, ...(res.locals.error ? { err: res.locals.error } : {}) }, 'request failed');
       else deps.log.debug(line, 'request');
     });
     next();
@@ -119,8 +120,9 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     const requestId = String(req.headers['x-request-id']);
     return { deps: appDeps, req, res, requestId, log: deps.log.child({ requestId }) };
   };
-  const onError = ({ error, path: procedurePath }: { error: TRPCError; path?: string }) => {
-    if (describeTrpcError(error).status >= 500) deps.log.error({ err: error.cause ?? error, procedure: procedurePath }, 'procedure failed');
+  const onError = ({ error, path: procedurePath, ctx }: { error: TRPCError; path?: string; ctx?: AppContext }) => {
+    if (describeTrpcError(error).status >= 500)
+      deps.log.error({ err: error.cause ?? error, procedure: procedurePath, requestId: ctx?.requestId }, 'procedure failed');
   };
 
   // A refusal by a rate limit carries Retry-After on /trpc and REST alike.

@@ -6,6 +6,12 @@ import type { Log } from '../log.ts';
 export function sendError(res: Response, error: unknown) {
   const { status, body } = toErrorResponse(error);
   const retryAfter = retryAfterSeconds(error);
+  // a 5xx's cause goes to the request's log line (app.ts), under the request id this answer carries
+  if (status >= 500) {
+    res.locals.error = error;
+    const requestId = res.getHeader('x-request-id');
+    if (typeof requestId === 'string') Object.assign(body, { requestId });
+  }
   if (!res.headersSent) {
     if (retryAfter) res.setHeader('retry-after', String(retryAfter));
     res.status(status).json(body);
