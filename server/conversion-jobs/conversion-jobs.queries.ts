@@ -216,8 +216,11 @@ export function selectOwnerFiles(db: Queryable, ownerId: string) {
       from files f where f.owner_id = ${ownerId} order by f.created_at desc limit 500`);
 }
 
+/** Deletes the row and tells the file's open streams, which then find no file, say so and close. */
 export async function deleteFileRow(db: Queryable, fileId: string): Promise<void> {
-  await db.query(sql.type(AnyRow)`delete from files where id = ${fileId}`);
+  await db.query(sql.type(AnyRow)`
+    with gone as (delete from files where id = ${fileId} returning id)
+    select ${notifyFragment(fileId, null, 'deleted')} from gone`);
 }
 
 /** Locks the job row: chunk completion and cancel_conversion_job both take it first, so they serialise. */
