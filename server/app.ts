@@ -9,6 +9,7 @@ import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './deps.ts';
 import { DomainError, retryAfterSeconds } from './errors.ts';
 import { refuseDeepJson } from './http/json-depth.ts';
+import { reviveWithoutNuls } from './db/strip-nuls.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { appRouter } from './routers/index.ts';
@@ -73,6 +74,12 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     next();
   });
 
+  // a NUL in the URL (a query filter, a path) has no meaning here and no place in PostgreSQL text
+  app.use((req, _res, next) => {
+    if (/%00/i.test(req.url)) next(new DomainError('BAD_REQUEST', 'The URL contains a NUL character'));
+    else next();
+  });
+
   app.get('/health', async (_req, res) => {
     const [database, queue] = await Promise.all([
       deps.db.oneFirst(sql.type(z.object({ ok: z.number() }))`select 1 as ok`).then(
@@ -111,7 +118,7 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
   // register here, before the JSON parser.
   for (const mount of rawRouteMounts) mount(app, appDeps);
 
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'], verify: refuseDeepJson }));
+  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'], verify: refuseDeepJson, reviver: reviveWithoutNuls }));
 
   // Both adapters hand over the express req/res they were mounted with.
   const createContext = (options: { req: unknown; res: unknown }): AppContext => {
