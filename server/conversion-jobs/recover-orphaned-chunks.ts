@@ -8,11 +8,11 @@ import { failConversion } from './fail-conversion.ts';
  * their process (a page that crashes the converter) would otherwise crash every process that takes it,
  * one recovery after another, forever.
  */
-export const MAX_CHUNK_ATTEMPTS = 3;
+const MAX_CHUNK_ATTEMPTS = 3;
 /** Claims past which the stuck sweep fails a job whatever its heartbeats say: every recovery and every queue retry used. */
 export const MAX_CHUNK_CLAIMS = MAX_CHUNK_ATTEMPTS + CHUNK_RETRY_LIMIT;
 
-export const CRASHED_CODE = 'CONVERSION_CRASHED';
+const CRASHED_CODE = 'CONVERSION_CRASHED';
 
 /**
  * Orphan recovery: a processing chunk whose heartbeat is older than staleMs

@@ -9,7 +9,7 @@ import { DomainError } from '../errors.ts';
  */
 
 /** All entries inflated together: far above any real document's text and styles, far below what hurts a worker. */
-export const DOCX_MAX_UNZIPPED_BYTES = 64 * 1024 * 1024;
+const DOCX_MAX_UNZIPPED_BYTES = 64 * 1024 * 1024;
 /** Entries in the package: a real DOCX has tens; thousands is a zip built to waste time. */
 const DOCX_MAX_ENTRIES = 2_000;
 /** Characters of text that make one page of a plain document (about 500 words). */
@@ -35,7 +35,7 @@ export async function measureDocx(bytes: Buffer): Promise<DocxMeasure> {
   return { pages, declaredPages: declared, ...counted };
 }
 
-export function countDocument(xml: string): Omit<DocxMeasure, 'pages' | 'declaredPages'> {
+function countDocument(xml: string): Omit<DocxMeasure, 'pages' | 'declaredPages'> {
   let textChars = 0;
   for (const match of xml.matchAll(/<w:t(?:\s[^>]*)?>([^<]*)<\/w:t>/g)) textChars += match[1]!.length;
   const hard = count(xml, /<w:br\b[^>]*\bw:type="page"/g);

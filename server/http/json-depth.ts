@@ -4,10 +4,10 @@
  * parses fine but overflows the stack of whatever walks it next (validation,
  * the REST adapter), a 500 where the client deserves a 400.
  */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** The deepest nesting of objects and arrays in JSON text, counted outside strings; stops counting past `limit`. */
-export function jsonDepth(text: Buffer | string, limit = MAX_JSON_DEPTH): number {
+function jsonDepth(text: Buffer | string, limit = MAX_JSON_DEPTH): number {
   const bytes = typeof text === 'string' ? Buffer.from(text) : text;
   let depth = 0;
   let deepest = 0;

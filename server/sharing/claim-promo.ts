@@ -11,9 +11,9 @@ import { findPromo, recordPromoClaim } from './sharing.queries.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 /** Links one inbox gets in an hour: a typo and a retry, not a flood. */
-export const PROMO_MAILS_PER_ADDRESS_HOUR = 3;
+const PROMO_MAILS_PER_ADDRESS_HOUR = 3;
 /** Claims one address (IP) makes in an hour, whatever inboxes it names: an office behind one NAT still fits. */
-export const PROMO_CLAIMS_PER_IP_HOUR = 20;
+const PROMO_CLAIMS_PER_IP_HOUR = 20;
 
 /** A magic link is a sign-in credential in an inbox: keep it short-lived. */
 const MAGIC_LINK_TTL_SECONDS = 60 * 60;

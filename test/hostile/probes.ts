@@ -8,7 +8,7 @@ import zlib from 'node:zlib';
 type PdfObject = { id: number; dict: string; stream?: Buffer };
 
 /** A PDF from numbered objects (1 is the catalog), with a correct xref table. */
-export function buildPdf(objects: PdfObject[]): Buffer {
+function buildPdf(objects: PdfObject[]): Buffer {
   const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
   let offset = parts[0]!.length;
   const offsets = new Map<number, number>();

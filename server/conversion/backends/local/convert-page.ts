@@ -36,7 +36,7 @@ export type LocalPageOptions = {
 };
 
 /** Operators (after pdf.js merges path segments) past which a page is read for text only; dense real maps stay below 100,000. */
-export const MAX_PAGE_OPERATORS = 250_000;
+const MAX_PAGE_OPERATORS = 250_000;
 
 /** A page with fewer words than this in its text layer, but ink on it, is treated as a scan. */
 const MIN_TEXT_WORDS = 3;

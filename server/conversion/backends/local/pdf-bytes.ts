@@ -33,7 +33,7 @@ export function checkPdfBytes(bytes: Uint8Array): void {
  * limit, so a 500 KB stream of zeros that inflates to 512 MB would take a gigabyte before any page is read.
  * Images are left to pdf.js, which reads only the bytes their width and height call for.
  */
-export const MAX_STREAM_BYTES = 64 * 1024 * 1024;
+const MAX_STREAM_BYTES = 64 * 1024 * 1024;
 /** How far before `stream` its dictionary may start. */
 const DICT_LOOKBACK = 4096;
 
