@@ -7,7 +7,9 @@ import type { TRPCError } from '@trpc/server';
 import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './deps.ts';
-import { retryAfterSeconds } from './errors.ts';
+import { DomainError, retryAfterSeconds } from './errors.ts';
+import { refuseDeepJson } from './http/json-depth.ts';
+import { reviveWithoutNuls } from './db/strip-nuls.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { appRouter } from './routers/index.ts';
@@ -17,6 +19,7 @@ import { createConversionEvents } from './conversion-jobs/events.ts';
 import type { SmtpListener } from './intake/smtp-listener.ts';
 import { rawRouteMounts } from './routes/index.ts';
 import { describeTrpcError } from './trpc/trpc.ts';
+import { keepInputsStrict } from './trpc/strict-inputs.ts';
 import { sql } from './db/database.ts';
 import { z } from 'zod';
 
@@ -64,10 +67,17 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     res.on('finish', () => {
       const line = { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
       deps.metrics.httpResponses.inc({ class: `${Math.floor(res.statusCode / 100)}xx` });
-      if (res.statusCode >= 500) deps.log.error(line, 'request failed');
+      // the cause, when a route answered through sendError; the body and the x-request-id header carry requestId
+      if (res.statusCode >= 500) deps.log.error({ ...line, ...(res.locals.error ? { err: res.locals.error } : {}) }, 'request failed');
       else deps.log.debug(line, 'request');
     });
     next();
+  });
+
+  // a NUL in the URL (a query filter, a path) has no meaning here and no place in PostgreSQL text
+  app.use((req, _res, next) => {
+    if (/%00/i.test(req.url)) next(new DomainError('BAD_REQUEST', 'The URL contains a NUL character'));
+    else next();
   });
 
   app.get('/health', async (_req, res) => {
@@ -108,7 +118,7 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
   // register here, before the JSON parser.
   for (const mount of rawRouteMounts) mount(app, appDeps);
 
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'], verify: refuseDeepJson, reviver: reviveWithoutNuls }));
 
   // Both adapters hand over the express req/res they were mounted with.
   const createContext = (options: { req: unknown; res: unknown }): AppContext => {
@@ -117,8 +127,9 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     const requestId = String(req.headers['x-request-id']);
     return { deps: appDeps, req, res, requestId, log: deps.log.child({ requestId }) };
   };
-  const onError = ({ error, path: procedurePath }: { error: TRPCError; path?: string }) => {
-    if (describeTrpcError(error).status >= 500) deps.log.error({ err: error.cause ?? error, procedure: procedurePath }, 'procedure failed');
+  const onError = ({ error, path: procedurePath, ctx }: { error: TRPCError; path?: string; ctx?: AppContext }) => {
+    if (describeTrpcError(error).status >= 500)
+      deps.log.error({ err: error.cause ?? error, procedure: procedurePath, requestId: ctx?.requestId }, 'procedure failed');
   };
 
   // A refusal by a rate limit carries Retry-After on /trpc and REST alike.
@@ -132,11 +143,17 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     trpcExpress.createExpressMiddleware({ router: appRouter, createContext, onError, responseMeta: ({ errors }) => ({ headers: errorHeaders(errors) }) }),
   );
 
+  keepInputsStrict(appRouter);
   const openApiHandler = createOpenApiNodeHttpHandler({
     router: appRouter,
     createContext,
     onError,
     responseMeta: ({ errors }) => (errors[0] ? { status: describeTrpcError(errors[0]).status, headers: errorHeaders(errors) } : {}),
+  });
+  // trpc-to-openapi spreads the body into the input: an array's items would pass as fields of an object
+  app.use((req, _res, next) => {
+    if (Array.isArray(req.body)) next(new DomainError('BAD_REQUEST', 'The body must be a JSON object'));
+    else next();
   });
   app.use((req, res, next) => {
     rewriteOpenApiErrorBodies(res);

@@ -65,6 +65,9 @@ const ERROR_STATUS = {
   TOO_MANY_STORAGE_CONNECTIONS: 409,
   // the customer's bucket answered an error (the AWS error code and message are in the message)
   STORAGE_ACCESS_FAILED: 502,
+  // hostile input
+  // a token whose email names an account it may not sign in to (another subject, or an unverified email)
+  ACCOUNT_LINK_REFUSED: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,7 +1,7 @@
 import { createRemoteJWKSet, jwtVerify, SignJWT, errors as joseErrors, type JWTPayload } from 'jose';
 import { DomainError } from '../errors.ts';
 
-export type TokenVerifier = (token: string) => Promise<{ subject: string; email?: string; name?: string }>;
+export type TokenVerifier = (token: string) => Promise<{ subject: string; email?: string; emailVerified?: boolean; name?: string }>;
 
 /**
  * Verifies Bearer JWTs: HS256 with a shared secret, or any key of a JWKS URL.
@@ -30,15 +30,19 @@ export function createTokenVerifier(options: { secret?: string; jwksUrl?: string
     return {
       subject: payload.sub,
       email: typeof payload.email === 'string' ? payload.email : undefined,
+      emailVerified: payload.email_verified === true,
       name: typeof payload.name === 'string' ? payload.name : undefined,
     };
   };
 }
 
-/** Signs a session token (local development and tests). */
+/**
+ * Signs a session token (local development, tests, the promo magic link). Its email is verified: we sign
+ * only for an address whose owner we know (the link went to that inbox; the CLI is the operator's).
+ */
 export async function signSessionToken(secret: string, claims: { subject: string; email: string }, options: { expiresIn?: string | number; now?: Date } = {}) {
   const issuedAt = Math.floor((options.now ?? new Date()).getTime() / 1000);
-  return new SignJWT({ email: claims.email })
+  return new SignJWT({ email: claims.email, email_verified: true })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(claims.subject)
     .setIssuedAt(issuedAt)

@@ -24,13 +24,22 @@ export type DocxJobData = z.infer<typeof DocxJobData>;
  * (CHUNK_PAGES vision pages with backoff) — past it pg-boss takes the job
  * back, where its 15-minute default would cut a long chunk short.
  */
-const CHUNK_JOB_POLICY = { retryLimit: 3, retryDelay: 1, expireInSeconds: 60 * 60 } as const;
+export const CHUNK_RETRY_LIMIT = 3;
+const CHUNK_JOB_POLICY = { retryLimit: CHUNK_RETRY_LIMIT, retryDelay: 1, expireInSeconds: 60 * 60 } as const;
 
 /** Assembly renders and audits the whole document; its retries wait a little longer. */
 const ASSEMBLE_JOB_POLICY = { retryLimit: 3, retryDelay: 2 } as const;
 
 /** The inline DOCX path runs once more after a crash, then the stuck sweep has it. */
 const DOCX_JOB_POLICY = { retryLimit: 1 } as const;
+
+/**
+ * The recovery run is a singleton: while one is active no other starts. A run whose process died stays
+ * active until pg-boss expires it (15 minutes by default, then a retry), and with it every recovery
+ * waited. Recovery takes seconds; 30 s of expiry plus the supervisor's 60 s check lets the retry run
+ * within 2 minutes of the crash.
+ */
+const RECOVER_JOB_POLICY = { retryLimit: 1, expireInSeconds: 30 } as const;
 
 /**
  * The conversion queues. Both processes create them (idempotent): the API
@@ -40,7 +49,9 @@ async function createConversionQueues(boss: Boss): Promise<void> {
   await boss.createQueue(CHUNK_QUEUE, CHUNK_JOB_POLICY);
   await boss.createQueue(ASSEMBLE_QUEUE, ASSEMBLE_JOB_POLICY);
   await boss.createQueue(DOCX_QUEUE, DOCX_JOB_POLICY);
-  await boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', retryLimit: 1 });
+  await boss.createQueue(RECOVER_QUEUE, { policy: 'singleton', ...RECOVER_JOB_POLICY });
+  // a queue made before keeps the policy it was made with: this one's expiry must reach old databases too
+  await boss.updateQueue(RECOVER_QUEUE, RECOVER_JOB_POLICY);
 }
 
 /** createConversionQueues once per pg-boss instance (a failed attempt is tried again next call). */

@@ -204,8 +204,11 @@ export function selectOwnerFiles(db: Queryable, ownerId: string) {
       from files f where f.owner_id = ${ownerId} order by f.created_at desc limit 500`);
 }
 
+/** Deletes the row and tells the file's open streams, which then find no file, say so and close. */
 export async function deleteFileRow(db: Queryable, fileId: string): Promise<void> {
-  await db.query(sql.type(AnyRow)`delete from files where id = ${fileId}`);
+  await db.query(sql.type(AnyRow)`
+    with gone as (delete from files where id = ${fileId} returning id)
+    select ${notifyFragment(fileId, null, 'deleted')} from gone`);
 }
 
 /** Locks the job row: chunk completion and cancel_conversion_job both take it first, so they serialise. */
@@ -346,14 +349,27 @@ export async function markFileCompleted(tx: Queryable, fileId: string): Promise<
     update files set status = 'completed', phase = null, error_code = null, error_message = null, updated_at = now() where id = ${fileId}`);
 }
 
-/** processing chunks of live jobs whose heartbeat is older than staleMs go back to pending, their run id cleared. */
-export function requeueStaleChunks(tx: Queryable, staleMs: number) {
+/**
+ * processing chunks of live jobs whose heartbeat is older than staleMs go back to pending, their run id
+ * cleared, while they have been claimed fewer than maxAttempts times.
+ */
+export function requeueStaleChunks(tx: Queryable, staleMs: number, maxAttempts: number) {
   return tx.any(sql.type(z.object({ id: z.uuid(), jobId: z.uuid() }))`
     update chunk_jobs c set status = 'pending', run_id = null
       from large_conversion_jobs j
      where c.job_id = j.id and c.status = 'processing' and j.status in ('pending', 'processing')
-       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000})
+       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) and c.attempt < ${maxAttempts}
     returning c.id, c.job_id as "jobId"`);
+}
+
+/** Orphaned chunks (as requeueStaleChunks) already claimed maxAttempts times: each crashed the process that ran it. */
+export function selectExhaustedChunks(tx: Queryable, staleMs: number, maxAttempts: number) {
+  return tx.any(sql.type(z.object({ jobId: z.uuid(), pageStart: z.number(), pageEnd: z.number(), attempt: z.number() }))`
+    select distinct on (c.job_id) c.job_id as "jobId", c.page_start as "pageStart", c.page_end as "pageEnd", c.attempt
+      from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id
+     where c.status = 'processing' and j.status in ('pending', 'processing')
+       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) and c.attempt >= ${maxAttempts}
+     order by c.job_id, c.chunk_index`);
 }
 
 /** Assembling jobs idle past staleMs, touched so the next sweep waits again. */
@@ -363,19 +379,27 @@ export function touchStaleAssemblies(tx: Queryable, staleMs: number): Promise<re
      where status = 'assembling' and updated_at < now() - make_interval(secs => ${staleMs / 1000}) returning id`);
 }
 
-/** Live (never cancelled) jobs with no update and no chunk heartbeat within boundMs. */
-export function selectStuckJobs(db: Queryable, boundMs: number): Promise<readonly string[]> {
+/**
+ * Live (never cancelled) jobs with no update and no chunk heartbeat within boundMs, and live jobs with a
+ * chunk claimed more than maxClaims times: re-queued over and over, it beats and so never looks idle.
+ */
+export function selectStuckJobs(db: Queryable, boundMs: number, maxClaims: number): Promise<readonly string[]> {
   return db.anyFirst(sql.type(z.object({ id: z.uuid() }))`
     select j.id from large_conversion_jobs j
      where j.status in ('pending', 'processing', 'assembling')
-       and j.updated_at < now() - make_interval(secs => ${boundMs / 1000})
-       and not exists (select 1 from chunk_jobs c where c.job_id = j.id and c.heartbeat_at >= now() - make_interval(secs => ${boundMs / 1000}))`);
+       and ((j.updated_at < now() - make_interval(secs => ${boundMs / 1000})
+             and not exists (select 1 from chunk_jobs c where c.job_id = j.id and c.heartbeat_at >= now() - make_interval(secs => ${boundMs / 1000})))
+         or exists (select 1 from chunk_jobs c where c.job_id = j.id and c.status <> 'completed' and c.attempt > ${maxClaims}))`);
 }
 
 /** Inline (DOCX) files have no job; one left processing past the bound failed with its worker. */
 export async function failStuckInlineFiles(db: Queryable, boundMs: number, code: string, message: string): Promise<void> {
+  // a DOCX's hold (taken at upload) goes back with it
   await db.query(sql.type(AnyRow)`
-    update files f set status = 'failed', error_code = ${code}, error_message = ${message}, updated_at = now()
-     where f.status = 'processing' and f.updated_at < now() - make_interval(secs => ${boundMs / 1000})
-       and not exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status not in ${TERMINAL_STATUSES})`);
+    with stuck as (
+      update files f set status = 'failed', error_code = ${code}, error_message = ${message}, updated_at = now()
+       where f.status = 'processing' and f.updated_at < now() - make_interval(secs => ${boundMs / 1000})
+         and not exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status not in ${TERMINAL_STATUSES})
+      returning f.hold_id)
+    select release_credit_hold(h.id, 'failed') from credit_holds h join stuck on stuck.hold_id = h.id where h.status = 'held'`);
 }

@@ -10,7 +10,7 @@ import { failOpenChunks, insertOutboxEvent, markFileFailed, markJobFailed, notif
  * would abort the whole transaction and the next statement would report that
  * instead of the cause. Any other error propagates.
  */
-async function releaseOpenHold(tx: Queryable, holdId: string): Promise<void> {
+export async function releaseOpenHold(tx: Queryable, holdId: string): Promise<void> {
   try {
     await tx.transaction((savepoint) => releaseHold(savepoint, holdId, 'failed'));
   } catch (error) {

@@ -7,6 +7,7 @@ import { createPagePool, type PagePool } from './pool/page-pool.ts';
 import type { DocumentFacts } from './pool/protocol.ts';
 import type { AuditInput } from './audit/audit-html.ts';
 import { zipFiles, zipOutputs } from './render/zip.ts';
+import { checkPdfBytes } from './backends/local/pdf-bytes.ts';
 
 /**
  * The conversion engine (contract in engine.ts): inspect a PDF, convert its
@@ -72,6 +73,7 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
 
   const engine: ConversionEngine = {
     async inspect(pdf, inspectOptions) {
+      checkPdfBytes(pdf);
       const sourceName = inspectOptions?.sourceName ?? 'document.pdf';
       // the conversion that usually follows an inspect needs the same facts: read the PDF once
       const { meta } = await documentFacts(pdf, hashOf(pdf), sourceName);
@@ -155,6 +157,10 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
 
     zipFiles(files, baseName) {
       return zipFiles(files, baseName);
+    },
+
+    convertDocx(docx) {
+      return getPool().docx(docx);
     },
 
     async close() {

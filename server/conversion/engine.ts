@@ -7,7 +7,7 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { FigureDescriptions } from './figures.ts';
-import type { Backend, ConvertedDocument, DocumentMeta, PageResult } from './model.ts';
+import type { Backend, Block, ConvertedDocument, DocumentMeta, PageResult } from './model.ts';
 
 type EngineOptions = {
   conversion: Config['conversion'];
@@ -95,6 +95,11 @@ export interface ConversionEngine {
   openRender(meta: DocumentMeta, target: { dir: string; baseName: string }, options?: RenderExtras): DocumentRender;
   /** zip() of rendered files, read from disk as the zip streams. */
   zipFiles(files: OutputFiles, baseName: string): Readable;
+  /**
+   * Reads a DOCX (already measured and bounded by the caller) into the document model's blocks, in a
+   * worker thread whose heap is capped: the caller's thread never parses it.
+   */
+  convertDocx(docx: Uint8Array): Promise<{ blocks: Block[]; words: number }>;
   /** Stops worker threads. */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AnyRow, sql, type Database } from '../db/database.ts';
+import { clampEventTime, stripNuls } from '../db/strip-nuls.ts';
 
 export const EmailEvent = z.enum([
   'sent',
@@ -44,7 +45,10 @@ export type RecordedEvent = z.infer<typeof RecordedEvent>;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Calls record_email_event (sql/030_email_events.sql); see there for the state and claim rules. */
-export async function recordEmailEvent(db: Database, input: EmailEventInput): Promise<RecordedEvent> {
+export async function recordEmailEvent(db: Database, given: EmailEventInput): Promise<RecordedEvent> {
+  // a signed event is the provider's: a NUL or a year-99999 date in it must not fail the statement (the
+  // provider would redeliver it forever), so it is stored without the one and with the other clamped
+  const input = { ...stripNuls({ ...given, occurredAt: undefined }), occurredAt: clampEventTime(given.occurredAt) };
   const logId = input.logId && UUID.test(input.logId) ? input.logId : null;
   return db.one(sql.type(RecordedEvent)`
     select send_id, status, alert from record_email_event(

@@ -8,8 +8,10 @@ import type { AuthUser } from '../auth/users.ts';
 import { DomainError } from '../errors.ts';
 import { enqueueDocxConversion, ensureConversionQueues } from '../conversion-jobs/conversion-jobs.jobs.ts';
 import { readAll } from '../storage/storage.ts';
+import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
 import { DOCX_CONTENT_TYPE } from './docx.ts';
 import type { UploadedFile } from './uploaded-file.ts';
+import { measureDocx } from './docx-pages.ts';
 
 const PDF_MAGIC = Buffer.from('%PDF-');
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
@@ -127,8 +129,14 @@ export async function receiveUpload(
       return { id, name, contentType: 'application/pdf', sizeBytes: received.size, pages: meta.pageCount, status: 'uploaded' };
     }
     if (received.head.subarray(0, 4).equals(ZIP_MAGIC) && /\.docx$/i.test(name)) {
+      const { pages } = await measureDocx(await readAll(await store.get(received.key)));
+      if (pages > deps.config.conversion.uploadMaxPages) {
+        throw new DomainError('PDF_TOO_MANY_PAGES', `The DOCX counts ${pages} pages; the limit is ${deps.config.conversion.uploadMaxPages}`);
+      }
       await ensureConversionQueues(deps.boss);
       await deps.db.transaction(async (tx) => {
+        // refused here (INSUFFICIENT_CREDITS / FREE_PAGE_LIMIT) before anything converts; the DOCX job settles it
+        const holdId = await createHold(tx, { customerId: user.customerId, amount: pages, windowMs: ON_DEMAND_HOLD_WINDOW_MS, reference: `docx:${id}` });
         await insertFile(tx, {
           id,
           ownerId: user.id,
@@ -136,13 +144,14 @@ export async function receiveUpload(
           name,
           contentType: DOCX_CONTENT_TYPE,
           size: received.size,
-          pages: null,
+          pages,
           key: received.key,
           status: 'processing',
+          holdId,
         });
         await enqueueDocxConversion(deps.boss, tx, { fileId: id });
       });
-      return { id, name, contentType: DOCX_CONTENT_TYPE, sizeBytes: received.size, pages: null, status: 'processing' };
+      return { id, name, contentType: DOCX_CONTENT_TYPE, sizeBytes: received.size, pages, status: 'processing' };
     }
     throw new DomainError('UNSUPPORTED_FILE_TYPE', 'Upload a PDF or a DOCX file');
   } catch (error) {
@@ -165,11 +174,12 @@ async function insertFile(
     pages: number | null;
     key: string;
     status: string;
+    holdId?: string;
   },
 ) {
   const target = 'db' in db ? db.db : db;
   await target.query(sql.type(AnyRow)`
-    insert into files (id, owner_id, tenant_id, original_name, content_type, size_bytes, page_count, storage_key, status, phase)
+    insert into files (id, owner_id, tenant_id, original_name, content_type, size_bytes, page_count, storage_key, status, phase, hold_id)
     values (${row.id}, ${row.ownerId}, ${row.tenantId}, ${row.name}, ${row.contentType}, ${row.size}, ${row.pages}, ${row.key}, ${row.status},
-            ${row.status === 'processing' ? 'Converting' : null})`);
+            ${row.status === 'processing' ? 'Converting' : null}, ${row.holdId ?? null})`);
 }

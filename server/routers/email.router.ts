@@ -36,10 +36,13 @@ export const emailRouter = router({
         path: '/api/promo/{promoSlug}/claim',
         tags: ['email'],
         summary: 'Email the promo magic sign-in link',
-        description: 'ok is true only when the link email went out; otherwise the message asks the user to request a sign-in link themselves.',
+        description:
+          'ok is true only when the link email went out; otherwise the message asks the user to request a sign-in link themselves. 429 TOO_MANY_REQUESTS with Retry-After past 3 links an hour to one address or 20 claims an hour from one IP.',
       },
     })
     .input(PromoClaimInput)
     .output(PromoClaimOutput)
-    .mutation(({ ctx, input }) => claimPromo({ ...ctx.deps, email: ctx.deps.email }, input)),
+    .mutation(({ ctx, input }) =>
+      claimPromo({ ...ctx.deps, email: ctx.deps.email }, { ...input, ip: ctx.req.ip ?? ctx.req.socket.remoteAddress ?? 'unknown' }),
+    ),
 });

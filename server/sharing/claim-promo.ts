@@ -5,8 +5,15 @@ import type { SendStatus } from '../email/types.ts';
 import { DomainError } from '../errors.ts';
 import { publicUrl } from '../public-url.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
+import { enforceRateLimits } from '../rate-limit/take-rate-limit.ts';
 import { escapeHtml } from './html.ts';
 import { findPromo, recordPromoClaim } from './sharing.queries.ts';
+
+const HOUR_MS = 60 * 60 * 1000;
+/** Links one inbox gets in an hour: a typo and a retry, not a flood. */
+const PROMO_MAILS_PER_ADDRESS_HOUR = 3;
+/** Claims one address (IP) makes in an hour, whatever inboxes it names: an office behind one NAT still fits. */
+const PROMO_CLAIMS_PER_IP_HOUR = 20;
 
 /** A magic link is a sign-in credential in an inbox: keep it short-lived. */
 const MAGIC_LINK_TTL_SECONDS = 60 * 60;
@@ -24,11 +31,21 @@ const UNSENT_MESSAGE = 'We could not email you a sign-in link. Please request a 
  */
 export async function claimPromo(
   deps: Pick<Deps, 'db' | 'config' | 'clock'> & { email: EmailService },
-  input: { promoSlug: string; email: string },
+  input: { promoSlug: string; email: string; ip: string },
 ): Promise<PromoClaimResult> {
   const promo = await findPromo(deps.db, input.promoSlug);
   if (!promo?.active || (promo.expiresAt && promo.expiresAt <= deps.clock.now())) throw new DomainError('NOT_FOUND', 'Promo not found');
   const address = input.email.trim().toLowerCase();
+  // anyone may call this without signing in: without limits it mails any inbox as often as asked
+  await enforceRateLimits(
+    deps.db,
+    [
+      { key: `promo:email:${address}`, limit: PROMO_MAILS_PER_ADDRESS_HOUR, windowMs: HOUR_MS },
+      { key: `promo:ip:${input.ip}`, limit: PROMO_CLAIMS_PER_IP_HOUR, windowMs: HOUR_MS },
+    ],
+    deps.clock.now(),
+    'Too many sign-in links asked for; try again later',
+  );
 
   const secret = resolveSigningSecrets(deps.config).jwt;
   if (!secret) return { ok: false, status: 'unavailable', message: UNSENT_MESSAGE };

@@ -30,7 +30,7 @@ describe('JWKS token verification', async () => {
       .sign(key);
 
   it('accepts a token signed by a key of the set', async () => {
-    expect(await verify(await sign(privateKey))).toEqual({ subject: 'idp|123', email: 'jwks@example.com', name: undefined });
+    expect(await verify(await sign(privateKey))).toEqual({ subject: 'idp|123', email: 'jwks@example.com', emailVerified: false, name: undefined });
     expect(fetches).toBeGreaterThan(0);
   });
 

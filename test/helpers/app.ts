@@ -9,7 +9,7 @@ import { signSessionToken } from '../../server/auth/tokens.ts';
 import { loadConfig, type Config } from '../../server/config.ts';
 import type { Clock, CoreDeps } from '../../server/deps.ts';
 import type { EngineProvider } from '../../server/conversion-jobs/engine-provider.ts';
-import { silentLog, createLog } from '../../server/log.ts';
+import { silentLog, createLog, type Log } from '../../server/log.ts';
 import { createMetrics } from '../../server/metrics.ts';
 import { startBoss, type Boss } from '../../server/queue/boss.ts';
 import { withProcessServices } from '../../server/services.ts';
@@ -47,6 +47,8 @@ export async function startTestApp(
     clock?: Clock;
     database?: TestDatabase;
     workers?: boolean;
+    /** The app's log (default: silent, or TEST_LOG's level on stdout). */
+    log?: Log;
     /** Replaces the process's engine (a gated one), built from the app's config and log. */
     engine?: (core: CoreDeps) => EngineProvider;
   } = {},
@@ -64,7 +66,7 @@ export async function startTestApp(
     ...options.env,
   });
   const boss = await startBoss(database.url, { supervise: options.workers ?? false, schedule: false, migrate: false });
-  const log = process.env.TEST_LOG ? createLog({ level: process.env.TEST_LOG }) : silentLog;
+  const log = options.log ?? (process.env.TEST_LOG ? createLog({ level: process.env.TEST_LOG }) : silentLog);
   const core: CoreDeps = {
     config,
     db: database.db,

@@ -258,8 +258,8 @@ describe('with workers', () => {
       'the live chunks',
     );
     expect((await jobState(app, fileId))?.chunks[0]).toBe('processing');
-    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 1, reassembled: 0 });
-    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 0, reassembled: 0 });
+    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 1, reassembled: 0, failed: 0 });
+    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 0, reassembled: 0, failed: 0 });
     // The re-queued job keeps the first one's policy: without its hour it would expire at pg-boss's 15 minutes.
     const orphan = await app.deps.db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
       select c.id from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id where j.file_id = ${fileId} and c.chunk_index = 0`);
@@ -283,7 +283,7 @@ describe('with workers', () => {
     // Recovery never touches cancelled work.
     await app.deps.db.query(sql.type(AnyRow)`
       update chunk_jobs set status = 'cancelled', heartbeat_at = now() - interval '1 hour' where job_id = (select id from large_conversion_jobs where file_id = ${fileId}) and chunk_index = 0`);
-    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 0, reassembled: 0 });
+    expect(await recoverOrphanedChunks(app.deps, { staleMs: 60_000 })).toEqual({ requeued: 0, reassembled: 0, failed: 0 });
   }, 60_000);
 
   it('DOCX goes the inline path: processing with no chunk job, not cancellable, then completed with a zip', async () => {

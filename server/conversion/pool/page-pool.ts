@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { DomainError, type ErrorCode } from '../../errors.ts';
 import type { AuditInput, AuditResult } from '../audit/audit-html.ts';
 import type { PageResult } from '../model.ts';
-import type { DocumentFacts, FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
+import type { DocumentFacts, DocxBlocks, FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 
 /**
  * A pool of worker threads converting pages with the local backend. Pages
@@ -49,6 +49,11 @@ export type PagePool = {
    * Throws the DomainError the worker threw (NOT_A_PDF, PDF_ENCRYPTED, ...).
    */
   inspect(input: { pdf: Uint8Array; key: string; sourceName: string }): Promise<DocumentFacts>;
+  /**
+   * Reads a DOCX into blocks in a worker, in turn like an audit: mammoth's parse is long and memory-hungry
+   * on a big document, and a worker's heap limit stops a runaway one without touching the caller's thread.
+   */
+  docx(docx: Uint8Array): Promise<DocxBlocks>;
   close(): Promise<void>;
   readonly size: number;
 };
@@ -77,7 +82,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     const slot: Slot = { worker, busy: false, open: [], requests: new Map(), dead: false };
     worker.on('message', (message: FromWorker) => {
       if (message.type === 'closed') return;
-      if (message.type === 'audit' || message.type === 'inspect') {
+      if (message.type === 'audit' || message.type === 'inspect' || message.type === 'docx') {
         const request = slot.requests.get(message.id);
         if (!request) return;
         slot.requests.delete(message.id);
@@ -305,6 +310,8 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       try {
         return await request<DocumentFacts>(slot, (id) => ({ type: 'inspect', id, docId, sourceName }));
       } catch (error) {
+        // reading it killed the worker (out of memory): for the caller, a file that cannot be read
+        if (slot.dead) throw new DomainError('PDF_MALFORMED', 'The PDF could not be read within the memory limit.', { cause: error });
         // a document that cannot be opened is not kept open
         const at = slot.open.indexOf(docId);
         if (at >= 0 && !slot.dead) {
@@ -317,6 +324,14 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     audit(input, options = {}) {
       // in turn like a run: a worker does one thing at a time, and a run owns every worker while it lasts
       const mine = turn.then(() => auditOne(input, options.releaseIdle ?? false));
+      turn = mine.catch(() => undefined);
+      return mine;
+    },
+    docx(docx) {
+      const mine = turn.then(() => {
+        if (closed) throw new Error('the conversion engine is closed');
+        return request<DocxBlocks>(anySlot(), (id) => ({ type: 'docx', id, docx }));
+      });
       turn = mine.catch(() => undefined);
       return mine;
     },

@@ -1,5 +1,5 @@
 import type { AuditInput, AuditResult } from '../audit/audit-html.ts';
-import type { DocumentMeta, PageResult } from '../model.ts';
+import type { Block, DocumentMeta, PageResult } from '../model.ts';
 
 /**
  * Messages between the engine and its page workers. A document's bytes go
@@ -21,11 +21,16 @@ export type ToWorker =
   | { type: 'page'; docId: number; page: number; label?: string }
   | { type: 'close'; docId: number }
   | { type: 'audit'; id: number; input: AuditInput }
-  | { type: 'shutdown' };
+  | { type: 'shutdown' }
+  | { type: 'docx'; id: number; docx: Uint8Array };
 
 export type FromWorker =
   | { type: 'page'; docId: number; page: number; result: PageResult }
   | { type: 'error'; docId: number; page: number; error: WorkerError }
   | { type: 'audit'; id: number; result?: AuditResult; error?: WorkerError }
   | { type: 'inspect'; id: number; result?: DocumentFacts; error?: WorkerError }
-  | { type: 'closed' };
+  | { type: 'closed' }
+  | { type: 'docx'; id: number; result?: DocxBlocks; error?: WorkerError };
+
+/** A DOCX as the document model: its blocks, all on page 1, and the words of its text. */
+export type DocxBlocks = { blocks: Block[]; words: number };

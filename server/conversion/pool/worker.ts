@@ -3,7 +3,9 @@ import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { convertLocalPage } from '../backends/local/convert-page.ts';
 import { pageLabels, readMeta } from '../backends/local/document-meta.ts';
 import { closeOcr } from '../backends/local/ocr.ts';
-import { openPdf } from '../backends/local/pdf.ts';
+import { IMAGE_REMOVED_WARNING, MAX_IMAGE_PIXELS, openPdf } from '../backends/local/pdf.ts';
+import type { PageResult } from '../model.ts';
+import { DomainError } from '../../errors.ts';
 import { createEdgeCache } from '../backends/local/running-heads.ts';
 import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 
@@ -33,6 +35,34 @@ function describe(error: unknown): WorkerError {
   return { name: err.name ?? 'Error', message: err.message ?? String(error), ...(typeof err.code === 'string' ? { code: err.code } : {}) };
 }
 
+/**
+ * pdf.js's warnings (documents here are opened with them on) come as console.warn lines: they are read,
+ * not printed. The one that matters is an image over MAX_IMAGE_PIXELS, left out of its page undecoded.
+ */
+let removedImages = 0;
+const print = console.warn.bind(console);
+console.warn = (...args: unknown[]) => {
+  const first = args[0];
+  if (typeof first === 'string' && first.startsWith('Warning: ')) {
+    if (first.includes(IMAGE_REMOVED_WARNING)) removedImages++;
+    return;
+  }
+  print(...args);
+};
+
+/** A figure standing for each image too large to decode, and the page's warning about them. */
+function withRemovedImages(result: PageResult, removed: number): PageResult {
+  if (removed === 0) return result;
+  const megapixels = MAX_IMAGE_PIXELS / 1_000_000;
+  for (let n = 0; n < removed; n++) result.blocks.push({ kind: 'figure', page: result.page, decorative: false, needsAlt: true });
+  result.warnings.push(
+    `page ${result.page}: ${removed} image(s) larger than ${megapixels} megapixels were not decoded; each is left as a figure without its picture`,
+  );
+  if (!result.reasons.includes('figure')) result.reasons.push('figure');
+  result.classification = 'complex';
+  return result;
+}
+
 port.on('message', (message: ToWorker) => {
   // one page at a time per worker: pdf.js and tesseract are not reentrant-friendly and memory stays predictable
   queue = queue.then(() => handle(message)).catch(() => undefined);
@@ -41,7 +71,8 @@ port.on('message', (message: ToWorker) => {
 async function handle(message: ToWorker): Promise<void> {
   switch (message.type) {
     case 'open': {
-      const doc = openPdf(message.pdf);
+      // a document opened to be inspected is read for the first time: its streams are checked then
+      const doc = openPdf(message.pdf, { warnings: true, checkStreams: !message.options });
       doc.catch(() => undefined);
       documents.set(message.docId, { doc, options: message.options, pagesSinceCleanup: 0 });
       return;
@@ -52,7 +83,8 @@ async function handle(message: ToWorker): Promise<void> {
         if (!entry?.options) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
         entry.edges ??= createEdgeCache(doc);
-        const result = await convertLocalPage(doc, message.page, {
+        removedImages = 0;
+        const converted = await convertLocalPage(doc, message.page, {
           ...entry.options,
           label: message.label,
           neighbours: entry.edges.neighbours,
@@ -64,6 +96,7 @@ async function handle(message: ToWorker): Promise<void> {
           entry.pagesSinceCleanup = 0;
           await doc.cleanup().catch(() => undefined);
         }
+        const result = withRemovedImages(converted, removedImages);
         send({ type: 'page', docId: message.docId, page: message.page, result });
       } catch (error) {
         send({ type: 'error', docId: message.docId, page: message.page, error: describe(error) });
@@ -84,7 +117,9 @@ async function handle(message: ToWorker): Promise<void> {
         entry.options ??= { docLang: meta.lang, tagged: meta.tagged };
         send({ type: 'inspect', id: message.id, result: { meta, labels } });
       } catch (error) {
-        send({ type: 'inspect', id: message.id, error: describe(error) });
+        // pdf.js's own failures past opening (a page tree that refers to itself, a broken object) are a damaged file
+        const known = error instanceof DomainError ? error : new DomainError('PDF_MALFORMED', 'The PDF is damaged and cannot be read.', { cause: error });
+        send({ type: 'inspect', id: message.id, error: describe(known) });
       }
       return;
     }
@@ -101,6 +136,17 @@ async function handle(message: ToWorker): Promise<void> {
         send({ type: 'audit', id: message.id, result: await auditHtml(message.input) });
       } catch (error) {
         send({ type: 'audit', id: message.id, error: describe(error) });
+      }
+      return;
+    }
+    case 'docx': {
+      try {
+        // mammoth and the HTML reader load on the first DOCX: a worker that only converts PDF pages never holds them
+        const [{ default: mammoth }, { htmlToBlocks }] = await Promise.all([import('mammoth'), import('../backends/vision/html-to-blocks.ts')]);
+        const { value: html } = await mammoth.convertToHtml({ buffer: Buffer.from(message.docx.buffer, message.docx.byteOffset, message.docx.byteLength) });
+        send({ type: 'docx', id: message.id, result: { blocks: htmlToBlocks(html, 1), words: html.split(/\s+/).length } });
+      } catch (error) {
+        send({ type: 'docx', id: message.id, error: describe(error) });
       }
       return;
     }

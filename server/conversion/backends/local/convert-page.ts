@@ -35,6 +35,9 @@ export type LocalPageOptions = {
   ocr?: boolean;
 };
 
+/** Operators (after pdf.js merges path segments) past which a page is read for text only; dense real maps stay below 100,000. */
+const MAX_PAGE_OPERATORS = 250_000;
+
 /** A page with fewer words than this in its text layer, but ink on it, is treated as a scan. */
 const MIN_TEXT_WORDS = 3;
 
@@ -71,10 +74,20 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     // the operator list is the costliest read of a page: only untagged pages and pages without text need it
     const tree =
       options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
-    const list = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
+    const read = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
+    // a page drawn with more operators than any real page is read for its text alone: drawing analysis, its
+    // pictures and OCR (which renders every operator again) would take minutes and gigabytes
+    const flooded = (read?.fnArray.length ?? 0) > MAX_PAGE_OPERATORS;
+    const list = flooded ? null : read;
     const images = list ? findImages(list) : [];
     let converted: Converted;
-    if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
+    if (flooded) {
+      converted = await convertUntaggedPage(input, null, []);
+      converted.warnings.push(
+        `page ${pageNumber} draws ${read!.fnArray.length} operators, more than the ${MAX_PAGE_OPERATORS} a page may; only its text was read (no drawings, pictures or OCR)`,
+      );
+      converted.reasons.push('low-coverage');
+    } else if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
       converted = await convertScannedPage(input, garbled);
     } else if (tree?.children?.length) {
       converted = await convertTaggedPage(input, tree);

@@ -2,13 +2,12 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { DomainError } from '../../../errors.ts';
+import { checkPdfBytes, checkStreamSizes } from './pdf-bytes.ts';
 
 /**
  * Opening a PDF with pdf.js on Node, and turning its failures into the
  * engine's error codes. The legacy build is the one pdf.js supports on Node.
  */
-
-const PDF_MAGIC = '%PDF-';
 
 /**
  * pdf.js's data folders (character maps for CJK fonts, the 14 standard fonts,
@@ -18,22 +17,34 @@ const PDF_MAGIC = '%PDF-';
 const PDFJS_DIR = path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
 const dataDir = (name: string) => path.join(PDFJS_DIR, name) + path.sep;
 
-/** pdf.js looks for the header in the first 1,024 bytes, as Acrobat does; so do we. */
-function looksLikePdf(bytes: Uint8Array): boolean {
-  const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024)).toString('latin1');
-  return head.includes(PDF_MAGIC);
-}
+/**
+ * The most pixels pdf.js decodes for one image (width × height, checked from the image's dictionary before
+ * any pixel is decoded): 50 megapixels holds an A4 page scanned at 600 dpi in colour (35 MP) with room,
+ * and stays under 200 MB as RGBA. A larger image is left out of the page (pdf.js removes its paint and
+ * warns; the page worker turns that warning into a placeholder figure and a page warning).
+ */
+export const MAX_IMAGE_PIXELS = 50_000_000;
+/** The biggest canvas pdf.js may allocate for one image it resizes (bytes, RGBA). */
+const CANVAS_MAX_AREA_BYTES = 256 * 1024 * 1024;
+/** pdf.js's warning for an image over MAX_IMAGE_PIXELS. */
+export const IMAGE_REMOVED_WARNING = 'Image exceeded maximum allowed size and was removed.';
 
-export async function openPdf(bytes: Uint8Array): Promise<PDFDocumentProxy> {
-  if (bytes.byteLength === 0 || !looksLikePdf(bytes)) {
-    throw new DomainError('NOT_A_PDF', 'The file is not a PDF.');
-  }
+/**
+ * `warnings`: let pdf.js report its warnings (console.warn, 'Warning: …'), for a caller that reads them.
+ * `checkStreams`: refuse compressed streams that inflate past MAX_STREAM_BYTES (checkStreamSizes) first;
+ * once per document is enough (its first read), since it inflates them all.
+ */
+export async function openPdf(bytes: Uint8Array, options: { warnings?: boolean; checkStreams?: boolean } = {}): Promise<PDFDocumentProxy> {
+  checkPdfBytes(bytes);
+  if (options.checkStreams) checkStreamSizes(bytes);
   // pdf.js transfers (detaches) the buffer it is given: hand it a copy so the caller's bytes stay usable.
   const task = getDocument({
     data: new Uint8Array(bytes),
     useSystemFonts: false,
     disableFontFace: true,
-    verbosity: 0,
+    verbosity: options.warnings ? 1 : 0,
+    maxImageSize: MAX_IMAGE_PIXELS,
+    canvasMaxAreaInBytes: CANVAS_MAX_AREA_BYTES,
     stopAtErrors: false,
     // keeps each font's name and bold flag on the loaded font (ruled tables read bold header rows); costs the
     // fonts' bytes staying in memory while the document is open

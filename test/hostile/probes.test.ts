@@ -1,0 +1,54 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../server/config.ts';
+import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
+import { silentLog } from '../../server/log.ts';
+import { flateBomb, imageBomb, junkAfterHeader, operatorFlood, selfReferencingPageTree } from './probes.ts';
+
+/**
+ * The hostile probe set against the engine: each file is bounded before it
+ * costs memory or minutes, and comes out as a 4xx code or a page with a
+ * warning, never as a crash or a plain Error (a 500 at the upload).
+ */
+
+const conversion = loadConfig({ ...process.env }).conversion;
+const engine = createConversionEngine({ conversion, log: silentLog, poolSize: 1 });
+afterAll(() => engine.close());
+
+async function inspectCode(bytes: Buffer): Promise<string> {
+  return engine.inspect(new Uint8Array(bytes)).then(
+    () => 'no error',
+    (error: { code?: string; message: string }) => error.code ?? `plain error: ${error.message}`,
+  );
+}
+
+describe('hostile PDFs', () => {
+  it('an image of 20000×20000 pixels (1 MB on disk) is not decoded: the page keeps a placeholder figure and says why', async () => {
+    const pdf = new Uint8Array(imageBomb(20_000));
+    expect(pdf.byteLength).toBeLessThan(2_000_000);
+    await engine.inspect(pdf);
+    const [page] = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
+    expect(page!.warnings.join('\n')).toMatch(/1 image\(s\) larger than 50 megapixels were not decoded/);
+    expect(page!.blocks.filter((block) => block.kind === 'figure')).toHaveLength(1);
+    expect(page!.blocks.some((block) => block.kind === 'paragraph')).toBe(true);
+  }, 120_000);
+
+  it('a content stream that inflates to 512 MB is PDF_MALFORMED before pdf.js reads it', async () => {
+    expect(await inspectCode(flateBomb(512))).toBe('PDF_MALFORMED');
+  }, 120_000);
+
+  it('190 MB of zeros after %PDF- is PDF_MALFORMED without a page worker scanning it', async () => {
+    expect(await inspectCode(junkAfterHeader(190 * 1024 * 1024))).toBe('PDF_MALFORMED');
+  }, 120_000);
+
+  it('a page tree that refers to itself is PDF_MALFORMED, not a plain error', async () => {
+    expect(await inspectCode(selfReferencingPageTree())).toBe('PDF_MALFORMED');
+  }, 60_000);
+
+  it('a page of 800,000 path operators is read for its text only, with a warning, instead of drawn and OCRed', async () => {
+    const pdf = new Uint8Array(operatorFlood(800_000));
+    await engine.inspect(pdf);
+    const [page] = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
+    expect(page!.warnings.join('\n')).toMatch(/draws \d+ operators, more than the 250000 a page may/);
+    expect(page!.ocr).toBe(false);
+  }, 300_000);
+});
