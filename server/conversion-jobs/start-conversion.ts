@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, isDomainError } from '../errors.ts';
 import type { ConversionDeps } from './conversion-deps.ts';
 import { enqueueChunk, ensureConversionQueues } from './conversion-jobs.jobs.ts';
 import { insertChunks, insertJob, markFileQueued, notifyConversion, requireFile, selectLiveJob } from './conversion-jobs.queries.ts';
@@ -29,6 +29,12 @@ function chunkRanges(totalPages: number, chunkPages: number): Array<{ start: num
  * then the job, its chunk rows and their queue jobs in one transaction.
  * CONFLICT when the file is not an uploaded PDF or a conversion of it is live.
  */
+/** Every "insufficient credits" answer carries PURCHASE_URL, in its message and its details. */
+function withPurchaseLink(error: unknown, purchaseUrl: string): unknown {
+  if (!isDomainError(error) || (error.code !== 'INSUFFICIENT_CREDITS' && error.code !== 'FREE_PAGE_LIMIT')) return error;
+  return new DomainError(error.code, `${error.message}. Buy credits: ${purchaseUrl}`, { context: { ...error.context, purchaseUrl }, cause: error });
+}
+
 export async function startConversion(deps: ConversionDeps, input: { fileId: string; options: ConvertOptions }): Promise<StartedConversion> {
   const { db } = deps;
   const { fileId, options } = input;
@@ -50,6 +56,8 @@ export async function startConversion(deps: ConversionDeps, input: { fileId: str
       amount: estimate,
       windowMs: ON_DEMAND_HOLD_WINDOW_MS,
       reference: `conversion:${fileId}`,
+    }).catch((error: unknown) => {
+      throw withPurchaseLink(error, deps.config.product.purchaseUrl);
     });
     const jobId = await insertJob(tx, {
       fileId,

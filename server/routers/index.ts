@@ -8,6 +8,7 @@ import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
+import { creditsRouter } from './credits.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -20,6 +21,7 @@ export const appRouter = router({
   figures: figuresRouter,
   sharing: sharingRouter,
   webhooks: webhooksRouter,
+  credits: creditsRouter,
 });
 
 export type AppRouter = typeof appRouter;
