@@ -7,6 +7,7 @@ import { registerConversionJobs } from './conversion/conversion.worker.ts';
 import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts';
 import { registerIntakeJobs } from './intake/intake.worker.ts';
 import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
+import { registerResultMailJobs } from './result-mail/result-mail.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -21,6 +22,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerConversionJobs,
   async (deps) => void (await registerIntakeJobs(deps)),
   async (deps) => void (await registerWebhookJobs(deps)),
+  registerResultMailJobs,
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {
