@@ -1,25 +1,12 @@
-import { z } from 'zod';
 import { downloadUrl } from '../conversion-jobs/download-token.ts';
 import { inlineResultKey } from '../files/docx.ts';
+import { type ReportSummary, readReportSummary } from '../files/report-summary.ts';
 import type { Deps } from '../deps.ts';
 import type { EmailService } from '../email/email-service.ts';
 import type { SendStatus } from '../email/types.ts';
 import { publicUrl } from '../public-url.ts';
 import { escapeHtml } from '../sharing/html.ts';
-import { readZipEntryText } from '../storage/zip-entry.ts';
 import { claimResultMail, findResultEvent, recordResultMail, recordSkippedResultMail, type ResultEvent } from './result-mail.queries.ts';
-
-/** The report is read only for its summary; a report larger than this is summarised from the event alone. */
-const MAX_REPORT_BYTES = 2 * 1024 * 1024;
-
-const ReportSummary = z.object({
-  wcagStatus: z.string().optional(),
-  pages: z.number().optional(),
-  standardPages: z.number().optional(),
-  complexPages: z.number().optional(),
-  findings: z.array(z.unknown()).optional(),
-});
-type ReportSummary = z.infer<typeof ReportSummary>;
 
 export type ResultMailDeps = Pick<Deps, 'db' | 'config' | 'clock' | 'log' | 'store'> & { email: EmailService; downloadSecret: string };
 
@@ -57,17 +44,9 @@ function displayName(event: ResultEvent) {
   return event.originalName.replace(/\.[^.]+$/, '') || event.originalName;
 }
 
-async function readReport(deps: ResultMailDeps, event: ResultEvent): Promise<ReportSummary> {
+function readReport(deps: ResultMailDeps, event: ResultEvent): Promise<ReportSummary> {
   const key = event.resultKey ?? (event.payload.inline ? inlineResultKey(event.fileId) : undefined);
-  if (!key) return {};
-  try {
-    const text = await readZipEntryText(deps.store, key, (name) => name.endsWith('.report.json'), MAX_REPORT_BYTES);
-    const parsed = text ? ReportSummary.safeParse(JSON.parse(text)) : undefined;
-    return parsed?.success ? parsed.data : {};
-  } catch (error) {
-    deps.log.warn({ err: error, fileId: event.fileId }, 'result mail: report unreadable, summary from the event');
-    return {};
-  }
+  return key ? readReportSummary(deps.store, key) : Promise.resolve({});
 }
 
 async function completedMail(deps: ResultMailDeps, event: ResultEvent) {

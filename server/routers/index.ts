@@ -9,6 +9,7 @@ import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
 import { creditsRouter } from './credits.router.ts';
+import { contactRouter } from './contact.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -22,6 +23,7 @@ export const appRouter = router({
   sharing: sharingRouter,
   webhooks: webhooksRouter,
   credits: creditsRouter,
+  contact: contactRouter,
 });
 
 export type AppRouter = typeof appRouter;
