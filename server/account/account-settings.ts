@@ -1,14 +1,12 @@
 import { z } from 'zod';
 import { sql, type Database } from '../db/database.ts';
+import { StrictBoolean } from '../strict-boolean.ts';
 
 export const AccountSettings = z.object({
   /** Mail me when a conversion I started completes or fails (never for conversions started by email: those get their reply). */
   conversionResultEmail: z.boolean(),
 });
 export type AccountSettings = z.infer<typeof AccountSettings>;
-
-// The REST bridge coerces z.boolean() body fields (Boolean('no') is true); literals are taken as sent.
-const StrictBoolean = z.union([z.literal(true), z.literal(false)]);
 
 export const AccountSettingsPatch = z.object({ conversionResultEmail: StrictBoolean.optional() }).strict();
 
