@@ -8,6 +8,7 @@ import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts'
 import { registerIntakeJobs } from './intake/intake.worker.ts';
 import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 import { registerResultMailJobs } from './result-mail/result-mail.worker.ts';
+import { registerAlarmJobs } from './alarms/alarms.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -23,6 +24,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   async (deps) => void (await registerIntakeJobs(deps)),
   async (deps) => void (await registerWebhookJobs(deps)),
   registerResultMailJobs,
+  (deps) => registerAlarmJobs(deps),
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {

@@ -19,6 +19,7 @@ import { rawRouteMounts } from './routes/index.ts';
 import { describeTrpcError } from './trpc/trpc.ts';
 import { sql } from './db/database.ts';
 import { z } from 'zod';
+import { recordApiError } from './alarms/alarms.queries.ts';
 
 const swaggerUiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -64,8 +65,10 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     res.on('finish', () => {
       const line = { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
       deps.metrics.httpResponses.inc({ class: `${Math.floor(res.statusCode / 100)}xx` });
-      if (res.statusCode >= 500) deps.log.error(line, 'request failed');
-      else deps.log.debug(line, 'request');
+      if (res.statusCode >= 500) {
+        deps.log.error(line, 'request failed');
+        recordApiError(deps.db, deps.clock.now()).catch((error: unknown) => deps.log.warn({ err: error }, 'api 5xx not counted for the alarm'));
+      } else deps.log.debug(line, 'request');
     });
     next();
   });

@@ -44,6 +44,12 @@ export function createMetrics() {
       registers: [registry],
     }),
     queueBacklog: new Gauge({ name: 'folio_queue_backlog', help: 'Queued jobs waiting, by queue', labelNames: ['queue'] as const, registers: [registry] }),
+    alarmFiring: new Gauge({
+      name: 'folio_alarm_firing',
+      help: 'Alarm conditions with an open episode (1), read from the minute check at scrape time',
+      labelNames: ['condition'] as const,
+      registers: [registry],
+    }),
   };
 }
 
