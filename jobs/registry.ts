@@ -9,6 +9,7 @@ import { registerIntakeJobs } from './intake/intake.worker.ts';
 import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 import { registerResultMailJobs } from './result-mail/result-mail.worker.ts';
 import { registerAlarmJobs } from './alarms/alarms.worker.ts';
+import { registerOutreachJobs } from './outreach/outreach.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -25,6 +26,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   async (deps) => void (await registerWebhookJobs(deps)),
   registerResultMailJobs,
   (deps) => registerAlarmJobs(deps),
+  registerOutreachJobs,
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {

@@ -10,6 +10,7 @@ import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
 import { creditsRouter } from './credits.router.ts';
 import { contactRouter } from './contact.router.ts';
+import { outreachRouter } from './outreach.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -24,6 +25,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   credits: creditsRouter,
   contact: contactRouter,
+  outreach: outreachRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -13,6 +13,7 @@ import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
+import { mountUnsubscribeRoute } from './unsubscribe.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -35,4 +36,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountSharedRoute,
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
+  mountUnsubscribeRoute,
 ];
