@@ -3,7 +3,16 @@ import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
 import { DomainError, isDomainError } from '../errors.ts';
 import type { ConversionDeps } from './conversion-deps.ts';
 import { enqueueChunk, ensureConversionQueues } from './conversion-jobs.jobs.ts';
-import { insertChunks, insertJob, markFileQueued, notifyConversion, requireFile, selectLiveJob } from './conversion-jobs.queries.ts';
+import {
+  insertChunks,
+  insertJob,
+  lockUnresolvedFlyer,
+  markFileQueued,
+  notifyConversion,
+  requireFile,
+  selectLiveJob,
+  setFlyerComp,
+} from './conversion-jobs.queries.ts';
 
 export const ConvertOptions = z.object({
   highFidelity: z.boolean().optional(),
@@ -35,9 +44,14 @@ function withPurchaseLink(error: unknown, purchaseUrl: string): unknown {
   return new DomainError(error.code, `${error.message}. Buy credits: ${purchaseUrl}`, { context: { ...error.context, purchaseUrl }, cause: error });
 }
 
-export async function startConversion(deps: ConversionDeps, input: { fileId: string; options: ConvertOptions }): Promise<StartedConversion> {
+export async function startConversion(
+  deps: ConversionDeps,
+  input: { fileId: string; options: ConvertOptions; compFor?: { flyerJobId: string } },
+): Promise<StartedConversion> {
   const { db } = deps;
-  const { fileId, options } = input;
+  const { fileId, compFor } = input;
+  // A comp is decided by the caller (the comped-reflow route), never by options a client sent.
+  const options: ConvertOptions = compFor ? { ...input.options, _compedFlyerJobId: compFor.flyerJobId } : input.options;
   const file = await requireFile(db, fileId);
   if (file.contentType !== 'application/pdf' || !file.storageKey || !file.pageCount) {
     throw new DomainError('CONFLICT', 'Only an uploaded PDF can be converted this way');
@@ -51,14 +65,18 @@ export async function startConversion(deps: ConversionDeps, input: { fileId: str
   const batch = false;
   const status = batch ? 'waiting_batch' : 'pending';
   return db.transaction(async (tx) => {
-    const holdId = await createHold(tx, {
-      customerId: file.customerId,
-      amount: estimate,
-      windowMs: ON_DEMAND_HOLD_WINDOW_MS,
-      reference: `conversion:${fileId}`,
-    }).catch((error: unknown) => {
-      throw withPurchaseLink(error, deps.config.product.purchaseUrl);
-    });
+    if (compFor) await lockUnresolvedFlyer(tx, compFor.flyerJobId);
+    // A comped reflow is free: no hold, so assembling charges nothing.
+    const holdId = compFor
+      ? null
+      : await createHold(tx, {
+          customerId: file.customerId,
+          amount: estimate,
+          windowMs: ON_DEMAND_HOLD_WINDOW_MS,
+          reference: `conversion:${fileId}`,
+        }).catch((error: unknown) => {
+          throw withPurchaseLink(error, deps.config.product.purchaseUrl);
+        });
     const jobId = await insertJob(tx, {
       fileId,
       ownerId: file.ownerId,
@@ -69,6 +87,7 @@ export async function startConversion(deps: ConversionDeps, input: { fileId: str
       totalChunks: ranges.length,
       holdId,
     });
+    if (compFor) await setFlyerComp(tx, compFor.flyerJobId, jobId);
     const chunks = await insertChunks(tx, jobId, ranges, status);
     await markFileQueued(tx, fileId, ranges.length);
     if (!batch) for (const chunk of chunks) await enqueueChunk(deps.boss, tx, { chunkId: chunk.id, jobId });

@@ -11,6 +11,7 @@ import { webhooksRouter } from './webhooks.router.ts';
 import { creditsRouter } from './credits.router.ts';
 import { contactRouter } from './contact.router.ts';
 import { outreachRouter } from './outreach.router.ts';
+import { flyersRouter } from './flyers.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -26,6 +27,7 @@ export const appRouter = router({
   credits: creditsRouter,
   contact: contactRouter,
   outreach: outreachRouter,
+  flyers: flyersRouter,
 });
 
 export type AppRouter = typeof appRouter;

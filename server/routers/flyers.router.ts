@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { cancelFlyerJob, compFlyerReflow, FlyerJob } from '../flyers/flyer-jobs.ts';
+import { router, userProcedure } from '../trpc/trpc.ts';
+
+const FlyerRef = z.object({ flyerJobId: z.uuid() });
+
+export const flyersRouter = router({
+  cancel: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/flyers/{flyerJobId}/cancel',
+        tags: ['conversion'],
+        summary: 'Cancel a Preserve Formatting job',
+        description:
+          'The job becomes failed with the message "Cancelled by user" and its charge is refunded; a worker still running loses its claim. 404 for a job that is not yours, 409 CONFLICT when it already ended.',
+        protect: true,
+      },
+    })
+    .input(FlyerRef)
+    .output(FlyerJob)
+    .mutation(({ ctx, input }) => cancelFlyerJob(ctx.deps.db, ctx.user, input.flyerJobId)),
+  compedReflow: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/flyers/{flyerJobId}/comped-reflow',
+        tags: ['conversion'],
+        summary: 'Turn an ended Preserve Formatting job into a free reflowed conversion',
+        description:
+          'Starts a conversion of the same file that charges nothing. 409 ALREADY_RESOLVED when this flyer job was already comped (cancelling that conversion clears it); 409 CONFLICT while the flyer job runs, when its file was deleted, or when a conversion of the file is running.',
+        protect: true,
+      },
+    })
+    .input(FlyerRef)
+    .output(z.object({ flyerJobId: z.uuid(), fileId: z.uuid(), jobId: z.uuid(), status: z.string(), totalChunks: z.number(), totalPages: z.number() }))
+    .mutation(({ ctx, input }) => compFlyerReflow(ctx.deps, ctx.user, input.flyerJobId)),
+});
