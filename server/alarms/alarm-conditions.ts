@@ -29,7 +29,7 @@ export const ALARMS = {
   api_5xx: { threshold: 0, windowMinutes: 5, describe: (v: number) => `${v} API 5xx answers in 5 minutes` },
 } as const;
 
-export type AlarmCondition = keyof typeof ALARMS;
+type AlarmCondition = keyof typeof ALARMS;
 
 export type AlarmReading = { condition: AlarmCondition; value: number; firing: boolean; details: Record<string, number> };
 

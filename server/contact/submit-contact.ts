@@ -7,7 +7,7 @@ import { escapeHtml } from '../sharing/html.ts';
 import { insertContactMessage, recordContactSend } from './contact.queries.ts';
 
 /** Contact messages per address per hour: enough for a person, too few for a spam run. */
-export const CONTACT_PER_IP_PER_HOUR = 5;
+const CONTACT_PER_IP_PER_HOUR = 5;
 
 export const ContactInput = z.object({
   email: z.email().max(320),

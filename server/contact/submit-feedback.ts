@@ -12,7 +12,7 @@ import { insertFeedback, recordFeedbackSend } from './contact.queries.ts';
 import { teamAddress } from './submit-contact.ts';
 
 /** Feedback per user per hour. */
-export const FEEDBACK_PER_USER_PER_HOUR = 20;
+const FEEDBACK_PER_USER_PER_HOUR = 20;
 
 export const FeedbackInput = z.object({
   fileId: z.uuid(),

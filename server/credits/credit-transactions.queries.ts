@@ -58,7 +58,7 @@ export async function insertCreditTransaction(
   return findCreditTransaction(db, id) as Promise<CreditTransaction>;
 }
 
-export function findCreditTransaction(db: Queryable, id: string): Promise<CreditTransaction | null> {
+function findCreditTransaction(db: Queryable, id: string): Promise<CreditTransaction | null> {
   return db.maybeOne(sql.type(CreditTransaction)`select ${columns} from credit_transactions t join customers c on c.id = t.customer_id where t.id = ${id}`);
 }
 

@@ -15,7 +15,7 @@ import {
 } from './credit-transactions.queries.ts';
 
 /** One grant or purchase; a typo of an extra digit should not hand out millions. */
-export const MAX_CREDITS_PER_TRANSACTION = 1_000_000;
+const MAX_CREDITS_PER_TRANSACTION = 1_000_000;
 
 const Credits = z.number().int().min(1).max(MAX_CREDITS_PER_TRANSACTION);
 const Email = z.email().max(320);

@@ -6,9 +6,9 @@ import { type Boss, oncePerBoss } from '../queue/boss.ts';
 
 export const OUTREACH_QUEUE = 'outreach.send-batch';
 /** Addresses per queue job: a batch runs in well under a job's expiry even at provider B's slowest. */
-export const OUTREACH_BATCH = 50;
+const OUTREACH_BATCH = 50;
 /** A crashed batch is picked up again; every address in it is claimed, so none is mailed twice. */
-export const OUTREACH_POLICY = { retryLimit: 3, retryDelay: 60, expireInSeconds: 15 * 60 } as const;
+const OUTREACH_POLICY = { retryLimit: 3, retryDelay: 60, expireInSeconds: 15 * 60 } as const;
 
 export const OutreachBatchJob = z.object({ campaignId: z.uuid(), emails: z.array(z.email()).min(1).max(OUTREACH_BATCH) });
 export type OutreachBatchJob = z.infer<typeof OutreachBatchJob>;

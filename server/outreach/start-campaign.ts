@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import { enqueueOutreachBatches } from './outreach.jobs.ts';
 
 /** Prospects per campaign call: a larger list is several campaigns (or calls), each bounded in rows and jobs. */
-export const MAX_CAMPAIGN_RECIPIENTS = 10_000;
+const MAX_CAMPAIGN_RECIPIENTS = 10_000;
 
 export const StartCampaignInput = z
   .object({

@@ -8,7 +8,7 @@ import { type Boss, oncePerBoss } from '../queue/boss.ts';
 export const RESULT_MAIL_QUEUE = 'result-mail.send';
 
 /** A failed send is final (the library already failed over or deferred); only a crash is retried. */
-export const RESULT_MAIL_POLICY = { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 120 } as const;
+const RESULT_MAIL_POLICY = { retryLimit: 3, retryDelay: 30, retryBackoff: true, expireInSeconds: 120 } as const;
 
 export const ResultMailJob = z.object({ eventId: z.number().int().positive() });
 export type ResultMailJob = z.infer<typeof ResultMailJob>;
