@@ -10,6 +10,7 @@ import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 import { registerResultMailJobs } from './result-mail/result-mail.worker.ts';
 import { registerAlarmJobs } from './alarms/alarms.worker.ts';
 import { registerOutreachJobs } from './outreach/outreach.worker.ts';
+import { registerFlyerJobs } from './flyers/flyers.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process. Each area exports a
@@ -27,6 +28,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerResultMailJobs,
   (deps) => registerAlarmJobs(deps),
   registerOutreachJobs,
+  registerFlyerJobs,
 ];
 
 export async function registerWorkers(deps: Deps): Promise<void> {

@@ -1,10 +1,40 @@
 import { z } from 'zod';
 import { cancelFlyerJob, compFlyerReflow, FlyerJob } from '../flyers/flyer-jobs.ts';
+import { FlyerStatus, readFlyer, requestFlyer } from '../flyers/request-flyer.ts';
+import { resolveSigningSecrets } from '../secrets.ts';
 import { router, userProcedure } from '../trpc/trpc.ts';
 
 const FlyerRef = z.object({ flyerJobId: z.uuid() });
 
 export const flyersRouter = router({
+  request: userProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/files/{fileId}/preserve-formatting',
+        tags: ['conversion'],
+        summary: 'Convert an uploaded PDF with Preserve Formatting (a flyer: the layout kept, text placed where the PDF draws it)',
+        description:
+          'Charges one credit per page now (refunded on cancel or failure) and queues the render. At most 20 pages (413 PDF_TOO_MANY_PAGES); 402 INSUFFICIENT_CREDITS / FREE_PAGE_LIMIT with the purchase link; 404 for a file that is not yours; 409 CONFLICT for a file that is not an uploaded PDF.',
+        protect: true,
+      },
+    })
+    .input(z.object({ fileId: z.uuid() }))
+    .output(z.object({ flyerJobId: z.uuid(), status: z.literal('pending'), pages: z.number(), creditsCharged: z.number() }))
+    .mutation(({ ctx, input }) => requestFlyer(ctx.deps, ctx.user, input.fileId)),
+  status: userProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/flyers/{flyerJobId}',
+        tags: ['conversion'],
+        summary: 'A Preserve Formatting job, with a 24-hour link to its HTML once completed',
+        protect: true,
+      },
+    })
+    .input(FlyerRef)
+    .output(FlyerStatus)
+    .query(({ ctx, input }) => readFlyer({ ...ctx.deps, linkSecret: resolveSigningSecrets(ctx.deps.config).download }, ctx.user, input.flyerJobId)),
   cancel: userProcedure
     .meta({
       openapi: {

@@ -14,7 +14,7 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 import { mountUnsubscribeRoute } from './unsubscribe.route.ts';
-import { mountFlyerBodilessPosts } from './flyers.route.ts';
+import { mountFlyerBodilessPosts, mountFlyerHtml } from './flyers.route.ts';
 
 /**
  * Raw express routes: the ones that must see the unparsed body (signature
@@ -39,4 +39,5 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountWebhookBodilessPosts,
   mountUnsubscribeRoute,
   mountFlyerBodilessPosts,
+  mountFlyerHtml,
 ];

@@ -1,6 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
+import { registerFlyerJobs } from '../../jobs/flyers/flyers.worker.ts';
+import { runFlyer } from '../../server/flyers/request-flyer.ts';
+import type { ObjectStore } from '../../server/storage/storage.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
 import { jobState, until, uploadPdf } from '../service/harness.ts';
 import { startProductHarness } from './harness.ts';
@@ -13,6 +16,7 @@ const db = app.database.db;
 
 beforeAll(async () => {
   await registerConversionJobs(app.deps, { schedule: false });
+  await registerFlyerJobs(app.deps);
 }, 60_000);
 
 const Balance = z.object({ credits: z.number(), freeUsed: z.number() });
@@ -113,5 +117,102 @@ describe('comped reflow', () => {
     expect(started.status).toBe(200);
     const job = await db.one(sql.type(z.object({ hold_id: z.uuid().nullable() }))`select hold_id from large_conversion_jobs where file_id = ${fileId}`);
     expect(job.hold_id).not.toBeNull();
+  });
+});
+
+describe('Preserve Formatting request', () => {
+  it('charges the pages, renders the positioned HTML in the worker and serves it through a 24-hour link', async () => {
+    const owner = await signIn('flyer-maker@example.com');
+    const fileId = await uploadPdf(app, owner.token);
+    const requested = await call('POST', `/api/files/${fileId}/preserve-formatting`, { token: owner.token });
+    expect(requested).toMatchObject({ status: 200, body: { status: 'pending', pages: 3, creditsCharged: 3 } });
+    expect(await balance(owner.customerId)).toEqual({ credits: 0, freeUsed: 3 });
+    const id = requested.body.flyerJobId as string;
+    const done = await until(
+      () => call('GET', `/api/flyers/${id}`, { token: owner.token }),
+      (answer) => answer.body.status === 'completed',
+      60_000,
+      'flyer render',
+    );
+    expect(done.body).toMatchObject({ fileId, pages: 3, refunded: false, htmlUrl: expect.stringMatching(/^https:\/\/folio\.example\/api\/flyers\//) });
+    const url = new URL(done.body.htmlUrl);
+    const html = await call('GET', `${url.pathname}${url.search}`);
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-security-policy')).toMatch(/^sandbox/);
+    expect(html.text).toContain('<html lang="en">');
+    expect(html.text.match(/<section class="page" aria-label="Page \d"/g)).toHaveLength(3);
+    expect((html.text.match(/<span style="left:/g) ?? []).length).toBeGreaterThan(50);
+    expect((await call('GET', `${url.pathname}?token=1.${'A'.repeat(43)}`)).status).toBe(404);
+    const stranger = await signIn('flyer-peeker@example.com');
+    expect((await call('GET', `/api/flyers/${id}`, { token: stranger.token })).status).toBe(404);
+  }, 90_000);
+
+  it('refuses before charging: not your file, too many pages, not enough credits (with the purchase link)', async () => {
+    const owner = await signIn('flyer-poor@example.com');
+    const other = await signIn('flyer-other@example.com');
+    const fileId = await uploadPdf(app, owner.token);
+    expect((await call('POST', `/api/files/${fileId}/preserve-formatting`, { token: other.token })).status).toBe(404);
+    await db.query(sql.type(AnyRow)`update files set page_count = 21 where id = ${fileId}`);
+    expect(await call('POST', `/api/files/${fileId}/preserve-formatting`, { token: owner.token })).toMatchObject({
+      status: 413,
+      body: { code: 'PDF_TOO_MANY_PAGES' },
+    });
+    await db.query(sql.type(AnyRow)`update files set page_count = 3 where id = ${fileId}`);
+    await db.query(sql.type(AnyRow)`update customers set lifetime_free_pages_used = 9 where id = ${owner.customerId}`);
+    const poor = await call('POST', `/api/files/${fileId}/preserve-formatting`, { token: owner.token });
+    expect(poor).toMatchObject({ status: 402, body: { code: 'FREE_PAGE_LIMIT', message: expect.stringContaining('https://folio.example/buy') } });
+    expect(await balance(owner.customerId)).toEqual({ credits: 0, freeUsed: 9 });
+    expect(await db.oneFirst(sql.type(z.object({ n: z.number() }))`select count(*)::int as n from flyer_jobs where file_id = ${fileId}`)).toBe(0);
+  });
+
+  it('a worker that loses its claim to a cancel stores nothing and the charge is refunded once', async () => {
+    const owner = await signIn('flyer-cancel@example.com');
+    const fileId = await uploadPdf(app, owner.token);
+    await db.query(sql.type(AnyRow)`update customers set plan_type = 'paid', credits_remaining = 5 where id = ${owner.customerId}`);
+    const id = await db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into flyer_jobs (file_id, owner_id, customer_id, status, credits_charged, pages)
+      values (${fileId}, ${owner.id}, ${owner.customerId}, 'pending', 3, 3) returning id`);
+    // The worker's read of the PDF waits until the cancel is in.
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const base = app.deps.store;
+    const store: ObjectStore = Object.assign(Object.create(base) as ObjectStore, {
+      get: async (key: string, range?: Parameters<ObjectStore['get']>[1]) => {
+        await gate;
+        return base.get(key, range);
+      },
+    });
+    const running = runFlyer({ ...app.deps, store }, id);
+    await until(
+      () => db.oneFirst(sql.type(z.object({ s: z.string() }))`select status as s from flyer_jobs where id = ${id}`),
+      (status) => status === 'processing',
+      10_000,
+      'claim',
+    );
+    expect((await call('POST', `/api/flyers/${id}/cancel`, { token: owner.token })).body).toMatchObject({ status: 'failed', refunded: true });
+    release();
+    expect(await running).toBe('lost');
+    const row = await db.one(
+      sql.type(z.object({ status: z.string(), result_key: z.string().nullable() }))`select status, result_key from flyer_jobs where id = ${id}`,
+    );
+    expect(row).toEqual({ status: 'failed', result_key: null });
+    expect(await app.deps.store.exists(`files/${fileId}/flyers/${id}.html`)).toBe(false);
+    expect(await balance(owner.customerId)).toEqual({ credits: 8, freeUsed: 0 });
+    expect(await runFlyer(app.deps, id)).toBe('skipped');
+  });
+
+  it('a render that fails fails the job and refunds it', async () => {
+    const owner = await signIn('flyer-broken@example.com');
+    const fileId = await uploadPdf(app, owner.token);
+    const key = await db.oneFirst(sql.type(z.object({ k: z.string() }))`select storage_key as k from files where id = ${fileId}`);
+    await app.deps.store.put(key, Buffer.from('%PDF-1.7 but not really'), { contentType: 'application/pdf' });
+    await db.query(sql.type(AnyRow)`update customers set plan_type = 'paid', credits_remaining = 5 where id = ${owner.customerId}`);
+    const id = await db.oneFirst(sql.type(z.object({ id: z.uuid() }))`
+      insert into flyer_jobs (file_id, owner_id, customer_id, status, credits_charged, pages)
+      values (${fileId}, ${owner.id}, ${owner.customerId}, 'pending', 3, 3) returning id`);
+    expect(await runFlyer(app.deps, id)).toBe('failed');
+    const status = await call('GET', `/api/flyers/${id}`, { token: owner.token });
+    expect(status.body).toMatchObject({ status: 'failed', refunded: true, errorMessage: expect.stringContaining('damaged'), htmlUrl: null });
+    expect(await balance(owner.customerId)).toEqual({ credits: 8, freeUsed: 0 });
   });
 });
