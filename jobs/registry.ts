@@ -7,6 +7,7 @@ import { registerConversionJobs } from './conversion/conversion.worker.ts';
 import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts';
 import { registerIntakeJobs } from './intake/intake.worker.ts';
 import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
+import { registerStorageJobs } from './storage/storage.worker.ts';
 import { registerResultMailJobs } from './result-mail/result-mail.worker.ts';
 import { registerAlarmJobs } from './alarms/alarms.worker.ts';
 import { registerOutreachJobs } from './outreach/outreach.worker.ts';
@@ -25,6 +26,7 @@ const registrations: Array<(deps: Deps) => Promise<void>> = [
   registerConversionJobs,
   async (deps) => void (await registerIntakeJobs(deps)),
   async (deps) => void (await registerWebhookJobs(deps)),
+  async (deps) => void (await registerStorageJobs(deps)),
   registerResultMailJobs,
   (deps) => registerAlarmJobs(deps),
   registerOutreachJobs,

@@ -135,6 +135,11 @@ const EnvSchema = z.object({
   INTAKE_SENDER_LIMIT: integer(20, 1),
   INTAKE_SENDER_WINDOW_SECONDS: integer(3600, 1, 86_400),
   FOLIO_INTAKE: flag(true),
+
+  // input from storage: import by URL, customer S3 connections, watched prefixes
+  IMPORT_TIMEOUT_SECONDS: integer(120, 1, 3600),
+  STORAGE_STS_ENDPOINT: optionalUrl,
+  STORAGE_TEST_ALLOW_LOOPBACK: flag(false),
 });
 
 /**
@@ -142,9 +147,8 @@ const EnvSchema = z.object({
  * any NODE_ENV but `test` they stop the start, so a production config that
  * carries one by accident never runs.
  */
-const TEST_ONLY_SWITCHES = ['WEBHOOK_TEST_ALLOW_LOOPBACK'] as const;
+const TEST_ONLY_SWITCHES = ['WEBHOOK_TEST_ALLOW_LOOPBACK', 'STORAGE_TEST_ALLOW_LOOPBACK'] as const;
 
-export type Env = z.input<typeof EnvSchema>;
 type ParsedEnv = z.output<typeof EnvSchema>;
 
 export class ConfigError extends Error {
@@ -302,6 +306,17 @@ function buildConfig(e: ParsedEnv) {
         apiBaseUrl: e.MAIL_API_BASE_URL ?? 'https://gmail.googleapis.com',
         timeoutMs: e.MAIL_API_TIMEOUT_MS,
       },
+    },
+    imports: {
+      /** A whole URL import or S3 object fetch (headers and body) must finish within this. */
+      timeoutMs: e.IMPORT_TIMEOUT_SECONDS * 1000,
+      /** Where AssumeRole is sent for role connections; unset: the regional AWS STS endpoint. */
+      stsEndpoint: e.STORAGE_STS_ENDPOINT,
+      /**
+       * Test suite only (refused above unless NODE_ENV=test): URL imports from a loopback HTTPS origin
+       * with a self-signed certificate, and S3 connections to a loopback (plain HTTP) endpoint.
+       */
+      allowLoopback: e.STORAGE_TEST_ALLOW_LOOPBACK && e.NODE_ENV === 'test',
     },
   };
 }

@@ -6,6 +6,7 @@ import type { IntakeMailer } from './intake/send-intake-mail.ts';
 import type { Log } from './log.ts';
 import type { Metrics } from './metrics.ts';
 import type { Boss } from './queue/boss.ts';
+import type { ImportRuntime } from './storage/import-runtime.ts';
 import type { ObjectStore } from './storage/storage.ts';
 import type { WebhookRuntime } from './webhooks/webhook-runtime.ts';
 
@@ -37,6 +38,8 @@ export type ProcessServices = {
   engine: EngineProvider;
   mailer: IntakeMailer;
   webhooks: WebhookRuntime;
+  /** Import by URL and from customer buckets: the guarded client, the connection-secret key. */
+  importer: ImportRuntime;
 };
 
 /**

@@ -4,6 +4,7 @@ import { createEmailService } from './email/email-service.ts';
 import { createIntakeMailer } from './intake/send-intake-mail.ts';
 import { createObjectStore } from './storage/storage.ts';
 import { createWebhookRuntime } from './webhooks/webhook-runtime.ts';
+import { createImportRuntime } from './storage/import-runtime.ts';
 
 export type ProcessDeps = { deps: Deps; close: () => Promise<void> };
 
@@ -24,6 +25,7 @@ export function withProcessServices(core: CoreDeps, given: Partial<ProcessServic
     engine: given.engine ?? engine!,
     mailer: given.mailer ?? createIntakeMailer(core),
     webhooks: given.webhooks ?? createWebhookRuntime(core),
+    importer: given.importer ?? createImportRuntime(core),
   };
   return { deps: { ...core, ...services }, close: async () => void (await engine?.close()) };
 }

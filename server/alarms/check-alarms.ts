@@ -1,5 +1,5 @@
 import type { AlertOutcome } from '../alerts/raise-alert.ts';
-import { raiseAdminAlert } from '../alerts/raise-alert.ts';
+import { raiseAdminAlert, raiseAlertDeps } from '../alerts/raise-alert.ts';
 import type { Deps } from '../deps.ts';
 import type { EmailService } from '../email/email-service.ts';
 import { ALARMS, type AlarmReading, readAlarms } from './alarm-conditions.ts';
@@ -45,13 +45,10 @@ export async function checkAlarms(deps: AlarmDeps, now: Date): Promise<AlarmChec
 function raiseAlarm(deps: AlarmDeps, reading: AlarmReading): Promise<AlertOutcome> {
   const text = ALARMS[reading.condition].describe(reading.value);
   const facts = Object.entries(reading.details).map(([key, value]) => `${key}: ${value}`);
-  return raiseAdminAlert(
-    { config: deps.config, db: deps.db, log: deps.log, metrics: deps.metrics, sendEmail: (request) => deps.email.send(request) },
-    {
-      type: 'monitoring_alarm',
-      subject: `Alarm ${reading.condition}: ${text}`,
-      message: [text, ...facts].join('\n'),
-      details: { condition: reading.condition, value: reading.value, ...reading.details },
-    },
-  );
+  return raiseAdminAlert(raiseAlertDeps(deps), {
+    type: 'monitoring_alarm',
+    subject: `Alarm ${reading.condition}: ${text}`,
+    message: [text, ...facts].join('\n'),
+    details: { condition: reading.condition, value: reading.value, ...reading.details },
+  });
 }

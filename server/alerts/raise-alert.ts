@@ -4,7 +4,7 @@ import type { Log } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SendRequest, SendResult } from '../email/types.ts';
 import { recordAlertOutcome } from '../delivery-events/delivery-events.queries.ts';
-import { dispatchAdminAlert, type AdminAlert } from './dispatch-alert.ts';
+import { dispatchAdminAlert, type AdminAlert, type AlertDeps } from './dispatch-alert.ts';
 
 export type RaiseAlertDeps = {
   config: Config;
@@ -13,6 +13,23 @@ export type RaiseAlertDeps = {
   metrics?: Metrics;
   sendEmail: (request: SendRequest) => Promise<SendResult>;
 };
+
+/** What raising an alert needs, from a process's services (its email library sends the alert mail). */
+export function raiseAlertDeps(deps: Omit<RaiseAlertDeps, 'sendEmail'> & { email: { send: RaiseAlertDeps['sendEmail'] } }): RaiseAlertDeps {
+  return { config: deps.config, db: deps.db, log: deps.log, metrics: deps.metrics, sendEmail: (request) => deps.email.send(request) };
+}
+
+/** The dispatcher's view of the same. */
+export function alertDispatchDeps(deps: RaiseAlertDeps): AlertDeps {
+  return {
+    db: deps.db,
+    log: deps.log,
+    metrics: deps.metrics,
+    alertEmail: deps.config.alerts.alertEmail,
+    messenger: deps.config.alerts.messenger,
+    sendEmail: deps.sendEmail,
+  };
+}
 
 export type AlertOutcome = 'delivered' | 'disabled' | 'unconfigured' | 'failed';
 
@@ -25,17 +42,7 @@ export type AlertOutcome = 'delivered' | 'disabled' | 'unconfigured' | 'failed';
 export async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): Promise<AlertOutcome> {
   const url = deps.config.alerts.internalAlertUrl;
   if (!url) {
-    const result = await dispatchAdminAlert(
-      {
-        db: deps.db,
-        log: deps.log,
-        metrics: deps.metrics,
-        alertEmail: deps.config.alerts.alertEmail,
-        messenger: deps.config.alerts.messenger,
-        sendEmail: deps.sendEmail,
-      },
-      alert,
-    );
+    const result = await dispatchAdminAlert(alertDispatchDeps(deps), alert);
     return result.delivery;
   }
   try {

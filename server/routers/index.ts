@@ -8,6 +8,7 @@ import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
+import { storageRouter } from './storage.router.ts';
 import { creditsRouter } from './credits.router.ts';
 import { contactRouter } from './contact.router.ts';
 import { outreachRouter } from './outreach.router.ts';
@@ -24,6 +25,7 @@ export const appRouter = router({
   figures: figuresRouter,
   sharing: sharingRouter,
   webhooks: webhooksRouter,
+  storage: storageRouter,
   credits: creditsRouter,
   contact: contactRouter,
   outreach: outreachRouter,

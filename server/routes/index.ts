@@ -13,6 +13,7 @@ import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
+import { mountStorageBodilessPosts } from './storage.route.ts';
 import { mountUnsubscribeRoute } from './unsubscribe.route.ts';
 import { mountFlyerBodilessPosts, mountFlyerHtml } from './flyers.route.ts';
 
@@ -37,6 +38,7 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountSharedRoute,
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
+  mountStorageBodilessPosts,
   mountUnsubscribeRoute,
   mountFlyerBodilessPosts,
   mountFlyerHtml,

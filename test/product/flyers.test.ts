@@ -5,7 +5,8 @@ import { registerFlyerJobs } from '../../jobs/flyers/flyers.worker.ts';
 import { runFlyer } from '../../server/flyers/request-flyer.ts';
 import type { ObjectStore } from '../../server/storage/storage.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
-import { jobState, until, uploadPdf } from '../service/harness.ts';
+import { jobState, uploadPdf } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 import { startProductHarness } from './harness.ts';
 
 const { app, call, signIn } = await startProductHarness({

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { registerOutreachJobs } from '../../jobs/outreach/outreach.worker.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
 import { sendOutreachBatch, unsubscribeUrl } from '../../server/outreach/send-outreach-batch.ts';
-import { until } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 import { startProductHarness } from './harness.ts';
 
 // Provider A is primary with B as fallback: outreach must still go only to B.

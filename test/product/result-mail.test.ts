@@ -6,7 +6,8 @@ import { registerResultMailJobs } from '../../jobs/result-mail/result-mail.worke
 import { registerWebhookJobs } from '../../jobs/webhooks/webhooks.worker.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
 import { sendResultMail } from '../../server/result-mail/send-result-mail.ts';
-import { until, uploadPdf } from '../service/harness.ts';
+import { uploadPdf } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 import { seedConvertedFile, startProductHarness } from './harness.ts';
 
 const { app, resend, call, signIn } = await startProductHarness({
