@@ -12,7 +12,7 @@ import { enqueueFlyerRender } from './flyers.jobs.ts';
 import { renderPositionedHtml } from './render-positioned-html.ts';
 
 /** Preserve Formatting is for flyers and short documents: longer ones are what the reflowed conversion is for. */
-export const FLYER_MAX_PAGES = 20;
+const FLYER_MAX_PAGES = 20;
 
 type FlyerDeps = Pick<ConversionDeps, 'db' | 'boss' | 'config' | 'clock' | 'log' | 'store'>;
 
