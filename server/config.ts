@@ -140,6 +140,22 @@ const EnvSchema = z.object({
   IMPORT_TIMEOUT_SECONDS: integer(120, 1, 3600),
   STORAGE_STS_ENDPOINT: optionalUrl,
   STORAGE_TEST_ALLOW_LOOPBACK: flag(false),
+  // pipeline benchmark
+  BENCHMARK_MODE: optionalText.pipe(z.enum(['queue', 'inline']).optional()),
+  BENCHMARK_VISIBILITY_TIMEOUT_SECONDS: integer(15 * 60, 1, 24 * 60 * 60),
+  BENCHMARK_RETRY_LIMIT: integer(2, 0, 10),
+  BENCHMARK_MAX_PAGES: integer(100, 1, 5000),
+  BENCHMARK_CONCURRENCY: integer(1, 1, 16),
+  QUEUE_SUPERVISE_SECONDS: integer(60, 1, 3600),
+  // model budget, cost monitors, out-of-band alerts
+  MODEL_BUDGET_DAILY_USD: optionalText.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  MODEL_BUDGET_MONTHLY_USD: optionalText.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  MODEL_BUDGET_ALERT_PERCENT: integer(80, 1, 99),
+  COST_SPIKE_FACTOR: optionalText.pipe(z.coerce.number<string | undefined>().min(1).max(1000).optional()),
+  COST_SPIKE_MIN_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
+  COST_TRICKLE_HOURS: integer(6, 1, 168),
+  FATAL_ALERT_MAX_PER_HOUR: integer(10, 0, 1000),
+  FATAL_ALERT_DEDUPE_SECONDS: integer(3600, 1, 7 * 86_400),
 });
 
 /**
@@ -317,6 +333,30 @@ function buildConfig(e: ParsedEnv) {
        * with a self-signed certificate, and S3 connections to a loopback (plain HTTP) endpoint.
        */
       allowLoopback: e.STORAGE_TEST_ALLOW_LOOPBACK && e.NODE_ENV === 'test',
+    },
+    benchmark: {
+      /** queue: POST answers at once and workers run the pipelines (cloud); inline: POST runs them and answers with the result (edge) */
+      mode: e.BENCHMARK_MODE ?? 'queue',
+      /** how long a pipeline job may stay active before it is taken back and retried (the queue's visibility timeout) */
+      visibilityTimeoutSeconds: e.BENCHMARK_VISIBILITY_TIMEOUT_SECONDS,
+      retryLimit: e.BENCHMARK_RETRY_LIMIT,
+      maxPages: e.BENCHMARK_MAX_PAGES,
+      /** pipelines one worker process runs at once (one per spot instance by default) */
+      concurrency: e.BENCHMARK_CONCURRENCY,
+    },
+    /** how often a worker process looks for expired jobs (pg-boss supervise and monitor intervals) */
+    queueSuperviseSeconds: e.QUEUE_SUPERVISE_SECONDS,
+    budget: {
+      /** USD per UTC day and per UTC month; unset means no limit (the admin settings override both). */
+      dailyUsd: e.MODEL_BUDGET_DAILY_USD,
+      monthlyUsd: e.MODEL_BUDGET_MONTHLY_USD,
+      alertRatio: e.MODEL_BUDGET_ALERT_PERCENT / 100,
+      spikeFactor: e.COST_SPIKE_FACTOR ?? 3,
+      /** a last hour below this is never a spike, however quiet the week was */
+      spikeMinUsd: e.COST_SPIKE_MIN_USD ?? 1,
+      trickleHours: e.COST_TRICKLE_HOURS,
+      fatalAlertsPerHour: e.FATAL_ALERT_MAX_PER_HOUR,
+      fatalDedupeMs: e.FATAL_ALERT_DEDUPE_SECONDS * 1000,
     },
   };
 }

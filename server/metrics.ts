@@ -44,6 +44,23 @@ export function createMetrics() {
       registers: [registry],
     }),
     queueBacklog: new Gauge({ name: 'folio_queue_backlog', help: 'Queued jobs waiting, by queue', labelNames: ['queue'] as const, registers: [registry] }),
+    benchmarkDeadLetters: new Counter({
+      name: 'folio_benchmark_dead_letters_total',
+      help: 'Benchmark pipelines this process took from the dead-letter queue',
+      registers: [registry],
+    }),
+    benchmarkDepth: new Gauge({
+      name: 'folio_benchmark_queue_depth',
+      help: 'Benchmark pipelines not finished, by state (queued, running), over all processes',
+      labelNames: ['state'] as const,
+      registers: [registry],
+    }),
+    cloudAlarms: new Gauge({
+      name: 'folio_cloud_alarm',
+      help: 'Cloud alarms of the specification: 1 while firing (pipeline_dead_letter, queue_backlog, api_5xx)',
+      labelNames: ['alarm'] as const,
+      registers: [registry],
+    }),
     alarmFiring: new Gauge({
       name: 'folio_alarm_firing',
       help: 'Alarm conditions with an open episode (1), read from the minute check at scrape time',

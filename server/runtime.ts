@@ -38,6 +38,9 @@ export async function openRuntime(config: Config, log: Log, options: { workers: 
       // Only worker processes supervise queues and fire schedules.
       supervise: options.workers,
       schedule: options.workers,
+      // how soon a job whose worker died (SIGKILL, a lost spot instance) is seen as expired and retried
+      superviseIntervalSeconds: config.queueSuperviseSeconds,
+      monitorIntervalSeconds: config.queueSuperviseSeconds,
       onError: (error) => log.error({ error: error.message }, 'pg-boss error'),
     });
     // The embedded database is a configured database: the email library logs and checks suppressions there too.

@@ -33,8 +33,8 @@ type AlarmCondition = keyof typeof ALARMS;
 
 export type AlarmReading = { condition: AlarmCondition; value: number; firing: boolean; details: Record<string, number> };
 
-/** Queues whose failed jobs and backlog the pipeline alarms watch (pg-boss names). */
-const PIPELINE_QUEUES = sql.fragment`(name like 'conversion.%' or name like 'benchmark.%')`;
+/** Queues whose backlog the pipeline alarm watches (pg-boss names): the conversion queues and the benchmark's pipeline queue. */
+const PIPELINE_QUEUES = sql.fragment`(name like 'conversion.%' or name = 'benchmark')`;
 
 const Counts = z.object({
   failovers: z.number(),
@@ -67,7 +67,9 @@ export async function readAlarms(deps: { db: Database; config: Config }, now: Da
   const jobs = await deps.db.one(sql.type(z.object({ deadLetters: z.number(), failed: z.number(), backlog: z.number() }))`
     select
       (select count(*)::int from pgboss.job where name = ${deferQueues?.deadLetter ?? ''} and created_on > ${at} - interval '15 minutes' and created_on <= ${at}) as "deadLetters",
-      (select count(*)::int from pgboss.job where ${PIPELINE_QUEUES} and state = 'failed' and completed_on > ${at} - interval '15 minutes' and completed_on <= ${at}) as failed,
+      (select count(*)::int from pgboss.job
+        where (name like 'conversion.%' and state = 'failed' and completed_on > ${at} - interval '15 minutes' and completed_on <= ${at})
+           or (name = 'benchmark.dead-letter' and created_on > ${at} - interval '15 minutes' and created_on <= ${at})) as failed,
       (select count(*)::int from pgboss.job where ${PIPELINE_QUEUES} and state in ('created', 'retry')) as backlog`);
   const rate = (part: number, whole: number) => (whole === 0 ? 0 : part / whole);
   const bounceRate = rate(counts.bBounces, counts.bSends);

@@ -44,6 +44,7 @@ export async function receiveUpload(
   deps: Pick<Deps, 'db' | 'boss' | 'config' | 'store' | 'engine'>,
   user: AuthUser,
   req: IncomingMessage,
+  options: { onField?: (name: string, value: string) => void } = {},
 ): Promise<UploadedFile> {
   const contentType = req.headers['content-type'] ?? '';
   if (!/^multipart\/form-data/i.test(contentType)) throw new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Send the file as multipart/form-data in the field "file"');
@@ -93,6 +94,8 @@ export async function receiveUpload(
         },
       );
     });
+    // text fields beside the file are the caller's (POST /api/benchmark takes its pipelines so)
+    parser.on('field', (name, value) => options.onField?.(name, value));
     parser.on('error', () => fail(new DomainError('BAD_REQUEST', 'Malformed multipart body')));
     parser.on('close', () => {
       if (!started) fail(new DomainError('BAD_REQUEST', 'Send the file in the multipart field "file"'));

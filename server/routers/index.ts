@@ -9,6 +9,8 @@ import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
 import { storageRouter } from './storage.router.ts';
+import { benchmarkRouter } from './benchmark.router.ts';
+import { budgetRouter } from './budget.router.ts';
 import { creditsRouter } from './credits.router.ts';
 import { contactRouter } from './contact.router.ts';
 import { outreachRouter } from './outreach.router.ts';
@@ -26,6 +28,8 @@ export const appRouter = router({
   sharing: sharingRouter,
   webhooks: webhooksRouter,
   storage: storageRouter,
+  benchmark: benchmarkRouter,
+  budget: budgetRouter,
   credits: creditsRouter,
   contact: contactRouter,
   outreach: outreachRouter,

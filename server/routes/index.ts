@@ -14,6 +14,7 @@ import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 import { mountStorageBodilessPosts } from './storage.route.ts';
+import { mountBenchmarkRoutes } from './benchmark.route.ts';
 import { mountUnsubscribeRoute } from './unsubscribe.route.ts';
 import { mountFlyerBodilessPosts, mountFlyerHtml } from './flyers.route.ts';
 
@@ -39,6 +40,7 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
   mountStorageBodilessPosts,
+  mountBenchmarkRoutes,
   mountUnsubscribeRoute,
   mountFlyerBodilessPosts,
   mountFlyerHtml,

@@ -1,3 +1,4 @@
+import { createCloudAlarmProbe } from '../benchmark/cloud-alarms.ts';
 import { ALARMS } from '../alarms/alarm-conditions.ts';
 import { openEpisodes } from '../alarms/alarms.queries.ts';
 import type { RawRouteMount } from './index.ts';
@@ -9,6 +10,7 @@ import type { RawRouteMount } from './index.ts';
  * from the open alarm episodes.
  */
 export const mountMetricsRoute: RawRouteMount = (app, deps) => {
+  const probeCloudAlarms = createCloudAlarmProbe();
   app.get('/metrics', async (_req, res) => {
     try {
       const queues = await deps.boss.getQueues();
@@ -17,6 +19,7 @@ export const mountMetricsRoute: RawRouteMount = (app, deps) => {
     } catch (error) {
       deps.log.warn({ err: error }, 'queue backlog not readable for /metrics');
     }
+    await probeCloudAlarms(deps).catch((error: unknown) => deps.log.warn({ err: error }, 'cloud alarms not readable for /metrics'));
     try {
       const open = new Set((await openEpisodes(deps.db)).map((episode) => episode.condition));
       for (const condition of Object.keys(ALARMS)) deps.metrics.alarmFiring.set({ condition }, open.has(condition) ? 1 : 0);

@@ -8,7 +8,7 @@ import { lazyEngine, type EngineProvider } from '../../server/conversion-jobs/en
 import type { TestApp } from '../helpers/app.ts';
 
 export const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
-const THREE_PAGES = path.join(CORPUS, 'multicolumn-latex.pdf');
+export const THREE_PAGES = path.join(CORPUS, 'multicolumn-latex.pdf');
 
 type Gate = { promise: Promise<void>; open: () => void };
 function gate(): Gate {
