@@ -11,6 +11,10 @@ import { registerBenchmarkJobs } from './benchmark/benchmark.worker.ts';
 import { registerStorageJobs } from './storage/storage.worker.ts';
 import { registerBudgetJobs } from './budget/budget.worker.ts';
 import { registerBatchJobs } from './batch/batch.worker.ts';
+import { registerResultMailJobs } from './result-mail/result-mail.worker.ts';
+import { registerAlarmJobs } from './alarms/alarms.worker.ts';
+import { registerOutreachJobs } from './outreach/outreach.worker.ts';
+import { registerFlyerJobs } from './flyers/flyers.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process, by area. Each area
@@ -31,6 +35,10 @@ const registrations = {
   storage: async (deps: Deps) => void (await registerStorageJobs(deps)),
   budget: registerBudgetJobs,
   batch: registerBatchJobs,
+  'result-mail': registerResultMailJobs,
+  alarms: (deps: Deps) => registerAlarmJobs(deps),
+  outreach: registerOutreachJobs,
+  flyers: registerFlyerJobs,
 } satisfies Record<string, (deps: Deps) => Promise<void>>;
 
 export type WorkerArea = keyof typeof registrations;

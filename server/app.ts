@@ -22,6 +22,7 @@ import { describeTrpcError } from './trpc/trpc.ts';
 import { keepInputsStrict } from './trpc/strict-inputs.ts';
 import { sql } from './db/database.ts';
 import { z } from 'zod';
+import { recordApiError } from './alarms/alarms.queries.ts';
 
 const swaggerUiDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -67,9 +68,11 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     res.on('finish', () => {
       const line = { requestId, method: req.method, path: req.path, status: res.statusCode, ms: Math.round(performance.now() - started) };
       deps.metrics.httpResponses.inc({ class: `${Math.floor(res.statusCode / 100)}xx` });
-      // the cause, when a route answered through sendError; the body and the x-request-id header carry requestId
-      if (res.statusCode >= 500) deps.log.error({ ...line, ...(res.locals.error ? { err: res.locals.error } : {}) }, 'request failed');
-      else deps.log.debug(line, 'request');
+      if (res.statusCode >= 500) {
+        // the cause, when a route answered through sendError; the body and the x-request-id header carry requestId
+        deps.log.error({ ...line, ...(res.locals.error ? { err: res.locals.error } : {}) }, 'request failed');
+        recordApiError(deps.db, deps.clock.now()).catch((error: unknown) => deps.log.warn({ err: error }, 'api 5xx not counted for the alarm'));
+      } else deps.log.debug(line, 'request');
     });
     next();
   });

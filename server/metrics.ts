@@ -61,6 +61,12 @@ export function createMetrics() {
       labelNames: ['alarm'] as const,
       registers: [registry],
     }),
+    alarmFiring: new Gauge({
+      name: 'folio_alarm_firing',
+      help: 'Alarm conditions with an open episode (1), read from the minute check at scrape time',
+      labelNames: ['condition'] as const,
+      registers: [registry],
+    }),
   };
 }
 

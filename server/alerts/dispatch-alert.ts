@@ -5,7 +5,8 @@ import type { Metrics } from '../metrics.ts';
 import type { SendRequest, SendResult } from '../email/types.ts';
 import { messengerConfigured, sendMessengerMessage, type MessengerConfig } from './messenger.ts';
 
-const AlertType = z.enum(['email_delivery_failure']);
+/** email_delivery_failure: provider-reported failures; monitoring_alarm: the minute alarm check (server/alarms). */
+export const AlertType = z.enum(['email_delivery_failure', 'monitoring_alarm']);
 
 /** The body of POST /internal/email-alert and of the in-process call. */
 export const AdminAlert = z.object({

@@ -39,7 +39,7 @@ export type AlertOutcome = 'delivered' | 'disabled' | 'unconfigured' | 'failed';
  * x-proxy-secret), otherwise through this process's dispatcher — the same
  * code POST /internal/email-alert runs, without an HTTP round trip to ourselves.
  */
-async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): Promise<AlertOutcome> {
+export async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): Promise<AlertOutcome> {
   const url = deps.config.alerts.internalAlertUrl;
   if (!url) {
     const result = await dispatchAdminAlert(alertDispatchDeps(deps), alert);

@@ -55,7 +55,8 @@ export async function assembleConversion(deps: ConversionDeps, input: { jobId: s
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
-    const credits = job.totalPages * Math.max(1, deps.config.conversion.highFidelityCreditMultiplier);
+    // A job without a hold is a comped reflow: free, so nothing is charged or reported as charged.
+    const credits = job.holdId ? job.totalPages * Math.max(1, deps.config.conversion.highFidelityCreditMultiplier) : 0;
     const finished = await db.transaction(async (tx) => {
       if (!(await markJobCompleted(tx, jobId, zipKey, credits))) return false;
       if (job.holdId) await settleHold(tx, job.holdId, credits);

@@ -83,7 +83,8 @@ export async function insertJob(
     options: Record<string, unknown>;
     totalPages: number;
     totalChunks: number;
-    holdId: string;
+    /** null only for a comped reflow, which is free */
+    holdId: string | null;
   },
 ): Promise<string> {
   return tx
@@ -402,4 +403,19 @@ export async function failStuckInlineFiles(db: Queryable, boundMs: number, code:
          and not exists (select 1 from large_conversion_jobs j where j.file_id = f.id and j.status not in ${TERMINAL_STATUSES})
       returning f.hold_id)
     select release_credit_hold(h.id, 'failed') from credit_holds h join stuck on stuck.hold_id = h.id where h.status = 'held'`);
+}
+
+/**
+ * Locks a flyer job for its comped reflow: the second of two requests waits
+ * here and then finds the comp set. ALREADY_RESOLVED when it was comped.
+ */
+export async function lockUnresolvedFlyer(tx: Queryable, flyerJobId: string): Promise<void> {
+  const row = await tx.maybeOne(sql.type(z.object({ comped: z.boolean() }))`
+    select comp_conversion_id is not null as comped from flyer_jobs where id = ${flyerJobId} for update`);
+  if (!row) throw new DomainError('NOT_FOUND', 'Preserve Formatting job not found');
+  if (row.comped) throw new DomainError('ALREADY_RESOLVED', 'This Preserve Formatting job was already turned into a reflowed conversion');
+}
+
+export async function setFlyerComp(tx: Queryable, flyerJobId: string, jobId: string): Promise<void> {
+  await tx.query(sql.type(AnyRow)`update flyer_jobs set comp_conversion_id = ${jobId}, updated_at = now() where id = ${flyerJobId}`);
 }

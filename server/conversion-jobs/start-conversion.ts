@@ -1,10 +1,19 @@
 import { z } from 'zod';
 import { batchHoldWindowMs, isBatchEligible } from '../batch/eligibility.ts';
 import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, isDomainError } from '../errors.ts';
 import type { ConversionDeps } from './conversion-deps.ts';
 import { enqueueChunk, ensureConversionQueues } from './conversion-jobs.jobs.ts';
-import { insertChunks, insertJob, markFileQueued, notifyConversion, requireFile, selectLiveJob } from './conversion-jobs.queries.ts';
+import {
+  insertChunks,
+  insertJob,
+  lockUnresolvedFlyer,
+  markFileQueued,
+  notifyConversion,
+  requireFile,
+  selectLiveJob,
+  setFlyerComp,
+} from './conversion-jobs.queries.ts';
 
 export const ConvertOptions = z.object({
   highFidelity: z.boolean().optional(),
@@ -30,9 +39,20 @@ function chunkRanges(totalPages: number, chunkPages: number): Array<{ start: num
  * then the job, its chunk rows and their queue jobs in one transaction.
  * CONFLICT when the file is not an uploaded PDF or a conversion of it is live.
  */
-export async function startConversion(deps: ConversionDeps, input: { fileId: string; options: ConvertOptions }): Promise<StartedConversion> {
+/** Every "insufficient credits" answer carries PURCHASE_URL, in its message and its details. */
+function withPurchaseLink(error: unknown, purchaseUrl: string): unknown {
+  if (!isDomainError(error) || (error.code !== 'INSUFFICIENT_CREDITS' && error.code !== 'FREE_PAGE_LIMIT')) return error;
+  return new DomainError(error.code, `${error.message}. Buy credits: ${purchaseUrl}`, { context: { ...error.context, purchaseUrl }, cause: error });
+}
+
+export async function startConversion(
+  deps: ConversionDeps,
+  input: { fileId: string; options: ConvertOptions; compFor?: { flyerJobId: string } },
+): Promise<StartedConversion> {
   const { db } = deps;
-  const { fileId, options } = input;
+  const { fileId, compFor } = input;
+  // A comp is decided by the caller (the comped-reflow route), never by options a client sent.
+  const options: ConvertOptions = compFor ? { ...input.options, _compedFlyerJobId: compFor.flyerJobId } : input.options;
   const file = await requireFile(db, fileId);
   if (file.contentType !== 'application/pdf' || !file.storageKey || !file.pageCount) {
     throw new DomainError('CONFLICT', 'Only an uploaded PDF can be converted this way');
@@ -46,13 +66,19 @@ export async function startConversion(deps: ConversionDeps, input: { fileId: str
   const batch = isBatchEligible(deps.config.batch, { options, totalPages: pages });
   const status = batch ? 'waiting_batch' : 'pending';
   return db.transaction(async (tx) => {
-    const holdId = await createHold(tx, {
-      customerId: file.customerId,
-      amount: estimate,
-      // a parked job's hold must outlast the batch turnaround (the driver's claim sets it again)
-      windowMs: batch ? batchHoldWindowMs(deps.config.batch) : ON_DEMAND_HOLD_WINDOW_MS,
-      reference: `conversion:${fileId}`,
-    });
+    if (compFor) await lockUnresolvedFlyer(tx, compFor.flyerJobId);
+    // A comped reflow is free: no hold, so assembling charges nothing.
+    const holdId = compFor
+      ? null
+      : await createHold(tx, {
+          customerId: file.customerId,
+          amount: estimate,
+          // a parked job's hold must outlast the batch turnaround (the driver's claim sets it again)
+          windowMs: batch ? batchHoldWindowMs(deps.config.batch) : ON_DEMAND_HOLD_WINDOW_MS,
+          reference: `conversion:${fileId}`,
+        }).catch((error: unknown) => {
+          throw withPurchaseLink(error, deps.config.product.purchaseUrl);
+        });
     const jobId = await insertJob(tx, {
       fileId,
       ownerId: file.ownerId,
@@ -63,6 +89,7 @@ export async function startConversion(deps: ConversionDeps, input: { fileId: str
       totalChunks: ranges.length,
       holdId,
     });
+    if (compFor) await setFlyerComp(tx, compFor.flyerJobId, jobId);
     const chunks = await insertChunks(tx, jobId, ranges, status);
     await markFileQueued(tx, fileId, ranges.length);
     if (!batch) for (const chunk of chunks) await enqueueChunk(deps.boss, tx, { chunkId: chunk.id, jobId });

@@ -48,6 +48,11 @@ export function useFreePages(db: Queryable, customerId: string, pages: number): 
   return mapCreditErrors(() => db.oneFirst(sql.type(z.object({ used: z.number() }))`select use_free_pages(${customerId}, ${pages}) as used`));
 }
 
+/** Charges pages to the balance the customer's plan uses (credits or free pages): Preserve Formatting charges up front. */
+export async function chargePages(db: Queryable, customerId: string, pages: number): Promise<void> {
+  await mapCreditErrors(() => db.query(sql.type(AnyRow)`select charge_pages(${customerId}, ${pages})`));
+}
+
 /** Reserves an estimate for a job; refuses with INSUFFICIENT_CREDITS / FREE_PAGE_LIMIT before any work. */
 export function createHold(db: Queryable, input: { customerId: string; amount: number; windowMs?: number; reference?: string }): Promise<string> {
   const windowSeconds = Math.ceil((input.windowMs ?? ON_DEMAND_HOLD_WINDOW_MS) / 1000);

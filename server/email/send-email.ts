@@ -121,7 +121,7 @@ export async function deliverEmail(deps: EmailDeps, input: SendRequest, retry?: 
     subject: request.subject,
     html: request.html,
     text: request.text,
-    headers: { 'X-Folio-Log-Id': correlationId },
+    headers: { ...request.headers, 'X-Folio-Log-Id': correlationId },
     tags,
     attachments: (request.attachments ?? []).map((file) => ({
       filename: file.filename,

@@ -51,6 +51,17 @@ export const SendRequest = z
     html: z.string().optional(),
     text: z.string().optional(),
     attachments: z.array(EmailAttachment).max(20).optional(),
+    /** Extra headers (List-Unsubscribe for outreach); a value with a line break would inject headers, so none has one. */
+    headers: z
+      .record(
+        z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,63}$/),
+        z
+          .string()
+          .max(2000)
+          .regex(/^[^\r\n]*$/),
+      )
+      .refine((headers) => Object.keys(headers).length <= 10, 'at most 10 headers')
+      .optional(),
   })
   .refine((request) => request.html !== undefined || request.text !== undefined, { message: 'html or text is required', path: ['html'] });
 export type SendRequest = z.input<typeof SendRequest>;

@@ -13,8 +13,8 @@ export function publicBase(config: Deps['config']): string {
   return (config.publicBaseUrl ?? `http://localhost:${config.port}`).replace(/\/+$/, '');
 }
 
-/** Where replies send people: sign-up and credits pages of the web app, the public address to write to. */
+/** Where replies send people: the web app's sign-up page, PURCHASE_URL, the public address to write to. */
 export function replyLinks(config: Deps['config']): ReplyLinks {
   const base = publicBase(config);
-  return { publicAddress: config.intake.publicAddress, signUpUrl: `${base}/signup`, buyCreditsUrl: `${base}/account/credits` };
+  return { publicAddress: config.intake.publicAddress, signUpUrl: `${base}/signup`, buyCreditsUrl: config.product.purchaseUrl };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { EmailLogPage, EmailLogQuery, listEmailLog, listSuppressions, removeSuppression, SuppressionItem } from '../email-admin/email-admin.ts';
+import { AlertSetting, AlertSettingPatch, AlertSettingsList, listAlertSettings, updateAlertSetting } from '../alerts/alert-settings.ts';
 import { adminProcedure, router } from '../trpc/trpc.ts';
 
 const SuppressionsQuery = z.object({
@@ -51,4 +52,32 @@ export const adminRouter = router({
     .input(z.object({ email: z.string().min(3).max(320) }))
     .output(z.object({ removed: z.literal(true), email: z.string(), reason: z.string() }))
     .mutation(({ ctx, input }) => removeSuppression(ctx.deps.db, { email: decodePathParam(input.email), actorId: ctx.user.id })),
+  alertSettings: adminProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/admin/alert-settings',
+        tags: ['admin'],
+        summary: 'Admin alert settings per alert type',
+        description:
+          'Every alert type with what applies now: its row, or the defaults (enabled, email and messenger, email to ALERT_EMAIL; `customised: false`).',
+      },
+    })
+    .input(z.void())
+    .output(AlertSettingsList)
+    .query(({ ctx }) => listAlertSettings(ctx.deps.db)),
+  updateAlertSetting: adminProcedure
+    .meta({
+      openapi: {
+        method: 'PATCH',
+        path: '/api/admin/alert-settings/{alertType}',
+        tags: ['admin'],
+        summary: 'Mute, route or reroute one alert type',
+        description:
+          'Any of `enabled`, `channels` (email, messenger; at least one: mute with enabled false), `emailTo` (null: back to ALERT_EMAIL). Writes an `alert_settings_update` audit entry with before and after.',
+      },
+    })
+    .input(AlertSettingPatch)
+    .output(AlertSetting)
+    .mutation(({ ctx, input }) => updateAlertSetting(ctx.deps.db, ctx.user.id, input)),
 });

@@ -11,6 +11,10 @@ import { webhooksRouter } from './webhooks.router.ts';
 import { storageRouter } from './storage.router.ts';
 import { benchmarkRouter } from './benchmark.router.ts';
 import { budgetRouter } from './budget.router.ts';
+import { creditsRouter } from './credits.router.ts';
+import { contactRouter } from './contact.router.ts';
+import { outreachRouter } from './outreach.router.ts';
+import { flyersRouter } from './flyers.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -26,6 +30,10 @@ export const appRouter = router({
   storage: storageRouter,
   benchmark: benchmarkRouter,
   budget: budgetRouter,
+  credits: creditsRouter,
+  contact: contactRouter,
+  outreach: outreachRouter,
+  flyers: flyersRouter,
 });
 
 export type AppRouter = typeof appRouter;

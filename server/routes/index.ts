@@ -15,6 +15,8 @@ import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
 import { mountStorageBodilessPosts } from './storage.route.ts';
 import { mountBenchmarkRoutes } from './benchmark.route.ts';
+import { mountUnsubscribeRoute } from './unsubscribe.route.ts';
+import { mountFlyerBodilessPosts, mountFlyerHtml } from './flyers.route.ts';
 import { mountWebApp } from './web-app.route.ts';
 import { mountDevToken } from './dev-token.route.ts';
 
@@ -41,6 +43,9 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountWebhookBodilessPosts,
   mountStorageBodilessPosts,
   mountBenchmarkRoutes,
+  mountUnsubscribeRoute,
+  mountFlyerBodilessPosts,
+  mountFlyerHtml,
   mountWebApp,
   mountDevToken,
 ];

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { DatabaseTransactionConnection } from 'slonik';
 import { sql } from '../db/database.ts';
 import { takeRateLimits } from '../rate-limit/take-rate-limit.ts';
+import { enqueueResultMails } from '../result-mail/result-mail.jobs.ts';
+import { usersWantingResultMail } from '../result-mail/result-mail.queries.ts';
 import { buildConversionEvent, type ConversionEvent, type FileFacts } from './webhook-payload.ts';
 import { webhookRateLimits } from './webhook-limits.ts';
 import type { WebhookDeps } from './webhook-runtime.ts';
@@ -76,6 +78,8 @@ export async function dispatchOutboxEvents(deps: WebhookDeps, options: { batchSi
         deliveries.push({ ...who, eventId: event.eventId, event: event.type, fileId: event.fileId, body: event.body, status });
       }
     }
+    // Result mail rides on the same claim: an event dispatched once queues its mail once.
+    await enqueueResultMails(deps.boss, tx, rows, (userIds) => usersWantingResultMail(tx, userIds));
     const inserted = await insertDeliveries(tx, deliveries);
     const pending = inserted.filter((delivery) => delivery.status === 'pending');
     await enqueueFirstAttempts(

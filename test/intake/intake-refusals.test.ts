@@ -193,7 +193,7 @@ describe('branded refusals', () => {
     expect(await intake.settled(id)).toMatchObject({ status: 'refused', outcome: 'insufficient_credits', ackSentAt: null });
     const { email } = await onlyReplyTo('broke@example.com');
     expect(email.text).toMatch(/You have 0 of your 10 free pages left/);
-    expect(email.text).toContain('https://folio.test/account/credits');
+    expect(email.text).toContain('https://folio.test/pricing'); // PURCHASE_URL unset: the default under PUBLIC_BASE_URL
     expect(await conversionLog(intake.app, id)).toMatchObject({ status: 'error', customerId, creditsCharged: 0, errorMessage: 'Insufficient credits' });
   });
 });

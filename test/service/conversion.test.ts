@@ -102,7 +102,7 @@ describe('refusals', () => {
     const fileId = await uploadPdf(app, token);
     const response = await api(app, token, 'POST', `/api/convert/${fileId}`, {});
     expect(response.status).toBe(402);
-    expect(await response.json()).toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    expect(await response.json()).toMatchObject({ code: 'INSUFFICIENT_CREDITS', message: expect.stringMatching(/Buy credits: http\S+\/pricing$/) });
     expect(await jobState(app, fileId)).toBeNull();
     expect(await balance(app, email)).toEqual({ credits: 2, held: 0, freeUsed: 0, freeHeld: 0 });
   });
