@@ -1,5 +1,6 @@
 import { loadConfig } from '../server/config.ts';
 import { createLog } from '../server/log.ts';
+import { fatalAlertsFor } from '../server/out-of-band/fatal-alert-transport.ts';
 import { onShutdown, openRuntime } from '../server/runtime.ts';
 import { parseQueuesOption, registerWorkers } from './registry.ts';
 
@@ -9,7 +10,7 @@ import { parseQueuesOption, registerWorkers } from './registry.ts';
  * a scale-out worker pool runs one kind of work; without it, every area.
  */
 const config = loadConfig();
-const log = createLog({ level: config.logLevel, name: 'folio-workers' });
+const log = createLog({ level: config.logLevel, name: 'folio-workers', onFatal: fatalAlertsFor(config) });
 if (!config.database.url) {
   log.fatal('jobs/main.ts runs against an existing database: set DATABASE_URL (npm start runs API and workers together on embedded PostgreSQL)');
   process.exit(1);

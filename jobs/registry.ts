@@ -8,6 +8,8 @@ import { registerRateLimitJobs } from './rate-limit/sweep-rate-limits.worker.ts'
 import { registerIntakeJobs } from './intake/intake.worker.ts';
 import { registerWebhookJobs } from './webhooks/webhooks.worker.ts';
 import { registerBenchmarkJobs } from './benchmark/benchmark.worker.ts';
+import { registerStorageJobs } from './storage/storage.worker.ts';
+import { registerBudgetJobs } from './budget/budget.worker.ts';
 
 /**
  * Every queue, worker and schedule of the worker process, by area. Each area
@@ -25,6 +27,8 @@ const registrations = {
   intake: async (deps: Deps) => void (await registerIntakeJobs(deps)),
   webhooks: async (deps: Deps) => void (await registerWebhookJobs(deps)),
   benchmark: registerBenchmarkJobs,
+  storage: async (deps: Deps) => void (await registerStorageJobs(deps)),
+  budget: registerBudgetJobs,
 } satisfies Record<string, (deps: Deps) => Promise<void>>;
 
 export type WorkerArea = keyof typeof registrations;

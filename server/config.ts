@@ -136,6 +136,10 @@ const EnvSchema = z.object({
   INTAKE_SENDER_WINDOW_SECONDS: integer(3600, 1, 86_400),
   FOLIO_INTAKE: flag(true),
 
+  // input from storage: import by URL, customer S3 connections, watched prefixes
+  IMPORT_TIMEOUT_SECONDS: integer(120, 1, 3600),
+  STORAGE_STS_ENDPOINT: optionalUrl,
+  STORAGE_TEST_ALLOW_LOOPBACK: flag(false),
   // pipeline benchmark
   BENCHMARK_MODE: optionalText.pipe(z.enum(['queue', 'inline']).optional()),
   BENCHMARK_VISIBILITY_TIMEOUT_SECONDS: integer(15 * 60, 1, 24 * 60 * 60),
@@ -143,6 +147,15 @@ const EnvSchema = z.object({
   BENCHMARK_MAX_PAGES: integer(100, 1, 5000),
   BENCHMARK_CONCURRENCY: integer(1, 1, 16),
   QUEUE_SUPERVISE_SECONDS: integer(60, 1, 3600),
+  // model budget, cost monitors, out-of-band alerts
+  MODEL_BUDGET_DAILY_USD: optionalText.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  MODEL_BUDGET_MONTHLY_USD: optionalText.pipe(z.coerce.number<string | undefined>().positive().optional()),
+  MODEL_BUDGET_ALERT_PERCENT: integer(80, 1, 99),
+  COST_SPIKE_FACTOR: optionalText.pipe(z.coerce.number<string | undefined>().min(1).max(1000).optional()),
+  COST_SPIKE_MIN_USD: optionalText.pipe(z.coerce.number<string | undefined>().nonnegative().optional()),
+  COST_TRICKLE_HOURS: integer(6, 1, 168),
+  FATAL_ALERT_MAX_PER_HOUR: integer(10, 0, 1000),
+  FATAL_ALERT_DEDUPE_SECONDS: integer(3600, 1, 7 * 86_400),
 });
 
 /**
@@ -150,9 +163,8 @@ const EnvSchema = z.object({
  * any NODE_ENV but `test` they stop the start, so a production config that
  * carries one by accident never runs.
  */
-const TEST_ONLY_SWITCHES = ['WEBHOOK_TEST_ALLOW_LOOPBACK'] as const;
+const TEST_ONLY_SWITCHES = ['WEBHOOK_TEST_ALLOW_LOOPBACK', 'STORAGE_TEST_ALLOW_LOOPBACK'] as const;
 
-export type Env = z.input<typeof EnvSchema>;
 type ParsedEnv = z.output<typeof EnvSchema>;
 
 export class ConfigError extends Error {
@@ -311,6 +323,17 @@ function buildConfig(e: ParsedEnv) {
         timeoutMs: e.MAIL_API_TIMEOUT_MS,
       },
     },
+    imports: {
+      /** A whole URL import or S3 object fetch (headers and body) must finish within this. */
+      timeoutMs: e.IMPORT_TIMEOUT_SECONDS * 1000,
+      /** Where AssumeRole is sent for role connections; unset: the regional AWS STS endpoint. */
+      stsEndpoint: e.STORAGE_STS_ENDPOINT,
+      /**
+       * Test suite only (refused above unless NODE_ENV=test): URL imports from a loopback HTTPS origin
+       * with a self-signed certificate, and S3 connections to a loopback (plain HTTP) endpoint.
+       */
+      allowLoopback: e.STORAGE_TEST_ALLOW_LOOPBACK && e.NODE_ENV === 'test',
+    },
     benchmark: {
       /** queue: POST answers at once and workers run the pipelines (cloud); inline: POST runs them and answers with the result (edge) */
       mode: e.BENCHMARK_MODE ?? 'queue',
@@ -323,6 +346,18 @@ function buildConfig(e: ParsedEnv) {
     },
     /** how often a worker process looks for expired jobs (pg-boss supervise and monitor intervals) */
     queueSuperviseSeconds: e.QUEUE_SUPERVISE_SECONDS,
+    budget: {
+      /** USD per UTC day and per UTC month; unset means no limit (the admin settings override both). */
+      dailyUsd: e.MODEL_BUDGET_DAILY_USD,
+      monthlyUsd: e.MODEL_BUDGET_MONTHLY_USD,
+      alertRatio: e.MODEL_BUDGET_ALERT_PERCENT / 100,
+      spikeFactor: e.COST_SPIKE_FACTOR ?? 3,
+      /** a last hour below this is never a spike, however quiet the week was */
+      spikeMinUsd: e.COST_SPIKE_MIN_USD ?? 1,
+      trickleHours: e.COST_TRICKLE_HOURS,
+      fatalAlertsPerHour: e.FATAL_ALERT_MAX_PER_HOUR,
+      fatalDedupeMs: e.FATAL_ALERT_DEDUPE_SECONDS * 1000,
+    },
   };
 }
 

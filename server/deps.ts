@@ -5,7 +5,9 @@ import type { EmailService } from './email/email-service.ts';
 import type { IntakeMailer } from './intake/send-intake-mail.ts';
 import type { Log } from './log.ts';
 import type { Metrics } from './metrics.ts';
+import type { OutOfBandSender } from './out-of-band/out-of-band-sender.ts';
 import type { Boss } from './queue/boss.ts';
+import type { ImportRuntime } from './storage/import-runtime.ts';
 import type { ObjectStore } from './storage/storage.ts';
 import type { WebhookRuntime } from './webhooks/webhook-runtime.ts';
 
@@ -37,6 +39,10 @@ export type ProcessServices = {
   engine: EngineProvider;
   mailer: IntakeMailer;
   webhooks: WebhookRuntime;
+  /** Import by URL and from customer buckets: the guarded client, the connection-secret key. */
+  importer: ImportRuntime;
+  /** Provider A called directly, no database: budget alerts, cost monitors (server/out-of-band). */
+  outOfBand: OutOfBandSender;
 };
 
 /**

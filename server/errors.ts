@@ -4,7 +4,7 @@
  * client sees the same { code, message } whichever door it used.
  */
 
-export const ERROR_STATUS = {
+const ERROR_STATUS = {
   BAD_REQUEST: 400,
   VALIDATION_FAILED: 400,
   UNAUTHORIZED: 401,
@@ -57,6 +57,14 @@ export const ERROR_STATUS = {
   WEBHOOK_URL_REJECTED: 422,
   // a user (or a tenant) already has the most endpoints allowed
   TOO_MANY_WEBHOOK_ENDPOINTS: 409,
+
+  // input from storage
+  // an import URL (or a connection's endpoint) that is not public HTTPS, refused before anything is fetched
+  IMPORT_URL_REJECTED: 422,
+  // a user already has the most storage connections allowed
+  TOO_MANY_STORAGE_CONNECTIONS: 409,
+  // the customer's bucket answered an error (the AWS error code and message are in the message)
+  STORAGE_ACCESS_FAILED: 502,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

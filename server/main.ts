@@ -5,6 +5,7 @@ import { ConfigError, loadConfig } from './config.ts';
 import { EmbeddedStartError } from './db/embedded.ts';
 import { startSmtpListener } from './intake/smtp-listener.ts';
 import { createLog } from './log.ts';
+import { fatalAlertsFor } from './out-of-band/fatal-alert-transport.ts';
 import { onShutdown, openRuntime } from './runtime.ts';
 
 /**
@@ -22,7 +23,7 @@ try {
   }
   throw error;
 }
-const log = createLog({ level: config.logLevel });
+const log = createLog({ level: config.logLevel, onFatal: fatalAlertsFor(config) });
 const withWorkers = config.runWorkers && !process.argv.includes('--no-workers');
 const withIntake = config.intake.enabled && !process.argv.includes('--no-intake');
 

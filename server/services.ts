@@ -2,8 +2,10 @@ import { lazyEngine } from './conversion-jobs/engine-provider.ts';
 import type { CoreDeps, Deps, ProcessServices } from './deps.ts';
 import { createEmailService } from './email/email-service.ts';
 import { createIntakeMailer } from './intake/send-intake-mail.ts';
+import { createOutOfBandSender, outOfBandSettings } from './out-of-band/out-of-band-sender.ts';
 import { createObjectStore } from './storage/storage.ts';
 import { createWebhookRuntime } from './webhooks/webhook-runtime.ts';
+import { createImportRuntime } from './storage/import-runtime.ts';
 
 export type ProcessDeps = { deps: Deps; close: () => Promise<void> };
 
@@ -24,6 +26,8 @@ export function withProcessServices(core: CoreDeps, given: Partial<ProcessServic
     engine: given.engine ?? engine!,
     mailer: given.mailer ?? createIntakeMailer(core),
     webhooks: given.webhooks ?? createWebhookRuntime(core),
+    importer: given.importer ?? createImportRuntime(core),
+    outOfBand: given.outOfBand ?? createOutOfBandSender(outOfBandSettings(core.config)),
   };
   return { deps: { ...core, ...services }, close: async () => void (await engine?.close()) };
 }

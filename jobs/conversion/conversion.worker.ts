@@ -1,3 +1,4 @@
+import { requestBudgetCheck } from '../../server/budget/budget.jobs.ts';
 import { assembleConversion } from '../../server/conversion-jobs/assemble-conversion.ts';
 import {
   ASSEMBLE_QUEUE,
@@ -41,6 +42,10 @@ export async function registerConversionJobs(deps: Deps, options: { schedule?: b
     const outcome = await runChunk(deps, { ...data, finalAttempt: job.retryCount >= job.retryLimit, signal: job.signal });
     // A chunk takes less than a poll interval: without this every chunk would also wait out the poll.
     if (outcome === 'completed') wakeWorkers(deps.boss, [CHUNK_QUEUE, ASSEMBLE_QUEUE]);
+    // Every run booked spend on the ledger: the model budget is checked soon, not only on the minute.
+    if (outcome !== 'skipped') {
+      await requestBudgetCheck(deps.boss).catch((error: unknown) => deps.log.warn({ err: error }, 'budget check not requested; the minute schedule runs it'));
+    }
   });
   await deps.boss.work(ASSEMBLE_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
     if (job) await assembleConversion(deps, AssembleJobData.parse(job.data));

@@ -1,7 +1,7 @@
 import { expireHolds } from '../../server/credits/credits.ts';
 import type { Deps } from '../../server/deps.ts';
 
-export const EXPIRE_HOLDS_QUEUE = 'credits.expire-holds';
+const EXPIRE_HOLDS_QUEUE = 'credits.expire-holds';
 
 /**
  * Balance checks already ignore expired holds lazily; this sweep marks them

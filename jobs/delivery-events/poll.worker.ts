@@ -1,3 +1,4 @@
+import { raiseAlertDeps } from '../../server/alerts/raise-alert.ts';
 import type { Deps } from '../../server/deps.ts';
 import { pollResendEvents } from '../../server/delivery-events/poll-resend-events.ts';
 
@@ -11,7 +12,7 @@ export const POLL_EVENTS_QUEUE = 'email-events.poll';
 export async function registerDeliveryEventJobs(deps: Deps) {
   await deps.boss.createQueue(POLL_EVENTS_QUEUE, { policy: 'singleton', retryLimit: 0, expireInSeconds: 600 });
   await deps.boss.work(POLL_EVENTS_QUEUE, async () => {
-    const result = await pollResendEvents({ ...deps, sendEmail: (request) => deps.email.send(request), now: deps.clock.now() });
+    const result = await pollResendEvents({ ...raiseAlertDeps(deps), now: deps.clock.now() });
     const line = { event: 'email_events_poll', ...result };
     if (result.ok || result.truncated) deps.log.info(line, 'provider-A events polled');
     else deps.log.warn(line, 'provider-A events poll failed');

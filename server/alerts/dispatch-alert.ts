@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics.ts';
 import type { SendRequest, SendResult } from '../email/types.ts';
 import { messengerConfigured, sendMessengerMessage, type MessengerConfig } from './messenger.ts';
 
-export const AlertType = z.enum(['email_delivery_failure']);
+const AlertType = z.enum(['email_delivery_failure']);
 
 /** The body of POST /internal/email-alert and of the in-process call. */
 export const AdminAlert = z.object({

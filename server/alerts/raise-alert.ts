@@ -4,7 +4,7 @@ import type { Log } from '../log.ts';
 import type { Metrics } from '../metrics.ts';
 import type { SendRequest, SendResult } from '../email/types.ts';
 import { recordAlertOutcome } from '../delivery-events/delivery-events.queries.ts';
-import { dispatchAdminAlert, type AdminAlert } from './dispatch-alert.ts';
+import { dispatchAdminAlert, type AdminAlert, type AlertDeps } from './dispatch-alert.ts';
 
 export type RaiseAlertDeps = {
   config: Config;
@@ -14,6 +14,23 @@ export type RaiseAlertDeps = {
   sendEmail: (request: SendRequest) => Promise<SendResult>;
 };
 
+/** What raising an alert needs, from a process's services (its email library sends the alert mail). */
+export function raiseAlertDeps(deps: Omit<RaiseAlertDeps, 'sendEmail'> & { email: { send: RaiseAlertDeps['sendEmail'] } }): RaiseAlertDeps {
+  return { config: deps.config, db: deps.db, log: deps.log, metrics: deps.metrics, sendEmail: (request) => deps.email.send(request) };
+}
+
+/** The dispatcher's view of the same. */
+export function alertDispatchDeps(deps: RaiseAlertDeps): AlertDeps {
+  return {
+    db: deps.db,
+    log: deps.log,
+    metrics: deps.metrics,
+    alertEmail: deps.config.alerts.alertEmail,
+    messenger: deps.config.alerts.messenger,
+    sendEmail: deps.sendEmail,
+  };
+}
+
 export type AlertOutcome = 'delivered' | 'disabled' | 'unconfigured' | 'failed';
 
 /**
@@ -22,20 +39,10 @@ export type AlertOutcome = 'delivered' | 'disabled' | 'unconfigured' | 'failed';
  * x-proxy-secret), otherwise through this process's dispatcher — the same
  * code POST /internal/email-alert runs, without an HTTP round trip to ourselves.
  */
-export async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): Promise<AlertOutcome> {
+async function raiseAdminAlert(deps: RaiseAlertDeps, alert: AdminAlert): Promise<AlertOutcome> {
   const url = deps.config.alerts.internalAlertUrl;
   if (!url) {
-    const result = await dispatchAdminAlert(
-      {
-        db: deps.db,
-        log: deps.log,
-        metrics: deps.metrics,
-        alertEmail: deps.config.alerts.alertEmail,
-        messenger: deps.config.alerts.messenger,
-        sendEmail: deps.sendEmail,
-      },
-      alert,
-    );
+    const result = await dispatchAdminAlert(alertDispatchDeps(deps), alert);
     return result.delivery;
   }
   try {

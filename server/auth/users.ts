@@ -34,7 +34,3 @@ export async function findOrCreateUser(db: Database, claims: { subject: string; 
       returning ${userColumns}`);
   });
 }
-
-export async function getUser(db: Database, userId: string): Promise<AuthUser | null> {
-  return db.maybeOne(sql.type(AuthUser)`select ${userColumns} from users where id = ${userId}`);
-}

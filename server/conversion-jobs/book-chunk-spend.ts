@@ -10,10 +10,10 @@ export function pagesCost(pages: PageResult[]) {
 /** The spend of a run whose result is not kept (aborted, discarded) on the ledger and the job's total. */
 export async function bookChunkSpend(
   deps: Pick<ConversionDeps, 'db'>,
-  input: { jobId: string; chunkId: string; costUsd: number; metadata: Record<string, unknown> },
+  input: { jobId: string; chunkId: string; costUsd: number; backend: string; metadata: Record<string, unknown> },
 ): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    await insertChunkCost(tx, input.jobId, input.chunkId, input.costUsd, input.metadata);
+    await insertChunkCost(tx, input.jobId, input.chunkId, input.costUsd, input.metadata, input.backend);
     await addJobCost(tx, input.jobId, input.costUsd);
   });
 }

@@ -284,11 +284,18 @@ export async function completeChunk(tx: Queryable, chunkId: string, runId: strin
   return done.rowCount > 0;
 }
 
-/** A chunk row on the cost ledger (specification: source chunk-scheduler). */
-export async function insertChunkCost(tx: Queryable, jobId: string, chunkId: string, costUsd: number, metadata: Record<string, unknown>): Promise<void> {
+/** A chunk row on the cost ledger (specification: source chunk-scheduler), with the backend the chunk ran on. */
+export async function insertChunkCost(
+  tx: Queryable,
+  jobId: string,
+  chunkId: string,
+  costUsd: number,
+  metadata: Record<string, unknown>,
+  backend: string,
+): Promise<void> {
   await tx.query(sql.type(AnyRow)`
-    insert into cost_ledger (source, job_id, chunk_id, cost_usd, metadata)
-    values ('chunk-scheduler', ${jobId}, ${chunkId}, ${costUsd}, ${sql.jsonb(metadata as never)})`);
+    insert into cost_ledger (source, job_id, chunk_id, cost_usd, metadata, backend)
+    values ('chunk-scheduler', ${jobId}, ${chunkId}, ${costUsd}, ${sql.jsonb(metadata as never)}, ${backend})`);
 }
 
 export async function addJobCost(tx: Queryable, jobId: string, costUsd: number): Promise<void> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { pauseJobIfBudgetSpent } from '../budget/budget.queries.ts';
 import type { PageResult } from '../conversion/model.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll } from '../storage/storage.ts';
@@ -23,11 +24,13 @@ import { failConversion } from './fail-conversion.ts';
 
 export type ChunkOutcome = 'completed' | 'cancelled' | 'interrupted' | 'skipped' | 'lost';
 
-/** Claims the chunk (pending only, and only while its job runs); moves a pending job to processing. */
+/** Claims the chunk (pending only, only while its job runs and the model budget is not spent); moves a pending job to processing. */
 function claim(deps: Pick<ConversionDeps, 'db'>, data: ChunkJobData, runId: string): Promise<ClaimedChunk | null> {
   return deps.db.transaction(async (tx) => {
     const status = await lockJobStatus(tx, data.jobId);
     if (status !== 'pending' && status !== 'processing') return null;
+    // The model budget is spent: the job waits in paused_budget instead of starting a page.
+    if (await pauseJobIfBudgetSpent(tx, data.jobId)) return null;
     const claimed = await claimChunk(tx, data.chunkId, runId);
     if (!claimed) return null;
     if (status === 'pending') await markJobProcessing(tx, data.jobId);
@@ -62,6 +65,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
   const runId = randomUUID();
   const chunk = await claim(deps, data, runId);
   if (!chunk) return 'skipped';
+  const backend = backendFor(chunk.options);
 
   const controller = new AbortController();
   const pages: PageResult[] = [];
@@ -88,7 +92,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
     try {
       await engine.convertPages(new Uint8Array(source.buffer, source.byteOffset, source.byteLength), {
         pages: numbers,
-        backend: backendFor(chunk.options),
+        backend,
         signal: controller.signal,
         sourceName: chunk.sourceName,
         onPage: (page) => {
@@ -119,6 +123,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
         jobId: chunk.jobId,
         chunkId: chunk.id,
         costUsd: pagesCost(pages),
+        backend,
         metadata: { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'aborted' },
       });
       if (!lost) {
@@ -137,7 +142,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
       // Job row first: cancel_conversion_job locks it too, so exactly one of the two wins.
       if ((await lockJobStatus(tx, chunk.jobId)) !== 'processing') return 'lost' as const;
       if (!(await completeChunk(tx, chunk.id, runId, { resultKey, costUsd, pages: pages.length }))) return 'lost' as const;
-      await insertChunkCost(tx, chunk.jobId, chunk.id, costUsd, { chunkIndex: chunk.chunkIndex, pages: pages.length });
+      await insertChunkCost(tx, chunk.jobId, chunk.id, costUsd, { chunkIndex: chunk.chunkIndex, pages: pages.length }, backend);
       const counts = await countChunks(tx, chunk.jobId);
       const last = counts.done === counts.total;
       await advanceJob(tx, chunk.jobId, costUsd, last);
@@ -151,6 +156,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
         jobId: chunk.jobId,
         chunkId: chunk.id,
         costUsd,
+        backend,
         metadata: { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'discarded' },
       });
       await deps.store.delete(resultKey).catch(() => {});
@@ -159,7 +165,7 @@ export async function runChunk(deps: ConversionDeps, input: ChunkJobData & { fin
     return 'completed';
   } catch (error) {
     const metadata = { chunkIndex: chunk.chunkIndex, pages: pages.length, outcome: 'failed' };
-    await bookChunkSpend(deps, { jobId: chunk.jobId, chunkId: chunk.id, costUsd: pagesCost(pages), metadata }).catch((bookError: unknown) =>
+    await bookChunkSpend(deps, { jobId: chunk.jobId, chunkId: chunk.id, costUsd: pagesCost(pages), backend, metadata }).catch((bookError: unknown) =>
       log.error({ err: bookError, chunkId: chunk.id }, 'the spend of a failed chunk run could not be booked'),
     );
     if (!input.finalAttempt && retryable(error)) {

@@ -9,14 +9,14 @@ import type { Log } from '../log.ts';
 import type { FigureDescriptions } from './figures.ts';
 import type { Backend, ConvertedDocument, DocumentMeta, PageResult } from './model.ts';
 
-export type EngineOptions = {
+type EngineOptions = {
   conversion: Config['conversion'];
   log: Log;
   /** worker threads for the local backend; default conversion.poolSize */
   poolSize?: number;
 };
 
-export type ConvertPagesInput = {
+type ConvertPagesInput = {
   /** 1-based page numbers, converted and returned in this order */
   pages: number[];
   backend: Backend;

@@ -39,7 +39,7 @@ export function blocksText(blocks: Block[]): string {
 }
 
 /** What a field says when read out: its label and its value ("Subscribe: checked"). */
-export function formFieldText(field: FormField): string {
+function formFieldText(field: FormField): string {
   if (field.kind === 'checkbox') return `${field.label}: ${field.checked ? 'checked' : 'not checked'}`;
   return `${field.label}: ${field.value || 'empty'}`;
 }

@@ -14,7 +14,7 @@ const CREDIT_ERRORS = {
 
 /** The 90-minute window of an on-demand job's hold (specification: funds hold). */
 export const ON_DEMAND_HOLD_WINDOW_MS = 90 * 60 * 1000;
-export const FREE_TIER_PAGES = 10;
+const FREE_TIER_PAGES = 10;
 
 export type HoldOutcome = 'cancelled' | 'failed' | 'expired';
 // Anything that can run a query: the pool or an open transaction.
@@ -48,11 +48,6 @@ export function useFreePages(db: Queryable, customerId: string, pages: number): 
   return mapCreditErrors(() => db.oneFirst(sql.type(z.object({ used: z.number() }))`select use_free_pages(${customerId}, ${pages}) as used`));
 }
 
-/** Charges pages to the balance the customer's plan uses (credits or free pages). */
-export async function chargePages(db: Queryable, customerId: string, pages: number): Promise<void> {
-  await mapCreditErrors(() => db.query(sql.type(AnyRow)`select charge_pages(${customerId}, ${pages})`));
-}
-
 /** Reserves an estimate for a job; refuses with INSUFFICIENT_CREDITS / FREE_PAGE_LIMIT before any work. */
 export function createHold(db: Queryable, input: { customerId: string; amount: number; windowMs?: number; reference?: string }): Promise<string> {
   const windowSeconds = Math.ceil((input.windowMs ?? ON_DEMAND_HOLD_WINDOW_MS) / 1000);
@@ -70,11 +65,6 @@ export async function settleHold(db: Queryable, holdId: string, actualAmount: nu
 /** Releases a hold without charging. */
 export async function releaseHold(db: Queryable, holdId: string, outcome: HoldOutcome): Promise<void> {
   await mapCreditErrors(() => db.query(sql.type(AnyRow)`select release_credit_hold(${holdId}, ${outcome})`));
-}
-
-/** Moves an open hold's expiry (batch lane). */
-export async function extendHold(db: Queryable, holdId: string, expiresAt: Date): Promise<void> {
-  await mapCreditErrors(() => db.query(sql.type(AnyRow)`select extend_credit_hold(${holdId}, ${expiresAt.toISOString()}::timestamptz)`));
 }
 
 /** Frees every hold whose window has passed; the periodic sweep. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 export type EmbeddedDatabase = { url: string; stop: () => Promise<void> };
 
 /** Asks the kernel for a free loopback port. */
-export async function findFreePort(): Promise<number> {
+async function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

@@ -1,8 +1,7 @@
 import { raiseClaimedAlert, type RaiseAlertDeps } from '../alerts/raise-alert.ts';
 import { DomainError } from '../errors.ts';
 import { recordEmailEvent } from './delivery-events.queries.ts';
-import { mapResendWebhookEvent, ResendWebhookEvent } from './resend-events.ts';
-import { verifySvixSignature, type SvixHeaders } from './verify-svix.ts';
+import { mapResendWebhookEvent, ResendWebhookEvent, type SvixHeaders, verifySvixSignature } from '../email/providers/resend.ts';
 
 export type WebhookAnswer = { status: number; body: Record<string, unknown> };
 

@@ -1,17 +1,14 @@
-import { Resend } from 'resend';
 import { z } from 'zod';
 import { raiseClaimedAlert, type RaiseAlertDeps } from '../alerts/raise-alert.ts';
 import { sql, type Database } from '../db/database.ts';
 import { recordEmailEvent } from './delivery-events.queries.ts';
-import { parseResendTime, resendStatusEvent } from './resend-events.ts';
+import { listResendEmails, parseResendTime, RESEND_EMAIL_EVENTS, resendStatusEvent } from '../email/providers/resend.ts';
 
 /** One run reads at most this many pages of 100 (500 emails): a run stays well inside the 15-minute schedule. */
-export const POLL_MAX_PAGES = 5;
-export const POLL_PAGE_SIZE = 100;
+const POLL_MAX_PAGES = 5;
+const POLL_PAGE_SIZE = 100;
 /** Mail older than this, sent before the log's first row, is history: recorded, never alerted. */
-export const BACKFILL_AGE_MS = 60 * 60 * 1000;
-
-const EVENTS = new Set<string>(['sent', 'delivery_delayed', 'delivered', 'opened', 'clicked', 'bounced', 'complained', 'failed', 'suppressed']);
+const BACKFILL_AGE_MS = 60 * 60 * 1000;
 
 export type PollResult = {
   ok: boolean;
@@ -59,14 +56,14 @@ export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Pr
     alertsFailed: 0,
   };
   const settings = deps.config.email.providerA;
-  if (!settings.apiKey) return { ...result, ok: false, error: 'provider A is not configured' };
-  const client = new Resend(settings.apiKey, { baseUrl: settings.baseUrl });
+  const apiKey = settings.apiKey;
+  if (!apiKey) return { ...result, ok: false, error: 'provider A is not configured' };
   const oldest = await deps.db.maybeOneFirst(sql.type(z.object({ oldest: z.date().nullable() }))`select min(created_at) as oldest from email_log`);
   const loggingBegan = oldest ?? null;
 
   let after: string | undefined;
   for (let page = 0; page < POLL_MAX_PAGES; page++) {
-    const { data, error } = await client.emails.list(after ? { limit: POLL_PAGE_SIZE, after } : { limit: POLL_PAGE_SIZE });
+    const { data, error } = await listResendEmails({ ...settings, apiKey }, { limit: POLL_PAGE_SIZE, after });
     if (error || !data) return { ...result, ok: false, error: `list failed: ${error?.name ?? 'no data'}` };
     result.pages++;
     const known = await knownRows(
@@ -76,7 +73,7 @@ export async function pollResendEvents(deps: RaiseAlertDeps & { now: Date }): Pr
     for (const email of data.data) {
       result.seen++;
       const lastEvent = email.last_event as string;
-      if (!EVENTS.has(lastEvent)) {
+      if (!RESEND_EMAIL_EVENTS.has(lastEvent)) {
         result.skipped++;
         continue;
       }

@@ -4,7 +4,7 @@ import type { EmailEvent, EmailEventInput } from './delivery-events.queries.ts';
 const Recipient = z.object({ emailAddress: z.string() }).passthrough();
 
 /** The SES event record inside an EventBridge envelope (the fields we read; the rest stays in raw). */
-export const SesEventDetail = z
+const SesEventDetail = z
   .object({
     eventType: z.string(),
     mail: z

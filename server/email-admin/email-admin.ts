@@ -18,7 +18,7 @@ export const EmailLogQuery = z.object({
 });
 export type EmailLogQuery = z.input<typeof EmailLogQuery>;
 
-export const EmailLogRow = z.object({
+const EmailLogRow = z.object({
   id: z.uuid(),
   status: z.string(),
   category: z.string(),

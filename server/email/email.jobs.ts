@@ -19,7 +19,7 @@ export const DEFER_DELAYS_SECONDS = [2 * 60, 10 * 60, 15 * 60] as const;
 export const DEFER_RECEIVE_LIMIT = 3;
 
 /** "Messages over about 250 KB cannot be queued" (the SQS limit the specification inherits). */
-export const DEFER_MAX_PAYLOAD_BYTES = 256 * 1024;
+const DEFER_MAX_PAYLOAD_BYTES = 256 * 1024;
 
 const DEFER_QUEUE_OPTIONS = {
   retryLimit: DEFER_RECEIVE_LIMIT - 1,

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { PassThrough, Transform } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { z } from 'zod';
 import { AnyRow, sql } from '../db/database.ts';
 import type { Deps } from '../deps.ts';
 import type { AuthUser } from '../auth/users.ts';
@@ -175,5 +174,3 @@ async function insertFile(
     values (${row.id}, ${row.ownerId}, ${row.tenantId}, ${row.name}, ${row.contentType}, ${row.size}, ${row.pages}, ${row.key}, ${row.status},
             ${row.status === 'processing' ? 'Converting' : null})`);
 }
-
-export const UploadResult = z.object({ id: z.uuid() });

@@ -79,6 +79,11 @@ export type SafeRequestInit = {
   timeoutMs: number;
   /** Redirects to follow, each hop vetted; 0 (the default) hands a 3xx back as the answer. */
   maxRedirects?: number;
+  /**
+   * The policy for a redirect that leaves the first URL's origin (default: the client's). URL imports
+   * pass public-only, so the test suite's loopback switch never lets a redirect into loopback space.
+   */
+  crossOriginPolicy?: AddressPolicy;
 };
 
 export type SafeResponse = {
@@ -119,8 +124,8 @@ export function createSafeHttpClient(options: SafeHttpClientOptions) {
   const agent = options.agent ?? new https.Agent({ keepAlive: true, maxSockets: 64, maxTotalSockets: 512, scheduling: 'lifo' });
 
   /** Parses, vets and resolves a URL; throws SafeFetchError('refused' | 'dns'). */
-  async function vet(input: string | URL): Promise<VettedTarget> {
-    const check = checkPublicHttpsUrl(typeof input === 'string' ? input : input.href, policy);
+  async function vet(input: string | URL, hopPolicy: AddressPolicy = policy): Promise<VettedTarget> {
+    const check = checkPublicHttpsUrl(typeof input === 'string' ? input : input.href, hopPolicy);
     if (!check.ok) throw new SafeFetchError('refused', check.reason);
     const target = check.value;
     if (target.literalAddress) return { ...target, addresses: [target.literalAddress] };
@@ -132,13 +137,18 @@ export function createSafeHttpClient(options: SafeHttpClientOptions) {
     }
     if (addresses.length === 0) throw new SafeFetchError('dns', `${target.host} has no addresses`);
     for (const address of addresses) {
-      const reason = forbiddenAddressReason(address, policy);
+      const reason = forbiddenAddressReason(address, hopPolicy);
       if (reason) throw new SafeFetchError('refused', `${target.host} resolves to ${address}, which is not a public address (${reason})`);
     }
     return { ...target, addresses };
   }
 
-  function hop(target: VettedTarget, init: SafeRequestInit, deadline: number): Promise<{ response: IncomingMessage; address: string }> {
+  function hop(
+    target: VettedTarget,
+    init: SafeRequestInit,
+    deadline: number,
+    hopPolicy: AddressPolicy,
+  ): Promise<{ response: IncomingMessage; address: string }> {
     // The socket may only go where we looked: hand net.connect the checked addresses, never the name.
     const lookup: LookupFunction = (_host, lookupOptions, callback) => {
       const family = (address: string) => (address.includes(':') ? 6 : 4);
@@ -151,7 +161,7 @@ export function createSafeHttpClient(options: SafeHttpClientOptions) {
         );
       else callback(null, list[0]!, family(list[0]!));
     };
-    const insecureLoopback = policy.allowLoopback && target.addresses.every(isLoopback);
+    const insecureLoopback = hopPolicy.allowLoopback && target.addresses.every(isLoopback);
     return new Promise((resolvePromise, reject) => {
       let settled = false;
       const fail = (error: unknown) => {
@@ -176,7 +186,7 @@ export function createSafeHttpClient(options: SafeHttpClientOptions) {
       const timer = setTimeout(() => fail(new SafeFetchError('timeout', `no answer within ${init.timeoutMs} ms`)), Math.max(0, deadline - performance.now()));
       const checkSocket = (socket: Socket) => {
         const remote = socket.remoteAddress;
-        const reason = remote ? forbiddenAddressReason(remote, policy) : undefined;
+        const reason = remote ? forbiddenAddressReason(remote, hopPolicy) : undefined;
         if (reason) fail(new SafeFetchError('refused', `connected to ${remote}, which is not a public address (${reason})`));
       };
       request.on('socket', (socket) => {
@@ -207,10 +217,17 @@ export function createSafeHttpClient(options: SafeHttpClientOptions) {
     const deadline = started + init.timeoutMs;
     const remaining = () => deadline - performance.now();
     let url = typeof input === 'string' ? input : input.href;
+    let firstOrigin: string | undefined;
     let current = init;
     for (let redirects = 0; ; redirects++) {
-      const target = await withTimeout(vet(url), Math.max(1, remaining()), () => new SafeFetchError('timeout', `no answer within ${init.timeoutMs} ms`));
-      const { response, address } = await hop(target, current, deadline);
+      const hopPolicy = firstOrigin !== undefined && new URL(url).origin !== firstOrigin ? (init.crossOriginPolicy ?? policy) : policy;
+      const target = await withTimeout(
+        vet(url, hopPolicy),
+        Math.max(1, remaining()),
+        () => new SafeFetchError('timeout', `no answer within ${init.timeoutMs} ms`),
+      );
+      firstOrigin ??= target.url.origin;
+      const { response, address } = await hop(target, current, deadline, hopPolicy);
       const status = response.statusCode ?? 0;
       const location = response.headers.location;
       if (!REDIRECT_STATUSES.has(status) || !location || (init.maxRedirects ?? 0) === 0) {

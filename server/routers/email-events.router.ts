@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pollResendEvents } from '../delivery-events/poll-resend-events.ts';
 import { proxyProcedure, router } from '../trpc/trpc.ts';
 
-export const PollOutput = z.object({
+const PollOutput = z.object({
   ok: z.boolean(),
   truncated: z.boolean(),
   error: z.string().optional(),

@@ -8,7 +8,9 @@ import { figuresRouter } from './figures.router.ts';
 import { filesRouter } from './files.router.ts';
 import { sharingRouter } from './sharing.router.ts';
 import { webhooksRouter } from './webhooks.router.ts';
+import { storageRouter } from './storage.router.ts';
 import { benchmarkRouter } from './benchmark.router.ts';
+import { budgetRouter } from './budget.router.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -21,7 +23,9 @@ export const appRouter = router({
   figures: figuresRouter,
   sharing: sharingRouter,
   webhooks: webhooksRouter,
+  storage: storageRouter,
   benchmark: benchmarkRouter,
+  budget: budgetRouter,
 });
 
 export type AppRouter = typeof appRouter;

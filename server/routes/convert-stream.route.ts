@@ -12,7 +12,7 @@ const KEEPALIVE_MS = 15_000;
 type StreamEvent = { event: 'progress' | 'completed' | 'failed' | 'cancelled'; data: Record<string, unknown> };
 
 /** What a snapshot says to a client: progress while live, one terminal event at the end. */
-export function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): StreamEvent {
+function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): StreamEvent {
   const base = {
     fileId: snapshot.fileId,
     jobId: snapshot.jobId,

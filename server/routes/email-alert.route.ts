@@ -1,5 +1,6 @@
 import express from 'express';
 import { AdminAlert, alertResponse, dispatchAdminAlert } from '../alerts/dispatch-alert.ts';
+import { alertDispatchDeps, raiseAlertDeps } from '../alerts/raise-alert.ts';
 import { sendError } from '../http/errors.ts';
 import { DomainError } from '../errors.ts';
 import { requireProxySecret } from '../http/guards.ts';
@@ -16,17 +17,7 @@ export const mountEmailAlertRoute: RawRouteMount = (app, deps) => {
       requireProxySecret(deps, req.headers);
       const parsed = AdminAlert.safeParse(req.body ?? {});
       if (!parsed.success) throw new DomainError('VALIDATION_FAILED', 'Invalid alert body');
-      const result = await dispatchAdminAlert(
-        {
-          db: deps.db,
-          log: deps.log,
-          metrics: deps.metrics,
-          alertEmail: deps.config.alerts.alertEmail,
-          messenger: deps.config.alerts.messenger,
-          sendEmail: (request) => deps.email.send(request),
-        },
-        parsed.data,
-      );
+      const result = await dispatchAdminAlert(alertDispatchDeps(raiseAlertDeps(deps)), parsed.data);
       const answer = alertResponse(result);
       res.status(answer.status).json(answer.body);
     } catch (error) {

@@ -13,6 +13,7 @@ import { mountResendEventsRoute } from './resend-events.route.ts';
 import { mountSesEventsRoute } from './ses-events.route.ts';
 import { mountSharedRoute } from './shared.route.ts';
 import { mountWebhookBodilessPosts } from './webhooks.route.ts';
+import { mountStorageBodilessPosts } from './storage.route.ts';
 import { mountBenchmarkRoutes } from './benchmark.route.ts';
 
 /**
@@ -36,5 +37,6 @@ export const rawRouteMounts: RawRouteMount[] = [
   mountSharedRoute,
   mountIntakeRoutes,
   mountWebhookBodilessPosts,
+  mountStorageBodilessPosts,
   mountBenchmarkRoutes,
 ];

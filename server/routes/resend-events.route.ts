@@ -1,30 +1,17 @@
 import express from 'express';
+import { raiseAlertDeps } from '../alerts/raise-alert.ts';
 import { handleResendWebhook } from '../delivery-events/handle-resend-webhook.ts';
+import { resendSignatureHeaders } from '../email/providers/resend.ts';
 import { isDomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
 import type { RawRouteMount } from './index.ts';
-
-function header(value: string | string[] | undefined) {
-  return typeof value === 'string' ? value : undefined;
-}
 
 /** POST /api/webhooks/resend-events: Svix-signed, so it needs the raw body. */
 export const mountResendEventsRoute: RawRouteMount = (app, deps) => {
   app.post('/api/webhooks/resend-events', express.raw({ type: () => true, limit: '1mb' }), async (req, res) => {
     try {
       const rawBody = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const answer = await handleResendWebhook(
-        {
-          config: deps.config,
-          db: deps.db,
-          log: deps.log,
-          metrics: deps.metrics,
-          sendEmail: (request) => deps.email.send(request),
-          now: deps.clock.now(),
-        },
-        { id: header(req.headers['svix-id']), timestamp: header(req.headers['svix-timestamp']), signature: header(req.headers['svix-signature']) },
-        rawBody,
-      );
+      const answer = await handleResendWebhook({ ...raiseAlertDeps(deps), now: deps.clock.now() }, resendSignatureHeaders(req.headers), rawBody);
       res.status(answer.status).json(answer.body);
     } catch (error) {
       if (!isDomainError(error) || error.status >= 500) deps.log.error({ err: error }, 'provider-A event could not be recorded');

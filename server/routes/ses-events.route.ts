@@ -1,4 +1,5 @@
 import express from 'express';
+import { raiseAlertDeps } from '../alerts/raise-alert.ts';
 import { handleSesEvents } from '../delivery-events/handle-ses-events.ts';
 import { DomainError, isDomainError } from '../errors.ts';
 import { sendError } from '../http/errors.ts';
@@ -10,17 +11,7 @@ export const mountSesEventsRoute: RawRouteMount = (app, deps) => {
   app.post('/api/webhooks/ses-events', express.json({ limit: '1mb', type: () => true }), async (req, res) => {
     try {
       requireEventBusSecret(deps, req.headers);
-      const result = await handleSesEvents(
-        {
-          config: deps.config,
-          db: deps.db,
-          log: deps.log,
-          metrics: deps.metrics,
-          sendEmail: (request) => deps.email.send(request),
-          now: deps.clock.now(),
-        },
-        req.body,
-      );
+      const result = await handleSesEvents({ ...raiseAlertDeps(deps), now: deps.clock.now() }, req.body);
       res.status(200).json({ ok: true, ...result });
     } catch (error) {
       if (isDomainError(error) && error.status < 500) {

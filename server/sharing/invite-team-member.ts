@@ -9,9 +9,9 @@ import { sendTeamInvite } from './send-team-invite.ts';
 import { isTenantMember, joinTenantByInvite, lockTeamInvite, recordInviteSend, upsertTeamInvite } from './sharing.queries.ts';
 
 /** An invite link is a key to the team: a week to use it, then the admin invites again. */
-export const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+const INVITE_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** Invites per tenant per hour; a team grows by a few people at a time. */
-export const INVITES_PER_HOUR = 50;
+const INVITES_PER_HOUR = 50;
 
 export const InviteInput = z.object({ email: z.email().max(320) });
 export const InviteResult = z.object({

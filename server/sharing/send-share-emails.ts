@@ -4,7 +4,7 @@ import { escapeHtml } from './html.ts';
 export type ShareInput = { sharedBy: string; replyTo?: string; itemName: string; link: string; recipients: string[]; message?: string };
 
 /** An address the share did not reach, and why (the library's status and error). */
-export type UnsentRecipient = { email: string; status: 'suppressed' | 'failed'; reason: string };
+type UnsentRecipient = { email: string; status: 'suppressed' | 'failed'; reason: string };
 
 /** `recipients` counts only the emails that went out (`ok`); everyone else is in `unsentRecipients` with the reason. */
 export type ShareResult = { recipients: number; unsentRecipients: UnsentRecipient[] };

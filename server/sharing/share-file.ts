@@ -13,11 +13,11 @@ import { sendShareEmails } from './send-share-emails.ts';
 import { findOwnedResultFile, insertFileShare, recordShareOutcome } from './sharing.queries.ts';
 
 /** The specification's route takes a list; 20 keeps one share from becoming a mailing. */
-export const MAX_SHARE_RECIPIENTS = 20;
+const MAX_SHARE_RECIPIENTS = 20;
 /** Shares per user per hour: with 20 recipients each, at most 200 emails an hour from one account. */
-export const SHARES_PER_HOUR = 10;
+const SHARES_PER_HOUR = 10;
 /** A shared link outlives the 24-hour download link: a recipient may open it days later. */
-export const SHARE_LINK_TTL_MS = 30 * 24 * 60 * 60 * 1000;
+const SHARE_LINK_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 
 export const ShareFileInput = z.object({
   fileId: z.uuid(),

@@ -23,7 +23,7 @@ export interface ObjectStore {
   deletePrefix(prefix: string): Promise<void>;
 }
 
-export type ByteRange = { start: number; end: number };
+type ByteRange = { start: number; end: number };
 
 export class ObjectNotFoundError extends Error {
   override name = 'ObjectNotFoundError';

@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
 import type { Deps } from '../deps.ts';
-import type { AuthUser } from '../auth/users.ts';
 import type { TokenVerifier } from '../auth/tokens.ts';
 import type { ConversionEvents } from '../conversion-jobs/events.ts';
 
@@ -18,5 +17,3 @@ export type AppDeps = Deps & {
   verifyToken: TokenVerifier;
   conversionEvents: ConversionEvents;
 };
-
-export type AuthedContext = AppContext & { user: AuthUser };

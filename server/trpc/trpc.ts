@@ -57,7 +57,6 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const middleware = t.middleware;
 export const createCallerFactory = t.createCallerFactory;
 
 /** Turns a thrown DomainError into the TRPCError whose status matches our table. */

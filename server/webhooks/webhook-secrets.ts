@@ -11,9 +11,12 @@ const CIPHER_VERSION = 'v1';
 
 export type SecretKey = { readonly key: Buffer };
 
-/** The AES key, derived once per process from WEBHOOK_SECRET_KEY (any length of text). */
-export function deriveSecretKey(webhookSecretKey: string): SecretKey {
-  return { key: Buffer.from(hkdfSync('sha256', Buffer.from(webhookSecretKey, 'utf8'), 'folio-webhooks', 'endpoint-secret-encryption', 32)) };
+/**
+ * The AES key, derived once per process from WEBHOOK_SECRET_KEY (any length of text).
+ * Each use of the master key gets its own `purpose`, so a ciphertext of one kind never opens as another.
+ */
+export function deriveSecretKey(webhookSecretKey: string, purpose = 'endpoint-secret-encryption'): SecretKey {
+  return { key: Buffer.from(hkdfSync('sha256', Buffer.from(webhookSecretKey, 'utf8'), 'folio-webhooks', purpose, 32)) };
 }
 
 /** `whsec_` and 32 random bytes in base64url: the receiver uses the whole string's UTF-8 bytes as its HMAC key. */

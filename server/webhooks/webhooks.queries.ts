@@ -216,11 +216,12 @@ export async function recordDeliveryAttempt(
   return true;
 }
 
-/** A pending delivery whose endpoint was disabled (or an overflowed one) ends failed without a try. */
+/** A pending delivery whose endpoint was disabled, or what waits in a disabled endpoint's overflow queue, ends failed without a try. */
 export async function failUnsentDeliveries(tx: Connection, where: { deliveryId?: string; endpointId?: string }, reason: string): Promise<number> {
   const target = where.deliveryId
     ? sql.fragment`id = ${where.deliveryId} and status = 'pending'`
-    : sql.fragment`endpoint_id = ${where.endpointId ?? null} and status in ('pending', 'overflow')`;
+    : // pending deliveries of a disabled endpoint are the delivery worker's to fail, with its own reason
+      sql.fragment`endpoint_id = ${where.endpointId ?? null} and status = 'overflow'`;
   const result = await tx.query(sql.type(AnyRow)`
     update webhook_deliveries set status = 'failed', last_error = ${reason}, next_attempt_at = null, updated_at = now(), finished_at = now()
      where ${target}`);

@@ -10,7 +10,8 @@ import { startParserFake } from '../fakes/parser-api.ts';
 import { createCloudAlarmProbe } from '../../server/benchmark/cloud-alarms.ts';
 import { createMetrics } from '../../server/metrics.ts';
 import { createTestClock, startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, makePaid, THREE_PAGES, until, uploadPdf } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
+import { api, balance, makePaid, THREE_PAGES, uploadPdf } from '../service/harness.ts';
 
 const parser = await startParserFake();
 afterAll(() => parser.close());

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { PipelineValue } from '../../server/benchmark/benchmark.queries.ts';
 import { sql } from '../../server/db/database.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, makePaid, THREE_PAGES, until, uploadPdf } from '../service/harness.ts';
+import { api, balance, makePaid, THREE_PAGES, uploadPdf } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 
 /**
  * The scale-out deployment for real: the API in this process, and pipeline

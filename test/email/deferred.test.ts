@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { registerEmailJobs, handleDeadLetteredSend, handleDeferredSend } from '../../jobs/email/deferred-send.worker.ts';
 import { loadConfig } from '../../server/config.ts';
 import { deferQueueNames, type DeferredSend } from '../../server/email/email.jobs.ts';
-import { eventually, PAST_TIMEOUT_MS, startEmailHarness, suppress } from './harness.ts';
+import { PAST_TIMEOUT_MS, startEmailHarness, suppress } from './harness.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const harness = await startEmailHarness();
 const QUEUE = 'email-deferred';

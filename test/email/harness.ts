@@ -11,14 +11,14 @@ import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { startSesFake, type SesFake } from '../fakes/ses.ts';
 
-export const RESEND_KEY = 're_test_key';
+const RESEND_KEY = 're_test_key';
 
 /** Short library timeouts so timeout paths take milliseconds; the fakes' "delay" outlasts them. */
-export const ATTEMPT_TIMEOUT_MS = 400;
-export const HOOK_TIMEOUT_MS = 300;
+const ATTEMPT_TIMEOUT_MS = 400;
+const HOOK_TIMEOUT_MS = 300;
 export const PAST_TIMEOUT_MS = 1_500;
 
-export type LogLine = Record<string, unknown> & { level: number; msg?: string };
+type LogLine = Record<string, unknown> & { level: number; msg?: string };
 
 export type EmailHarness = {
   database: TestDatabase;
@@ -33,7 +33,7 @@ export type EmailHarness = {
   reset: () => Promise<void>;
 };
 
-export const LogRow = z.object({
+const LogRow = z.object({
   id: z.uuid(),
   status: z.string(),
   category: z.string(),
@@ -56,7 +56,7 @@ export const LogRow = z.object({
   cost_usd: z.string().nullable(),
   created_at: z.date(),
 });
-export type LogRow = z.infer<typeof LogRow>;
+type LogRow = z.infer<typeof LogRow>;
 
 /**
  * A database of this file's own, pg-boss in it (no workers: tests fetch the
@@ -107,15 +107,4 @@ export async function startEmailHarness(): Promise<EmailHarness> {
 
 export async function suppress(harness: EmailHarness, email: string, reason: 'hard_bounce' | 'complaint' | 'manual') {
   await harness.database.db.query(sql.type(z.object({}))`insert into email_suppressions (email, reason, source) values (${email}, ${reason}, 'test')`);
-}
-
-/** Resolves once `check` returns something truthy, polling every 20 ms for at most `ms`. */
-export async function eventually<T>(check: () => Promise<T> | T, ms = 5_000): Promise<NonNullable<T>> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

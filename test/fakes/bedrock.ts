@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http2 from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import { answerLater, answerScript, listen, readRequest } from './fake-server.ts';
 
 /**
  * A local Amazon Bedrock runtime for `Converse` (`POST /model/{modelId}/converse`,
@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
  * Tests script the next answers; once the script is used up, `respond`
  * (default: a short paragraph) answers.
  */
-export type BedrockAnswer =
+type BedrockAnswer =
   /** A model answer; `stopReason` defaults to end_turn, usage to a token count derived from the text. */
   | { kind: 'text'; text: string; stopReason?: string; inputTokens?: number; outputTokens?: number; delayMs?: number }
   /** A modelled error; the status defaults to the one Bedrock uses for that type. */
@@ -26,7 +26,7 @@ export type BedrockAnswer =
   | { kind: 'drop' };
 
 /** The request fields tests look at, decoded. */
-export type ConverseRequest = {
+type ConverseRequest = {
   modelId: string;
   headers: http2.IncomingHttpHeaders;
   system: string[];
@@ -38,7 +38,7 @@ export type ConverseRequest = {
 };
 
 /** HTTP status Bedrock answers each Converse error type with (client-bedrock-runtime schemas; credential errors from the signing front end). */
-export const BEDROCK_ERROR_STATUS: Record<string, number> = {
+const BEDROCK_ERROR_STATUS: Record<string, number> = {
   AccessDeniedException: 403,
   InternalServerException: 500,
   ModelErrorException: 424,
@@ -93,10 +93,9 @@ function decode(modelId: string, headers: http2.IncomingHttpHeaders, json: Recor
 
 export async function startBedrockFake(): Promise<BedrockFake> {
   const requests: ConverseRequest[] = [];
-  const script: BedrockAnswer[] = [];
+  const script = answerScript<BedrockAnswer>();
   const defaultRespond = (): BedrockAnswer => ({ kind: 'text', text: '<p>Converted page.</p>' });
   let respond: (request: ConverseRequest) => BedrockAnswer = defaultRespond;
-  const sessions = new Set<http2.ServerHttp2Session>();
 
   const reply = (res: http2.Http2ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-requestid': randomBytes(16).toString('hex'), ...headers });
@@ -105,34 +104,22 @@ export async function startBedrockFake(): Promise<BedrockFake> {
   const sendError = (res: http2.Http2ServerResponse, type: string, status: number, message: string) =>
     reply(res, status, { message }, { 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/` });
 
-  const server = http2.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
-  });
-  server.on('session', (session) => {
-    sessions.add(session);
-    session.on('close', () => sessions.delete(session));
-  });
+  const server = http2.createServer(async (req, res) => handle(req, res, (await readRequest(req)).json));
 
-  function handle(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, body: string) {
+  function handle(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, body: unknown) {
     const match = /^\/model\/([^/]+)\/converse$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) return sendError(res, 'UnknownOperationException', 404, 'Unknown operation');
     if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 ')) {
       return sendError(res, 'UnrecognizedClientException', 403, 'The security token included in the request is invalid.');
     }
-    let json: Record<string, unknown>;
-    try {
-      json = JSON.parse(body) as Record<string, unknown>;
-    } catch {
-      return sendError(res, 'ValidationException', 400, 'Malformed input request');
-    }
+    if (typeof body !== 'object' || body === null) return sendError(res, 'ValidationException', 400, 'Malformed input request');
+    const json = body as Record<string, unknown>;
     const request = decode(decodeURIComponent(match[1]!), req.headers, json);
     requests.push(request);
     if (!Array.isArray(json.messages) || json.messages.length === 0) {
       return sendError(res, 'ValidationException', 400, 'A conversation must start with a user message.');
     }
-    const answer = script.shift() ?? respond(request);
+    const answer = script.take() ?? respond(request);
     if (answer.kind === 'drop') {
       req.stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
       return;
@@ -150,33 +137,23 @@ export async function startBedrockFake(): Promise<BedrockFake> {
         usage: { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens },
         metrics: { latencyMs: answer.delayMs ?? 12 },
       });
-    if (answer.delayMs) {
-      const timer = setTimeout(() => {
-        if (!res.destroyed) ok();
-      }, answer.delayMs);
-      res.on('close', () => clearTimeout(timer));
-      return;
-    }
-    ok();
+    if (answer.delayMs) answerLater(res, answer.delayMs, ok);
+    else ok();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
-    next: (...answers) => script.push(...answers),
+    next: script.next,
     respond: (fn) => {
       respond = fn ?? defaultRespond;
     },
     reset: () => {
       requests.length = 0;
-      script.length = 0;
+      script.clear();
       respond = defaultRespond;
     },
-    close: async () => {
-      for (const session of sessions) session.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close,
   };
 }

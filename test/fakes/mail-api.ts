@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { until } from '../helpers/wait.ts';
+import { answerScript, listen, readRequest } from './fake-server.ts';
 
 /**
  * A local stand-in for the mail-provider API (the Gmail API wire format):
@@ -90,10 +91,7 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const clientEmail = 'folio-intake@folio-test.iam.gserviceaccount.com';
   const tokens = new Map<string, number>();
-  const sockets = new Set<Socket>();
-  const script: MailApiAnswer[] = [];
-  let standing: MailApiAnswer | undefined;
-  const waiters: Array<() => void> = [];
+  const script = answerScript<MailApiAnswer>();
   const fake: MailApiFake = {
     url: '',
     tokenUrl: '',
@@ -102,31 +100,23 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
     sent: [],
     exchanges: 0,
     refusedGrants: [],
-    next: (...answers) => void script.push(...answers),
-    always: (answer) => void (standing = answer),
+    next: script.next,
+    always: script.always,
     revokeTokens: () => tokens.clear(),
-    async waitForSent(count, timeoutMs = 30_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (fake.sent.length < count) {
-        if (Date.now() > deadline) throw new Error(`the mail API fake saw ${fake.sent.length} of ${count} messages`);
-        await new Promise<void>((resolve) => {
-          waiters.push(resolve);
-          setTimeout(resolve, 100);
-        });
-      }
-      return fake.sent;
-    },
+    waitForSent: (count, timeoutMs = 30_000) =>
+      until(
+        () => fake.sent,
+        (sent) => sent.length >= count,
+        timeoutMs,
+        `${count} messages at the mail API fake`,
+      ),
     reset: () => {
       fake.sent.length = 0;
       fake.exchanges = 0;
       fake.refusedGrants.length = 0;
-      script.length = 0;
-      standing = undefined;
+      script.clear();
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close: () => listening.close(),
   };
 
   const json = (res: http.ServerResponse, status: number, body: unknown) => {
@@ -174,7 +164,7 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
         'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
       );
     }
-    const answer = script.shift() ?? standing;
+    const answer = script.take();
     if (answer?.kind === 'drop') return req.socket.destroy();
     if (answer?.kind === 'error') return googleError(res, answer.status, answer.status >= 500 ? 'Backend Error' : 'Request refused');
     if (answer?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, answer.ms));
@@ -187,27 +177,17 @@ export async function startMailApiFake(options: { subject: string; tokenLifetime
     if (typeof raw !== 'string' || !/^[A-Za-z0-9_-]+$/.test(raw)) return googleError(res, 400, "Invalid value for ByteString: 'raw'");
     const id = randomBytes(8).toString('hex');
     fake.sent.push({ id, raw: Buffer.from(raw, 'base64url'), token: bearer });
-    for (const wake of waiters.splice(0)) wake();
     if (!res.destroyed) json(res, 200, { id, threadId: id, labelIds: ['SENT'] });
   }
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      if (req.method === 'POST' && req.url === '/token') return token(res, body, req.headers['content-type']);
-      if (req.method === 'POST' && req.url === '/gmail/v1/users/me/messages/send') return void send(req, res, body);
-      googleError(res, 404, 'Not Found');
-    });
+  const server = http.createServer(async (req, res) => {
+    const { body } = await readRequest(req);
+    if (req.method === 'POST' && req.url === '/token') return token(res, body, req.headers['content-type']);
+    if (req.method === 'POST' && req.url === '/gmail/v1/users/me/messages/send') return void send(req, res, body);
+    googleError(res, 404, 'Not Found');
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  fake.url = `http://127.0.0.1:${port}`;
+  const listening = await listen(server);
+  fake.url = listening.url;
   fake.tokenUrl = `${fake.url}/token`;
   fake.serviceAccountKey = JSON.stringify({
     type: 'service_account',

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen, readRequest } from './fake-server.ts';
 
 /**
  * A local Telegram Bot API: POST /bot<token>/sendMessage with {chat_id, text}
@@ -19,51 +19,40 @@ export async function startMessengerFake(options: { token: string }): Promise<Me
   const messages: MessengerFake['messages'] = [];
   let failures = 0;
   let nextId = 1;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const answer = (status: number, body: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
-      const match = /^\/bot([^/]+)\/sendMessage$/.exec(req.url ?? '');
-      if (req.method !== 'POST' || !match) return answer(404, { ok: false, error_code: 404, description: 'Not Found' });
-      if (match[1] !== options.token) return answer(401, { ok: false, error_code: 401, description: 'Unauthorized' });
-      if (failures > 0) {
-        failures--;
-        return answer(500, { ok: false, error_code: 500, description: 'Internal Server Error' });
-      }
-      let body: { chat_id?: unknown; text?: unknown } = {};
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return answer(400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
-      }
-      if (body.chat_id === undefined || typeof body.text !== 'string' || !body.text) {
-        return answer(400, { ok: false, error_code: 400, description: 'Bad Request: message text is empty' });
-      }
-      messages.push({ token: match[1]!, chatId: body.chat_id, text: body.text });
-      answer(200, {
-        ok: true,
-        result: { message_id: nextId++, date: Math.floor(Date.now() / 1000), chat: { id: body.chat_id, type: 'private' }, text: body.text },
-      });
+  const server = http.createServer(async (req, res) => {
+    const request = await readRequest(req);
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const match = /^\/bot([^/]+)\/sendMessage$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || !match) return answer(404, { ok: false, error_code: 404, description: 'Not Found' });
+    if (match[1] !== options.token) return answer(401, { ok: false, error_code: 401, description: 'Unauthorized' });
+    if (failures > 0) {
+      failures--;
+      return answer(500, { ok: false, error_code: 500, description: 'Internal Server Error' });
+    }
+    if (typeof request.json !== 'object' || request.json === null)
+      return answer(400, { ok: false, error_code: 400, description: "Bad Request: can't parse JSON" });
+    const body = request.json as { chat_id?: unknown; text?: unknown };
+    if (body.chat_id === undefined || typeof body.text !== 'string' || !body.text) {
+      return answer(400, { ok: false, error_code: 400, description: 'Bad Request: message text is empty' });
+    }
+    messages.push({ token: match[1]!, chatId: body.chat_id, text: body.text });
+    answer(200, {
+      ok: true,
+      result: { message_id: nextId++, date: Math.floor(Date.now() / 1000), chat: { id: body.chat_id, type: 'private' }, text: body.text },
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     messages,
     failNext: (count) => (failures = count),
     reset: () => {
       messages.length = 0;
       failures = 0;
     },
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close,
   };
 }

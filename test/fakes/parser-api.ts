@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import busboy from 'busboy';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { listen } from './fake-server.ts';
 
 /**
  * A local document-parser API in the shape of Mathpix's v3 PDF API (see
@@ -17,15 +17,15 @@ import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
  * page with a stylesheet. Tests can script failures for the next requests of
  * a route, and replace the rendering or the job outcome.
  */
-export type ParserRoute = 'submit' | 'status' | 'result' | 'delete';
+type ParserRoute = 'submit' | 'status' | 'result' | 'delete';
 
-export type ParserAnswer =
+type ParserAnswer =
   /** Answers with this status (and a JSON error body unless `body` is given); `route` limits it to one route. */
   | { kind: 'error'; status: number; route?: ParserRoute; body?: string; headers?: Record<string, string> }
   /** Destroys the connection without answering. */
   | { kind: 'drop'; route?: ParserRoute };
 
-export type ParserRequest = {
+type ParserRequest = {
   method: string;
   path: string;
   route: ParserRoute | 'unknown';
@@ -36,7 +36,7 @@ export type ParserRequest = {
   file?: { name: string; type: string; bytes: Buffer };
 };
 
-export type ParserJobBehaviour = {
+type ParserJobBehaviour = {
   /** status requests answered with a pending status before the job completes */
   pendingPolls: number;
   /** when set, the job ends in status `error` with this message */
@@ -48,7 +48,7 @@ export type ParserJobBehaviour = {
 type Job = { id: string; pdf: Buffer; polls: number; behaviour: ParserJobBehaviour; html?: string };
 
 /** The uploaded PDF's text as HTML: first text line as a heading, the rest as one paragraph. */
-export async function renderFromText(pdf: Buffer): Promise<string> {
+async function renderFromText(pdf: Buffer): Promise<string> {
   const task = getDocument({ data: new Uint8Array(pdf), verbosity: 0 });
   const document = await task.promise;
   try {
@@ -105,7 +105,6 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
   const jobs = new Map<string, Job>();
   const script: ParserAnswer[] = [];
   let behaviour = DEFAULT_BEHAVIOUR;
-  const sockets = new Set<Socket>();
 
   const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -147,10 +146,6 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
     form.on('close', answer);
     form.on('error', () => sendJson(res, 400, { error: 'Malformed multipart body' }));
     req.pipe(form);
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
   });
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, request: ParserRequest, id: string | undefined) {
@@ -207,10 +202,9 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
     res.end(job.html);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     apiKey,
     requests,
     jobs,
@@ -225,9 +219,6 @@ export async function startParserFake(options: { apiKey?: string } = {}): Promis
       jobs.clear();
       behaviour = DEFAULT_BEHAVIOUR;
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close,
   };
 }

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { answerLater, answerScript, listen, type RecordedRequest, readRequest, type ScriptedFake } from './fake-server.ts';
 
 /**
  * A local Resend API (`POST /emails`) that speaks the real wire format: JSON
@@ -37,9 +37,7 @@ export type ListedEmail = {
   last_event: string;
   scheduled_at: string | null;
 };
-
-export type RecordedRequest = { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; json: unknown };
-export type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
+type DeliveredMessage = { id: string; idempotencyKey?: string; body: Record<string, unknown> };
 
 const DEFAULT_ERRORS: Record<number, { name: string; message: string }> = {
   400: {
@@ -60,16 +58,8 @@ const DEFAULT_ERRORS: Record<number, { name: string; message: string }> = {
 
 const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export type ResendFake = {
-  url: string;
-  requests: RecordedRequest[];
+export type ResendFake = ScriptedFake<ResendAnswer> & {
   delivered: DeliveredMessage[];
-  /** Queues answers for the next requests, in order. */
-  next: (...answers: ResendAnswer[]) => void;
-  /** Answer every request with this until cleared (undefined). */
-  always: (answer: ResendAnswer | undefined) => void;
-  reset: () => void;
-  close: () => Promise<void>;
   /** The sent-email list `GET /emails` pages through, newest first (tests fill it; reset keeps it). */
   listed: ListedEmail[];
 };
@@ -78,10 +68,8 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
   const now = options.now ?? Date.now;
   const requests: RecordedRequest[] = [];
   const delivered: DeliveredMessage[] = [];
-  const script: ResendAnswer[] = [];
-  let standing: ResendAnswer | undefined;
+  const script = answerScript<ResendAnswer>();
   const keys = new Map<string, { bodyHash: string; at: number; id?: string }>();
-  const sockets = new Set<Socket>();
   const listed: ListedEmail[] = [];
 
   const sendJson = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -93,24 +81,10 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
     sendJson(res, status, { statusCode: status, name: name ?? fallback.name, message: message ?? fallback.message }, headers);
   };
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let json: unknown;
-      try {
-        json = body ? JSON.parse(body) : undefined;
-      } catch {
-        json = undefined;
-      }
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json });
-      handle(req, res, body, json);
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+  const server = http.createServer(async (req, res) => {
+    const request = await readRequest(req);
+    requests.push(request);
+    handle(req, res, request.body, request.json);
   });
 
   // GET /emails: limit 1-100 (default 20), `after` or `before` an email id
@@ -154,7 +128,7 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
     if (!auth?.startsWith('Bearer ')) return sendError(res, 401);
     if (options.apiKey && auth !== `Bearer ${options.apiKey}`) return sendError(res, 403);
 
-    const answer = script.shift() ?? standing;
+    const answer = script.take();
     if (answer?.kind === 'error') return sendError(res, answer.status, answer.name, answer.message, answer.headers);
     if (answer?.kind === 'non-json') {
       res.writeHead(answer.status, { 'content-type': 'text/html' });
@@ -205,37 +179,24 @@ export async function startResendFake(options: { apiKey?: string; now?: () => nu
       req.socket.destroy();
       return;
     }
-    if (answer?.kind === 'delay') {
-      const timer = setTimeout(() => {
-        if (!res.destroyed) sendJson(res, 200, { id });
-      }, answer.ms);
-      res.on('close', () => clearTimeout(timer));
-      return;
-    }
+    if (answer?.kind === 'delay') return answerLater(res, answer.ms, () => sendJson(res, 200, { id }));
     sendJson(res, 200, { id }, { 'ratelimit-limit': '10', 'ratelimit-remaining': '9', 'ratelimit-reset': '1' });
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     delivered,
     listed,
-    next: (...answers) => script.push(...answers),
-    always: (answer) => {
-      standing = answer;
-    },
+    next: script.next,
+    always: script.always,
     reset: () => {
       requests.length = 0;
       delivered.length = 0;
-      script.length = 0;
-      standing = undefined;
+      script.clear();
       keys.clear();
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close,
   };
 }

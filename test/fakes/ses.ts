@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { answerLater, answerScript, listen, type RecordedRequest, readRequest, type ScriptedFake } from './fake-server.ts';
 
 /**
  * A local Amazon SES v2 API for `SendEmail` (`POST /v2/email/outbound-emails`,
@@ -19,8 +19,7 @@ export type SesAnswer =
   /** Destroys the connection without answering; `accepted: true` delivers first. */
   | { kind: 'drop'; accepted?: boolean };
 
-export type SesRequest = { method: string; path: string; headers: http.IncomingHttpHeaders; body: string; json: unknown };
-export type SesDelivered = { messageId: string; body: SesSendEmailBody };
+type SesDelivered = { messageId: string; body: SesSendEmailBody };
 export type SesSendEmailBody = {
   FromEmailAddress?: string;
   Destination?: { ToAddresses?: string[]; CcAddresses?: string[]; BccAddresses?: string[] };
@@ -38,7 +37,7 @@ export type SesSendEmailBody = {
 };
 
 /** HTTP status SES answers each SendEmail error type with (client-sesv2 schemas; credential errors from the signing front end). */
-export const SES_ERROR_STATUS: Record<string, number> = {
+const SES_ERROR_STATUS: Record<string, number> = {
   MessageRejected: 400,
   MailFromDomainNotVerifiedException: 400,
   AccountSuspendedException: 400,
@@ -53,22 +52,12 @@ export const SES_ERROR_STATUS: Record<string, number> = {
   AccessDeniedException: 403,
 };
 
-export type SesFake = {
-  url: string;
-  requests: SesRequest[];
-  delivered: SesDelivered[];
-  next: (...answers: SesAnswer[]) => void;
-  always: (answer: SesAnswer | undefined) => void;
-  reset: () => void;
-  close: () => Promise<void>;
-};
+export type SesFake = ScriptedFake<SesAnswer> & { delivered: SesDelivered[] };
 
 export async function startSesFake(): Promise<SesFake> {
-  const requests: SesRequest[] = [];
+  const requests: RecordedRequest[] = [];
   const delivered: SesDelivered[] = [];
-  const script: SesAnswer[] = [];
-  let standing: SesAnswer | undefined;
-  const sockets = new Set<Socket>();
+  const script = answerScript<SesAnswer>();
 
   const reply = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string>) => {
     res.writeHead(status, { 'x-amzn-requestid': randomBytes(16).toString('hex'), ...headers });
@@ -80,24 +69,10 @@ export async function startSesFake(): Promise<SesFake> {
       'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazonaws.sesv2/`,
     });
 
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      let json: unknown;
-      try {
-        json = body ? JSON.parse(body) : undefined;
-      } catch {
-        json = undefined;
-      }
-      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, json });
-      handle(req, res, json as SesSendEmailBody | undefined);
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+  const server = http.createServer(async (req, res) => {
+    const request = await readRequest(req);
+    requests.push(request);
+    handle(req, res, request.json as SesSendEmailBody | undefined);
   });
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse, body: SesSendEmailBody | undefined) {
@@ -105,7 +80,7 @@ export async function startSesFake(): Promise<SesFake> {
     if (!req.headers.authorization?.startsWith('AWS4-HMAC-SHA256 '))
       return sendError(res, 'UnrecognizedClientException', 403, 'The security token included in the request is invalid.');
 
-    const answer = script.shift() ?? standing;
+    const answer = script.take();
     if (answer?.kind === 'error') {
       return sendError(res, answer.type, answer.status ?? SES_ERROR_STATUS[answer.type] ?? 400, answer.message ?? `${answer.type} (fake)`);
     }
@@ -126,35 +101,22 @@ export async function startSesFake(): Promise<SesFake> {
       return;
     }
     const ok = () => reply(res, 200, JSON.stringify({ MessageId: messageId }), { 'content-type': 'application/json' });
-    if (answer?.kind === 'delay') {
-      const timer = setTimeout(() => {
-        if (!res.destroyed) ok();
-      }, answer.ms);
-      res.on('close', () => clearTimeout(timer));
-      return;
-    }
+    if (answer?.kind === 'delay') return answerLater(res, answer.ms, ok);
     ok();
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const { url, close } = await listen(server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
     delivered,
-    next: (...answers) => script.push(...answers),
-    always: (answer) => {
-      standing = answer;
-    },
+    next: script.next,
+    always: script.always,
     reset: () => {
       requests.length = 0;
       delivered.length = 0;
-      script.length = 0;
-      standing = undefined;
+      script.clear();
     },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
+    close,
   };
 }

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eventually, until } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 
@@ -13,16 +14,6 @@ function alive(pid: number) {
   } catch {
     return false;
   }
-}
-
-async function waitFor<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await check();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 type Started = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
@@ -38,11 +29,9 @@ function startFolio(dataDir: string): Started {
 }
 
 async function healthyBase(started: Started) {
-  const base = await waitFor(
-    () => /Folio is running at (http:\/\/\S+)/.exec(started.output())?.[1],
-    60_000,
-    `the start banner; output so far:\n${started.output()}`,
-  );
+  const base = await eventually(() => /Folio is running at (http:\/\/\S+)/.exec(started.output())?.[1], 60_000, 'the start banner').catch((error: Error) => {
+    throw new Error(`${error.message}; output so far:\n${started.output()}`);
+  });
   const health = await fetch(`${base}/health`);
   // npm start runs the convert-by-email SMTP listener too (on a free port here; 2525 by default).
   expect(await health.json()).toMatchObject({ status: 'ok', database: 'ok', queue: 'ok', intake: { smtp: 'listening', mailApi: 'unconfigured' } });
@@ -66,7 +55,12 @@ describe('npm start with no configuration', () => {
       expect(alive(pid)).toBe(true);
       folio.child.kill('SIGTERM');
       expect(await folio.exited).toBe(0);
-      await waitFor(() => (alive(pid) ? undefined : true), 10_000, 'postgres to stop');
+      await until(
+        () => alive(pid),
+        (running) => !running,
+        10_000,
+        'postgres to stop',
+      );
       // Data survives: the folder is still an initialised cluster for the next start.
       await expect(fs.stat(path.join(dataDir, 'pg', 'PG_VERSION'))).resolves.toBeDefined();
     } finally {
@@ -98,7 +92,12 @@ describe('npm start with no configuration', () => {
       const fresh = await postmasterPid(dataDir);
       third.child.kill('SIGTERM');
       expect(await third.exited).toBe(0);
-      await waitFor(() => (alive(fresh) ? undefined : true), 10_000, 'postgres to stop');
+      await until(
+        () => alive(fresh),
+        (running) => !running,
+        10_000,
+        'postgres to stop',
+      );
     } finally {
       for (const started of [first, third]) if (started && started.child.exitCode === null) started.child.kill('SIGKILL');
       const left = await postmasterPid(dataDir).catch(() => 0);

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { JSDOM } from 'jsdom';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 
 /** The shared corpus: real PDFs nobody on the team wrote, described by ../shared/corpus/MANIFEST.md. */
 export const CORPUS_DIR = path.resolve(import.meta.dirname, '../../../shared/corpus');
@@ -114,39 +113,6 @@ export function htmlElements(html: string, selector: string): number {
   } finally {
     dom.window.close();
   }
-}
-
-function inlineText(inlines: Inline[] | undefined): string {
-  return (inlines ?? []).map((inline) => ('children' in inline ? inlineText(inline.children) : 'text' in inline ? inline.text : ' ')).join('');
-}
-
-function blockText(block: Block): string {
-  switch (block.kind) {
-    case 'heading':
-    case 'paragraph':
-    case 'footnote':
-      return inlineText(block.content);
-    case 'list':
-      return block.items.map((item) => `${inlineText(item.content)} ${item.children ? blockText(item.children) : ''}`).join('\n');
-    case 'table':
-      return [inlineText(block.caption), ...block.rows.map((row) => row.map((cell) => inlineText(cell.content)).join(' '))].join('\n');
-    case 'figure':
-      return inlineText(block.caption);
-    case 'formula':
-    case 'code':
-      return block.text;
-    case 'blockquote':
-      return block.children.map(blockText).join('\n');
-    case 'form':
-      return block.fields.map((field) => `${field.label} ${field.value}`).join('\n');
-    case 'pageBreak':
-      return '';
-  }
-}
-
-/** One page's text in the engine's reading order, block by block. */
-export function pageText(page: PageResult): string {
-  return page.blocks.map(blockText).join('\n');
 }
 
 /** pdf.js's raw text of every page (content-stream order), as a second oracle beside pdftotext. */

@@ -15,7 +15,7 @@ import { loadIntakeMessage, type IntakeMessageRow } from '../../server/intake/in
 import { startSmtpListener, type SmtpListener } from '../../server/intake/smtp-listener.ts';
 import { startMailApiFake, type MailApiFake } from '../fakes/mail-api.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { until } from '../service/harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
 export const corpusPdf = (name: string) => fs.readFile(path.join(CORPUS, name));

@@ -9,8 +9,9 @@ import { giveUpOnMessage } from '../../server/intake/give-up-on-message.ts';
 import { handleInboundMessage } from '../../server/intake/handle-inbound-message.ts';
 import { loadIntakeMessage } from '../../server/intake/intake.queries.ts';
 import { sweepEndedConversions } from '../../server/intake/watch-conversions.ts';
-import { api, gatedEngine, until } from '../service/harness.ts';
+import { api, gatedEngine } from '../service/harness.ts';
 import { conversionLog, corpusPdf, customerBalance, header, parseSent, PUBLIC_ADDRESS, sendLog, startIntake, type Intake } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 let intake: Intake;
 let gated: ReturnType<typeof gatedEngine>;

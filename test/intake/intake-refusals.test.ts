@@ -8,8 +8,9 @@ import { sql } from '../../server/db/database.ts';
 import { readAll } from '../../server/storage/storage.ts';
 import { startSmtpListener } from '../../server/intake/smtp-listener.ts';
 import { TEST_PROXY_SECRET } from '../helpers/app.ts';
-import { until } from '../service/harness.ts';
+
 import { conversionLog, corpusPdf, header, INTAKE_ADDRESS, parseSent, PUBLIC_ADDRESS, rawHeaders, sendLog, startIntake, type Intake } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 let intake: Intake;
 let multicolumn: Buffer;

@@ -8,7 +8,7 @@ import { startTestApp, TEST_PROXY_SECRET, type TestApp } from '../helpers/app.ts
 import { startResendFake, type ResendFake } from '../fakes/resend.ts';
 import { startSesFake, type SesFake } from '../fakes/ses.ts';
 
-export const RESEND_KEY = 're_product';
+const RESEND_KEY = 're_product';
 
 export type ProductHarness = {
   app: TestApp;
@@ -21,7 +21,7 @@ export type ProductHarness = {
 };
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read whatever the route answered, field by field
-export type ApiAnswer = { status: number; headers: Headers; body: any; text: string };
+type ApiAnswer = { status: number; headers: Headers; body: any; text: string };
 
 /**
  * The real app on a database of its own, with both provider fakes behind the

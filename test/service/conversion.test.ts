@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { sql } from '../../server/db/database.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { createTestClock, startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, gatedEngine, jobState, makePaid, readEvents, until, upload, uploadPdf } from './harness.ts';
+import { api, balance, gatedEngine, jobState, makePaid, readEvents, upload, uploadPdf } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const ENV = { CHUNK_PAGES: '1', CHUNK_CONCURRENCY: '2', CHUNK_HEARTBEAT_INTERVAL_MS: '100', CONVERSION_POOL_SIZE: '1' };
 

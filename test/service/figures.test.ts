@@ -8,7 +8,8 @@ import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.
 import { encodeRgbPng } from '../../server/conversion/backends/local/png.ts';
 import { sql } from '../../server/db/database.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, jobState, makePaid, until, uploadPdf } from './harness.ts';
+import { api, balance, jobState, makePaid, uploadPdf } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 /** The figures API: list a finished conversion's figures, describe one, and get outputs rendered again for free. */
 

@@ -10,17 +10,6 @@ import type { TestApp } from '../helpers/app.ts';
 export const CORPUS = path.resolve(import.meta.dirname, '../../../shared/corpus');
 export const THREE_PAGES = path.join(CORPUS, 'multicolumn-latex.pdf');
 
-/** Polls a condition (bounded); no sleeps standing in for "the job is probably done". */
-export async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 30_000, what = 'condition'): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 type Gate = { promise: Promise<void>; open: () => void };
 function gate(): Gate {
   let open = () => {};

@@ -15,7 +15,8 @@ import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-
 import { startBoss } from '../../server/queue/boss.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { readAll } from '../../server/storage/storage.ts';
-import { api, balance, gatedEngine, jobState, makePaid, readEvents, until, upload, uploadPdf } from './harness.ts';
+import { api, balance, gatedEngine, jobState, makePaid, readEvents, upload, uploadPdf } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const ENV = { CHUNK_PAGES: '1', CHUNK_CONCURRENCY: '2', CHUNK_HEARTBEAT_INTERVAL_MS: '100', CONVERSION_POOL_SIZE: '1' };
 

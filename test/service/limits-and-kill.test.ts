@@ -8,7 +8,8 @@ import { sql } from '../../server/db/database.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orphaned-chunks.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, CORPUS, jobState, makePaid, until, upload } from './harness.ts';
+import { api, balance, CORPUS, jobState, makePaid, upload } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const BIG = path.join(CORPUS, 'geotopo-117-pages.pdf');

@@ -7,8 +7,9 @@ import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.
 import { registerWebhookJobs } from '../../jobs/webhooks/webhooks.worker.ts';
 import { verifyDownloadToken } from '../../server/conversion-jobs/download-token.ts';
 import { AnyRow, sql } from '../../server/db/database.ts';
-import { makePaid, until, uploadPdf } from '../service/harness.ts';
+import { makePaid, uploadPdf } from '../service/harness.ts';
 import { callJson, createFile, createTenant, createUser, deliveries, emitConversionEvent, startWebhookHarness } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 /**
  * The whole path with real workers: a committed outbox row wakes the

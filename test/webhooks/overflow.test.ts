@@ -6,9 +6,10 @@ import { drainWebhookOverflow } from '../../server/webhooks/drain-webhook-overfl
 import { sendDropNotices } from '../../server/webhooks/send-webhook-notices.ts';
 import { webhookDeps } from '../../server/webhooks/webhook-runtime.ts';
 import { DRAIN_QUEUE } from '../../server/webhooks/webhooks.jobs.ts';
-import { until } from '../service/harness.ts';
+
 import { createTestClock } from '../helpers/app.ts';
 import { callJson, createFile, createTenant, createUser, deliveries, emitConversionEvent, startWebhookHarness } from './harness.ts';
+import { until } from '../helpers/wait.ts';
 
 /**
  * Hourly limits (small here so a test can reach them), the overflow queue,

@@ -29,7 +29,7 @@ export class UsageError extends Error {
 
 export type PageRange = { first: number; last: number };
 
-export type ConvertCommand = {
+type ConvertCommand = {
   command: 'convert';
   inputs: string[];
   outDir: string;
@@ -240,7 +240,7 @@ export async function convertFile(
 }
 
 /** One line, no stack: the code when we know it, the message trimmed to its first line. */
-export function describeError(error: unknown): { code: string; message: string } {
+function describeError(error: unknown): { code: string; message: string } {
   const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!.trim() || 'unknown error';
   return { code: isDomainError(error) ? error.code : 'INTERNAL', message };
 }

@@ -25,7 +25,7 @@ const OPEN_PER_WORKER = 2;
  */
 const WORKER_HEAP_MB = 1024;
 
-export type PoolRun = {
+type PoolRun = {
   pdf: Uint8Array;
   /** identifies the document's bytes (a hash): workers keep it open between runs, so chunk after chunk is parsed once */
   key: string;

@@ -589,7 +589,7 @@ export function renderHtml(input: ConvertedDocument): HtmlRender {
   return { html: before + parts.join('\n') + after, warnings, headings, shell: { before, after }, mainParts: parts };
 }
 
-export const CSS = `:root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfc; --muted: #555; --link: #0645ad; --line: #c8c8c8; --warn-bg: #fff4d6; --warn-fg: #5a3b00; --focus: #b8520a; }
+const CSS = `:root { color-scheme: light dark; --fg: #1b1b1b; --bg: #fdfdfc; --muted: #555; --link: #0645ad; --line: #c8c8c8; --warn-bg: #fff4d6; --warn-fg: #5a3b00; --focus: #b8520a; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e8e6e3; --bg: #161616; --muted: #b0b0b0; --link: #8ab4f8; --line: #4a4a4a; --warn-bg: #3d2f00; --warn-fg: #ffe19a; --focus: #ffb86b; } }
 *, *::before, *::after { box-sizing: border-box; }
 html { font-size: 100%; -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }

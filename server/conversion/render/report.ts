@@ -6,9 +6,9 @@ import { blocksText } from '../page-content.ts';
 import { documentTitle, type HtmlWarning } from './html.ts';
 import { escapeHtml, inlineText, validLang } from './text.ts';
 
-export type ReportWarning = { page: number; kind: string; message: string };
+type ReportWarning = { page: number; kind: string; message: string };
 
-export type ReportPage = {
+type ReportPage = {
   page: number;
   label: string;
   backend: Backend;

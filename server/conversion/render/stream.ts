@@ -31,7 +31,7 @@ const LONG_DOCUMENT_PAGES = 50;
 
 export type RenderTarget = { dir: string; baseName: string };
 
-export type RenderedFiles = OutputFiles & { report: FolioReport };
+type RenderedFiles = OutputFiles & { report: FolioReport };
 
 export type DocumentRender = EngineDocumentRender & { finish(): Promise<RenderedFiles> };
 

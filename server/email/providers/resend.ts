@@ -1,6 +1,16 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { Resend, type CreateEmailOptions, type ErrorResponse } from 'resend';
+import { z } from 'zod';
+import { EmailEvent, type EmailEventInput } from '../../delivery-events/delivery-events.queries.ts';
 import type { FailureKind } from '../types.ts';
 import type { EmailProvider } from './provider.ts';
+
+/**
+ * Provider A (Resend) on the wire, in one place: the send call and its error
+ * table, the sent-email list the events poller reads, the webhook payload and
+ * its Svix signature, and the event names.
+ */
 
 /**
  * Error names that say Resend definitely did not take the message and the
@@ -31,7 +41,7 @@ const UNAVAILABLE_NAMES = new Set([
  *   key is still in flight and may deliver; a same-key retry later gets its answer.
  * - other 4xx (validation, unverified From domain, reused key with another body) → rejected.
  */
-export function classifyResendError(error: Pick<ErrorResponse, 'statusCode' | 'name'>): FailureKind {
+function classifyResendError(error: Pick<ErrorResponse, 'statusCode' | 'name'>): FailureKind {
   const status = error.statusCode;
   if (status === null || status === undefined) return 'ambiguous';
   if (error.name === 'concurrent_idempotent_requests') return 'ambiguous';
@@ -83,4 +93,146 @@ export function createResendProvider(settings: ResendSettings): EmailProvider {
       }
     },
   };
+}
+
+/** The part of a Resend webhook body we read; everything else is kept in raw. */
+export const ResendWebhookEvent = z.object({
+  type: z.string(),
+  created_at: z.string().optional(),
+  data: z
+    .object({
+      email_id: z.string().optional(),
+      created_at: z.string().optional(),
+      from: z.string().optional(),
+      to: z.union([z.array(z.string()), z.string()]).optional(),
+      subject: z.string().optional(),
+      tags: z.record(z.string(), z.unknown()).optional(),
+      bounce: z.object({ type: z.string().optional(), subType: z.string().optional(), message: z.string().optional() }).passthrough().optional(),
+      failed: z.object({ reason: z.string().optional() }).passthrough().optional(),
+      suppressed: z.object({ type: z.string().optional(), message: z.string().optional() }).passthrough().optional(),
+    })
+    .passthrough()
+    .default({}),
+});
+export type ResendWebhookEvent = z.infer<typeof ResendWebhookEvent>;
+
+/** Resend's delivery event names (webhook `email.<name>`, the list's `last_event`): ours, which are Resend's plus SES's transient bounce. */
+export const RESEND_EMAIL_EVENTS: ReadonlySet<string> = new Set<string>(EmailEvent.options.filter((name) => name !== 'bounce_transient'));
+
+/**
+ * The status move a Resend event stands for. Opens and clicks move the status
+ * of outreach mail only (specification: "outreach configuration only"), and
+ * provider-A mail is never outreach (outreach is pinned to provider B): an open
+ * or a click says the mail was delivered, and stays the row's raw last_event.
+ */
+export function resendStatusEvent(name: string): EmailEvent {
+  return name === 'opened' || name === 'clicked' ? 'delivered' : (name as EmailEvent);
+}
+
+/** Parses Resend's "2026-04-03 22:13:42.674981+00" as well as ISO 8601. */
+export function parseResendTime(value: string | undefined): Date | undefined {
+  if (!value) return undefined;
+  const normalised = value.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00');
+  const date = new Date(normalised);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+function addressOf(value: string) {
+  const match = /<([^>]+)>/.exec(value);
+  return (match ? match[1]! : value).trim().toLowerCase();
+}
+
+export type ResendMapping = { kind: 'ignore'; reason: string } | { kind: 'no_email_id' } | { kind: 'record'; input: EmailEventInput; recipients: string[] };
+
+/**
+ * Maps a Resend webhook event onto the recording function's input
+ * ("Provider-A delivery events"): the `email.` prefix is stripped; received,
+ * contact.* and domain.* (and any other non-email type) are ignored; a
+ * Permanent bounce suppresses as hard_bounce and a complaint as complaint,
+ * only for single-recipient mail (the event covers the whole email);
+ * Temporary / Undetermined bounces are recorded as bounced and alerted, not suppressed.
+ */
+export function mapResendWebhookEvent(event: ResendWebhookEvent): ResendMapping {
+  if (!event.type.startsWith('email.')) return { kind: 'ignore', reason: 'not an email event' };
+  const name = event.type.slice('email.'.length);
+  if (!RESEND_EMAIL_EVENTS.has(name)) return { kind: 'ignore', reason: `email.${name} is not a delivery event` };
+  const data = event.data;
+  if (!data.email_id) return { kind: 'no_email_id' };
+  const recipients = (Array.isArray(data.to) ? data.to : data.to ? [data.to] : []).map(addressOf).filter(Boolean);
+  const single = recipients.length === 1;
+  let error: string | undefined;
+  let suppress: EmailEventInput['suppress'];
+  if (name === 'bounced') {
+    error = [data.bounce?.type, data.bounce?.subType, data.bounce?.message].filter(Boolean).join(': ') || 'bounced';
+    if (data.bounce?.type === 'Permanent' && single) suppress = { addresses: recipients, reason: 'hard_bounce' };
+  } else if (name === 'complained') {
+    error = 'complaint';
+    if (single) suppress = { addresses: recipients, reason: 'complaint' };
+  } else if (name === 'failed') {
+    error = data.failed?.reason ?? 'failed';
+  } else if (name === 'suppressed') {
+    error = data.suppressed?.message ?? data.suppressed?.type ?? 'suppressed by provider';
+  }
+  const tags = Object.fromEntries(Object.entries(data.tags ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  return {
+    kind: 'record',
+    recipients,
+    input: {
+      provider: 'provider_a',
+      providerMessageId: data.email_id,
+      event: resendStatusEvent(name),
+      occurredAt: parseResendTime(event.created_at) ?? parseResendTime(data.created_at),
+      raw: event,
+      lastEvent: name,
+      error,
+      to: recipients,
+      from: data.from,
+      subject: data.subject,
+      tags: Object.keys(tags).length ? tags : undefined,
+      logId: tags.folio_log_id,
+      suppress,
+    },
+  };
+}
+
+/** Svix / Standard Webhooks: the official libraries hard-code five minutes either way. */
+const SVIX_TOLERANCE_SECONDS = 5 * 60;
+
+export type SvixHeaders = { id?: string; timestamp?: string; signature?: string };
+export type SvixVerdict = { ok: true } | { ok: false; reason: 'missing_header' | 'bad_timestamp' | 'timestamp_out_of_range' | 'bad_signature' | 'no_secret' };
+
+/**
+ * Verifies a Svix-signed body (Resend's webhooks): HMAC-SHA256 keyed with the
+ * base64-decoded part of `whsec_...` over `${id}.${timestamp}.${rawBody}`,
+ * base64; the header lists `v1,<sig>` entries separated by spaces (several
+ * during a secret rotation) and any one matching suffices. The raw bytes are
+ * signed, so this must see the body before any JSON parsing.
+ */
+export function verifySvixSignature(secret: string | undefined, headers: SvixHeaders, rawBody: Buffer, now: Date): SvixVerdict {
+  if (!secret) return { ok: false, reason: 'no_secret' };
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature) return { ok: false, reason: 'missing_header' };
+  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: 'bad_timestamp' };
+  if (Math.abs(Math.floor(now.getTime() / 1000) - Number(timestamp)) > SVIX_TOLERANCE_SECONDS) return { ok: false, reason: 'timestamp_out_of_range' };
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(rawBody).digest();
+  for (const entry of signature.split(' ')) {
+    const [version, value] = entry.split(',', 2);
+    if (version !== 'v1' || !value) continue;
+    const given = Buffer.from(value, 'base64');
+    if (given.length === expected.length && timingSafeEqual(given, expected)) return { ok: true };
+  }
+  return { ok: false, reason: 'bad_signature' };
+}
+
+/** The Svix headers of a provider-A webhook request. */
+export function resendSignatureHeaders(headers: IncomingHttpHeaders): SvixHeaders {
+  const one = (value: string | string[] | undefined) => (typeof value === 'string' ? value : undefined);
+  return { id: one(headers['svix-id']), timestamp: one(headers['svix-timestamp']), signature: one(headers['svix-signature']) };
+}
+
+/** One page of the sent-email list, newest first, after the email `after` (excluded). */
+export async function listResendEmails(settings: { apiKey: string; baseUrl: string }, page: { limit: number; after?: string }) {
+  const client = new Resend(settings.apiKey, { baseUrl: settings.baseUrl });
+  return client.emails.list(page.after ? { limit: page.limit, after: page.after } : { limit: page.limit });
 }

@@ -48,7 +48,7 @@ function unverifiedIdentity(error: SesError) {
  * - other 4xx (MessageRejected, BadRequestException, NotFoundException for an
  *   unknown configuration set) → rejected.
  */
-export function classifySesError(error: unknown): FailureKind {
+function classifySesError(error: unknown): FailureKind {
   const { name, $metadata } = (error ?? {}) as SesError;
   if ((name && UNAVAILABLE_NAMES.has(name)) || unverifiedIdentity((error ?? {}) as SesError)) return 'unavailable';
   const status = $metadata?.httpStatusCode;

@@ -20,7 +20,7 @@ export type OperatorList = { fnArray: ArrayLike<number>; argsArray: ArrayLike<un
 export type Drawing = { rules: Rule[]; marks: Mark[] };
 
 /** A filled rectangle thinner than this is drawn as a rule (Word and LibreOffice draw cell borders so). */
-export const MAX_RULE_THICKNESS = 3;
+const MAX_RULE_THICKNESS = 3;
 /** Rules closer than this are the same line; ends closer than this touch. */
 export const TOLERANCE = 2;
 /**

@@ -34,7 +34,7 @@ export type PlacedImage = {
 type RawImage = { width: number; height: number; kind?: number; data?: Uint8Array | Uint8ClampedArray | null };
 
 /** Longest side of an extracted image: enough for reading on screen, not a print master. */
-export const MAX_IMAGE_SIDE = 1600;
+const MAX_IMAGE_SIDE = 1600;
 /** Images fewer pixels than this on a side are bullets, rules and specks. */
 export const MIN_IMAGE_PIXELS = 24;
 /** Per page: a catalogue page of thumbnails must not blow up the chunk's stored result. */
@@ -201,7 +201,7 @@ function toRgba(raw: RawImage, mask: boolean): { data: Uint8ClampedArray; width:
 }
 
 /** Whether every pixel is (nearly) the same colour: a tint box or a rule, not a picture. */
-export function isUniform(rgba: Uint8ClampedArray): boolean {
+function isUniform(rgba: Uint8ClampedArray): boolean {
   if (rgba.length < 4) return true;
   const [r, g, b] = [rgba[0]!, rgba[1]!, rgba[2]!];
   for (let i = 4; i < rgba.length; i += 4 * 7) {
@@ -239,7 +239,7 @@ export async function encodeImage(page: PDFPageProxy, image: PlacedImage): Promi
 }
 
 /** Resolution of a figure drawn from several pieces: screen quality, a quarter of OCR's pixels. */
-export const FIGURE_RENDER_DPI = 150;
+const FIGURE_RENDER_DPI = 150;
 
 /**
  * Regions of the page rendered to PNG (a figure assembled from several image

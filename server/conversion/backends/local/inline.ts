@@ -88,12 +88,6 @@ export function inlineText(list: Inline[]): string {
     .join('');
 }
 
-/** Only links a reader can safely follow reach the model. */
-export function safeHref(url: string | undefined): string | undefined {
-  if (!url) return undefined;
-  return /^(https?:|mailto:)/i.test(url) ? url : undefined;
-}
-
 /** The runs without their first `length` characters (a list marker, a footnote marker). */
 export function stripPrefix(runs: Run[], length: number): Run[] {
   let remaining = length;

@@ -28,7 +28,7 @@ import { cleanString } from './pdf.ts';
  */
 
 /** 200 dpi: tesseract's accuracy flattens out above ~200 dpi; time and memory grow with the square. */
-export const OCR_DPI = 200;
+const OCR_DPI = 200;
 /** Renders of huge pages are capped (pixels) so one poster cannot exhaust memory. */
 const MAX_PIXELS = 4500 * 4500;
 /**
@@ -125,7 +125,7 @@ export async function closeOcr(): Promise<void> {
   await Promise.all(pending.map(async (worker) => (await worker)?.terminate().catch(() => undefined)));
 }
 
-export async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0): Promise<Buffer> {
+async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0): Promise<Buffer> {
   const { createCanvas } = await import('@napi-rs/canvas');
   let scale = dpi / 72;
   const base = page.getViewport({ scale: 1 });

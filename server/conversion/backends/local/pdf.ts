@@ -19,7 +19,7 @@ const PDFJS_DIR = path.dirname(createRequire(import.meta.url).resolve('pdfjs-dis
 const dataDir = (name: string) => path.join(PDFJS_DIR, name) + path.sep;
 
 /** pdf.js looks for the header in the first 1,024 bytes, as Acrobat does; so do we. */
-export function looksLikePdf(bytes: Uint8Array): boolean {
+function looksLikePdf(bytes: Uint8Array): boolean {
   const head = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 1024)).toString('latin1');
   return head.includes(PDF_MAGIC);
 }

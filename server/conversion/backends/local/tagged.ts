@@ -2,7 +2,7 @@ import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.
 import type { FigureImage } from './images.ts';
 import { parseHtml, serializeMathml } from '../vision/html-to-blocks.ts';
 import { cleanString } from './pdf.ts';
-import { inlineText, joinLines, runsToInlines, type Run } from './inline.ts';
+import { inlineText, runsToInlines, type Run } from './inline.ts';
 import { formulaToTex } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
@@ -457,8 +457,6 @@ export function referencedIds(node: StructNode, into = new Set<string>()): Set<s
   for (const child of node.children ?? []) referencedIds(child, into);
   return into;
 }
-
-export { joinLines };
 
 /**
  * The MathML a tagged formula carries (PDF 2.0 associated file, exposed by

@@ -34,7 +34,7 @@ const union = (a: Box, b: Box): Box => ({ x0: Math.min(a.x0, b.x0), y0: Math.min
 const inside = (box: Box, outer: Box) => box.x0 >= outer.x0 && box.x1 <= outer.x1 && box.y0 >= outer.y0 && box.y1 <= outer.y1;
 const centreIn = (box: Box, outer: Box) =>
   (box.x0 + box.x1) / 2 >= outer.x0 && (box.x0 + box.x1) / 2 <= outer.x1 && (box.y0 + box.y1) / 2 >= outer.y0 && (box.y0 + box.y1) / 2 <= outer.y1;
-export const textBox = (segment: Segment): Box => ({
+const textBox = (segment: Segment): Box => ({
   x0: segment.x,
   x1: segment.right,
   y0: segment.y - segment.size * 0.25,

@@ -22,13 +22,13 @@ import { backoffDelay, sleep, type RetryPolicy } from '../vision/backoff.ts';
  */
 
 /** Four attempts with waits of about 1, 2 and 4 s: enough to ride out a deploy or a brief overload, short enough to hand the chunk back to the queue, which retries later. */
-export const PARSER_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 8000 };
+const PARSER_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 1000, maxDelayMs: 8000 };
 /** A page takes the service a few seconds; polling each second keeps latency low at a trivial request count. */
-export const PARSER_POLL_INTERVAL_MS = 1000;
+const PARSER_POLL_INTERVAL_MS = 1000;
 /** A one-page job still unfinished after five minutes is stuck; the chunk is retried rather than held. */
-export const PARSER_JOB_DEADLINE_MS = 5 * 60_000;
+const PARSER_JOB_DEADLINE_MS = 5 * 60_000;
 /** Any one HTTP exchange; uploads of a single page are small. */
-export const PARSER_REQUEST_TIMEOUT_MS = 60_000;
+const PARSER_REQUEST_TIMEOUT_MS = 60_000;
 
 const PENDING_STATUSES = new Set(['received', 'loaded', 'split', 'processing']);
 
@@ -42,7 +42,7 @@ export type ParserClientOptions = {
   requestTimeoutMs?: number;
 };
 
-export function authenticationFailed(status: number): DomainError {
+function authenticationFailed(status: number): DomainError {
   return new DomainError('ERR_PARSER_API_KEY_INVALID', 'Document processing service authentication failed (ERR_PARSER_API_KEY_INVALID).', {
     retryable: false,
     context: { status },

@@ -7,7 +7,6 @@ import { cutPage } from '../vision/cut-page.ts';
 import { htmlToBlocks } from '../vision/html-to-blocks.ts';
 import { classify, structuralReasons } from '../../page-content.ts';
 import { createParserClient } from './parser-api.ts';
-
 /**
  * The document-parser backend: each page goes to the external parser as its
  * own one-page PDF (one job per page, so results map to pages without
@@ -19,16 +18,14 @@ import { createParserClient } from './parser-api.ts';
  * and the caller decides what to do with the chunk.
  */
 
-export { PARSER_JOB_DEADLINE_MS, PARSER_POLL_INTERVAL_MS, PARSER_RETRY } from './parser-api.ts';
-
 /** Pages in flight at once: the service does the work, we only wait, and its rate limits are per key. */
-export const PARSER_CONCURRENCY = 4;
+const PARSER_CONCURRENCY = 4;
 
 /**
  * Estimated price of one page in USD (Mathpix-style PDF pricing is per page,
  * in the region of half a cent); pass `pricePerPageUsd` to match the contract.
  */
-export const DEFAULT_PARSER_PRICE_PER_PAGE_USD = 0.005;
+const DEFAULT_PARSER_PRICE_PER_PAGE_USD = 0.005;
 
 export type ParserBackend = {
   convertPages(pdf: Uint8Array, pages: number[], context: { signal?: AbortSignal }): Promise<PageResult[]>;

@@ -49,12 +49,12 @@ const TRANSIENT_NETWORK_CODES = new Set([
  * ~15 s; beyond that the page is better served by the local engine than by
  * holding a chunk worker.
  */
-export const CONVERSE_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 1000, maxDelayMs: 8000 };
+const CONVERSE_RETRY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 1000, maxDelayMs: 8000 };
 
 /** A page of dense text can take the model a minute or two to write out; past three, the call is stuck. */
-export const CONVERSE_TIMEOUT_MS = 180_000;
+const CONVERSE_TIMEOUT_MS = 180_000;
 
-export function isTransientBedrockError(error: unknown): boolean {
+function isTransientBedrockError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
   const code = (error as { code?: string }).code;
@@ -64,7 +64,7 @@ export function isTransientBedrockError(error: unknown): boolean {
 }
 
 /** The Converse request for one page: bytes as a document block, then the user text. */
-export function buildConverseInput(modelId: string, pagePdf: Uint8Array, page: number, prompt: VisionPrompt): ConverseCommandInput {
+function buildConverseInput(modelId: string, pagePdf: Uint8Array, page: number, prompt: VisionPrompt): ConverseCommandInput {
   return {
     modelId,
     system: [{ text: prompt.system }],

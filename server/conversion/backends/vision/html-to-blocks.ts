@@ -662,7 +662,7 @@ function joinWithBreaks(parts: Inline[][]): Inline[] {
  * at the edges of the block and next to line breaks go, empty wrappers go,
  * neighbouring texts merge.
  */
-export function cleanInlines(inlines: Inline[]): Inline[] {
+function cleanInlines(inlines: Inline[]): Inline[] {
   const state = { pendingSpace: false, atStart: true };
   const walk = (list: Inline[]): Inline[] => {
     const out: Inline[] = [];

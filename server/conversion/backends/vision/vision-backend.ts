@@ -17,17 +17,15 @@ import { hashPrompt, visionPrompt, type VisionPrompt } from './prompt.ts';
  * always comes out.
  */
 
-export { hashPrompt, visionPrompt, SYSTEM_PROMPT, PAGE_TEXT, COVERAGE_TEXT, type VisionPrompt } from './prompt.ts';
-export { COVERAGE_THRESHOLD, textCoverage } from './coverage.ts';
+export { hashPrompt, visionPrompt, SYSTEM_PROMPT, PAGE_TEXT, COVERAGE_TEXT } from './prompt.ts';
 export { htmlToBlocks } from './html-to-blocks.ts';
-export { buildConverseInput } from './bedrock-converse.ts';
 
 /**
  * Stop reasons whose text is not the page: a guardrail or content filter
  * replaced or cut it, or the answer was truncated (`max_tokens`, and the
  * newer `model_context_window_exceeded`, which truncates the same way).
  */
-export const REJECTED_STOP_REASONS: ReadonlySet<string> = new Set(['guardrail_intervened', 'content_filtered', 'max_tokens', 'model_context_window_exceeded']);
+const REJECTED_STOP_REASONS: ReadonlySet<string> = new Set(['guardrail_intervened', 'content_filtered', 'max_tokens', 'model_context_window_exceeded']);
 
 /**
  * Whether an answer may be used for a page, on demand or from a batch record:
@@ -42,15 +40,15 @@ export function isAcceptableAnswer(answer: { text: string; stopReason: string })
  * Sonnet v2 on Bedrock, us-east-1 list price: $3 per million input tokens,
  * $15 per million output tokens). Pass `pricePer1kTokens` for another model.
  */
-export const DEFAULT_PRICE_PER_1K_TOKENS = { input: 0.003, output: 0.015 } as const;
+const DEFAULT_PRICE_PER_1K_TOKENS = { input: 0.003, output: 0.015 } as const;
 
 /** Models like to wrap HTML in Markdown fences or a whole document; we want what is inside. */
-export function extractHtml(text: string): string {
+function extractHtml(text: string): string {
   const fenced = /```(?:html)?\s*\n([\s\S]*?)```/i.exec(text);
   return fenced ? fenced[1]! : text;
 }
 
-export type VisionPageContext = { textLayerText: string; signal?: AbortSignal; fallback: () => Promise<PageResult> };
+type VisionPageContext = { textLayerText: string; signal?: AbortSignal; fallback: () => Promise<PageResult> };
 
 export type VisionBackend = {
   convertPage(pdf: Uint8Array, page: number, context: VisionPageContext): Promise<PageResult>;
