@@ -7,9 +7,11 @@ import { finishPipeline } from '../../server/benchmark/finish-pipeline.ts';
 import { runPipeline } from '../../server/benchmark/run-pipeline.ts';
 import { sql } from '../../server/db/database.ts';
 import { startParserFake } from '../fakes/parser-api.ts';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { api, balance, makePaid, THREE_PAGES, uploadPdf } from '../service/harness.ts';
+import { createCloudAlarmProbe } from '../../server/benchmark/cloud-alarms.ts';
+import { createMetrics } from '../../server/metrics.ts';
+import { createTestClock, startTestApp, type TestApp } from '../helpers/app.ts';
 import { until } from '../helpers/wait.ts';
+import { api, balance, makePaid, THREE_PAGES, uploadPdf } from '../service/harness.ts';
 
 const parser = await startParserFake();
 afterAll(() => parser.close());
@@ -314,5 +316,25 @@ describe('GET /api/benchmark/fleet', () => {
     expect(await read(`?current=1&lastScaledAt=${encodeURIComponent(longAgo)}`)).toMatchObject({ target: 2, desired: 2, cooldownRemainingSeconds: 0 });
     expect((await api(app, admin, 'GET', '/api/benchmark/fleet?current=9')).status).toBe(400);
     await app.deps.db.query(sql.unsafe`delete from benchmark_sessions where file_id = ${fileId}`);
+  });
+});
+
+describe('cloud alarms on /metrics', () => {
+  it('raises api_5xx when the API answered a 5xx, for five minutes after the last one', async () => {
+    const probe = createCloudAlarmProbe();
+    const clock = createTestClock();
+    const deps = { ...app.deps, metrics: createMetrics(), clock };
+    const alarm = async () => (await deps.metrics.cloudAlarms.get()).values.find((value) => value.labels.alarm === 'api_5xx')?.value;
+    await probe(deps);
+    expect(await alarm()).toBe(0);
+    deps.metrics.httpResponses.inc({ class: '5xx' });
+    await probe(deps);
+    expect(await alarm()).toBe(1);
+    clock.advance(5 * 60_000 - 1);
+    await probe(deps);
+    expect(await alarm()).toBe(1);
+    clock.advance(1);
+    await probe(deps);
+    expect(await alarm()).toBe(0);
   });
 });
