@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { registerStorageJobs } from '../../jobs/storage/storage.worker.ts';
+import { ConfigError, loadConfig } from '../../server/config.ts';
 import { fetchUrlImport } from '../../server/storage/import-url.ts';
 import { endless, startHttpsOrigin, type HttpsOrigin } from '../fakes/https-origin.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -180,5 +181,11 @@ describe('POST /api/files/import', () => {
     expect(await fetchUrlImport(app.deps, { fileId: file.id, url: origin.url('/docs/annual%20report.pdf'), convert: false })).toBe('skipped');
     expect(origin.requests.length).toBe(requests);
     expect(await listed(file.id)).toMatchObject({ status: 'uploaded', pages: 2 });
+  });
+
+  it('keeps the loopback switch to the test suite: refused at start under any other NODE_ENV', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', STORAGE_TEST_ALLOW_LOOPBACK: 'true' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NODE_ENV: 'production', STORAGE_TEST_ALLOW_LOOPBACK: 'true' })).toThrow(/STORAGE_TEST_ALLOW_LOOPBACK/);
+    expect(loadConfig({ NODE_ENV: 'test' }).imports.allowLoopback).toBe(false);
   });
 });
