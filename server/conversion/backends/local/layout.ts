@@ -47,9 +47,12 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const body = bodySize(kept);
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
-  const { ordered, multiColumn } = readingOrder(drawn.flow, options.pageWidth);
+  const order = readingOrder(drawn.flow, options.pageWidth, options.pageHeight, options.rules);
+  const { multiColumn } = order;
+  const ordered = [...order.ordered, ...order.foot];
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
-  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
+  // the page's foot (an imprint under the columns) holds no footnotes and does not continue one
+  const notes = findFootnotes(order.ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
   const { blocks, anchors } = buildBlocks(ordered, {
     page,
     body,

@@ -1,24 +1,38 @@
+import type { Rule } from './drawing.ts';
 import type { Run } from './inline.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
  * The first pass over an untagged page: text items grouped into lines
  * (baselines within half a line) and lines cut into segments where the gap
- * is wider than a word space (column gutters, table cells). Every later pass
- * works on segments.
+ * is wider than a word space (column gutters, table cells) or where a drawn
+ * vertical rule runs between two items (a cell border: table cells are often
+ * set closer than a column gutter). Every later pass works on segments.
  */
 
 export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
-export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
+export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
+  const walls = rules.filter((rule) => rule.x1 === rule.x2);
   const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
   usable.sort((a, b) => b.y - a.y || a.x - b.x);
   // 1. lines: items whose baselines are within half a line of each other (superscripts and subscripts join their line)
   const lines: { y: number; size: number; items: TextItem[] }[] = [];
+  // an item that covers the same stretch of x as one already in the line is on another line: big type beside two
+  // small lines (a masthead beside "issued"/"publisher" lines) must not pull both into one
+  // (text drawn twice on one baseline, a fake bold, is still one line)
+  const overlaps = (line: { items: TextItem[] }, item: TextItem) =>
+    item.text.trim() !== '' &&
+    line.items.some(
+      (other) =>
+        other.text.trim() !== '' &&
+        Math.abs(other.y - item.y) > 1 &&
+        Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
+    );
   for (const item of usable) {
     const line = lines.at(-1);
-    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5)) {
+    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5) && !overlaps(line, item)) {
       line.items.push(item);
       // the line's baseline and size are those of its biggest text, not of a superscript
       if (item.size > line.size && item.text.trim().length > 0) {
@@ -59,7 +73,8 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
         continue;
       }
       const gap = current ? item.x - current.right : 0;
-      if (current && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
+      const walled = current !== undefined && walls.some((wall) => isBetween(wall, current!.right, item.x, line.y, line.size));
+      if (current && !walled && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
@@ -88,6 +103,13 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
   }
   for (const segment of segments) segment.text = segment.text.trim();
   return segments.filter((segment) => segment.text !== '');
+}
+
+/** A vertical rule between two items of a line (at the line's height): the items are in different cells. */
+function isBetween(wall: Rule, left: number, right: number, y: number, size: number): boolean {
+  const x = wall.x1;
+  const middle = y + size * 0.3;
+  return x >= left - 0.5 && x <= right + 0.5 && middle >= Math.min(wall.y1, wall.y2) && middle <= Math.max(wall.y1, wall.y2);
 }
 
 /** A superscript: clearly above its line's baseline and smaller than its text; a subscript: below it and smaller. */
