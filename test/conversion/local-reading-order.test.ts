@@ -1,15 +1,19 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
 import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
 import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
 
 /**
  * The order and the pieces of an untagged page's text (issue 11): lines kept
  * apart where a table's rule or big type stands between them, a page's foot
- * after its columns, a footnote marker's own punctuation kept. Every PDF is
- * drawn here with pdfkit at exact positions (top-left origin, y down).
+ * after its columns, a footnote marker's own punctuation kept, a
+ * right-to-left line read from the right. The PDFs are drawn here with pdfkit
+ * at exact positions (top-left origin, y down), or are real pages of the corpus.
  */
 
 type Doc = InstanceType<typeof PDFDocument>;
@@ -179,5 +183,15 @@ describe('a page read in order', () => {
     expect(at, JSON.stringify(content)).toBeGreaterThan(0);
     expect(content[at]).toMatchObject({ kind: 'footnoteRef', label: '8' });
     expect(text(content.slice(at + 1))).toMatch(/^\) of large numbers/);
+  });
+});
+
+describe('right-to-left lines', () => {
+  it('reads the pieces of an untagged Arabic line from the right, numbers in it left to right (layout set, right_to_left_02.pdf)', async () => {
+    const pages = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'layout', 'right_to_left_02.pdf'))));
+    const texts = pages[0]!.blocks.map(blockText);
+    // the issue saw "…الم فإن الحكومة المصرية تضع صوو وعليه،": the line's first word last
+    expect(texts[0]).toMatch(/^وعليه، فإن الحكومة المصرية تضع صوو عييهاوخ/);
+    expect(texts.join(' ')).toContain('(2024 - 2026)');
   });
 });

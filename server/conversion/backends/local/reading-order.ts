@@ -1,7 +1,7 @@
 import { findAlignedTables } from './aligned-tables.ts';
 import type { Rule } from './drawing.ts';
 import { NOTE_MARKER } from './page-footnotes.ts';
-import type { Segment } from './segments.ts';
+import { isRightToLeftText, type Segment } from './segments.ts';
 
 /**
  * Reading order: bands split by full-width lines; inside a band, the left
@@ -81,6 +81,7 @@ function columnOrder(segments: Segment[], pageWidth: number): { ordered: Segment
   const gutter = tableCells.size > 0 && findGutter(spans) === undefined ? undefined : findGutter(segments);
   if (gutter === undefined || right - left < pageWidth * 0.4) return { ordered: [segments], multiColumn: false };
   const g = gutter;
+  const rtl = isRightToLeftText(segments.map((segment) => segment.text).join(' '));
   const isWide = (segment: Segment) => segment.x < g - 1 && segment.right > g + 1;
   const ordered: Segment[][] = [];
   let band: Segment[] = [];
@@ -88,8 +89,8 @@ function columnOrder(segments: Segment[], pageWidth: number): { ordered: Segment
     if (band.length === 0) return;
     const leftColumn = band.filter((segment) => segment.right <= g + 1);
     const rightColumn = band.filter((segment) => segment.x >= g - 1);
-    if (leftColumn.length > 0) ordered.push(leftColumn);
-    if (rightColumn.length > 0) ordered.push(rightColumn);
+    // a right-to-left page's columns are read from the right
+    for (const column of rtl ? [rightColumn, leftColumn] : [leftColumn, rightColumn]) if (column.length > 0) ordered.push(column);
     band = [];
   };
   let wide: Segment[] = [];

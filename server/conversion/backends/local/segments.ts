@@ -63,21 +63,29 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
   const segments: Segment[] = [];
   for (const line of lines) {
-    line.items.sort((a, b) => a.x - b.x);
+    const rtl = isRightToLeftText(line.items.map((item) => item.text).join(''));
+    line.items = rtl ? rightToLeft(line.items) : line.items.sort((a, b) => a.x - b.x);
     let current: Segment | undefined;
     let longest = 0;
+    let before: TextItem | undefined;
     for (const item of line.items) {
+      const previous = before;
+      before = item;
       // pdf.js writes a wide gap as a space item of that width: a cell or column boundary, not a word space
       if (item.text.trim() === '' && item.width > line.size * 1.1) {
         current = undefined;
         continue;
       }
-      const gap = current ? item.x - current.right : 0;
-      const walled = current !== undefined && walls.some((wall) => isBetween(wall, current!.right, item.x, line.y, line.size));
+      // a right-to-left line is read from its right edge: the gap is to the item read before, on either side
+      const [from, to] =
+        !rtl || !previous ? [current?.right ?? 0, item.x] : item.x >= previous.x ? [previous.x + previous.width, item.x] : [item.x + item.width, previous.x];
+      const gap = current ? to - from : 0;
+      const walled = current !== undefined && walls.some((wall) => isBetween(wall, Math.min(from, to), Math.max(from, to), line.y, line.size));
       if (current && !walled && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
+        current.x = Math.min(current.x, item.x);
         current.right = Math.max(current.right, item.x + item.width);
         current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
@@ -103,6 +111,49 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   }
   for (const segment of segments) segment.text = segment.text.trim();
   return segments.filter((segment) => segment.text !== '');
+}
+
+const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+
+/** Text is right-to-left when right-to-left letters are most of its strong letters (the bidi algorithm's paragraph level, by count). */
+export function isRightToLeftText(text: string): boolean {
+  let rtl = 0;
+  let ltr = 0;
+  for (const char of text) {
+    if (RTL_LETTER.test(char)) rtl++;
+    else if (/\p{L}/u.test(char)) ltr++;
+  }
+  return rtl > 0 && rtl >= ltr;
+}
+
+/**
+ * A right-to-left line's items in reading order: from the right edge
+ * leftwards, save that a run of left-to-right items (a Latin word, a number,
+ * with the spaces and punctuation between them) keeps its own left-to-right
+ * order inside the line, as the bidi algorithm's levels do. pdf.js already
+ * gives each item's own text in logical order.
+ */
+function rightToLeft(items: TextItem[]): TextItem[] {
+  const sorted = [...items].sort((a, b) => b.x + b.width - (a.x + a.width));
+  const isLtr = (item: TextItem) => !RTL_LETTER.test(item.text) && /[\p{L}\p{N}]/u.test(item.text);
+  const isNeutral = (item: TextItem) => !/[\p{L}\p{N}]/u.test(item.text);
+  const out: TextItem[] = [];
+  let run: TextItem[] = [];
+  const flush = () => {
+    let end = run.length;
+    while (end > 0 && !isLtr(run[end - 1]!)) end--;
+    out.push(...run.slice(0, end).reverse(), ...run.slice(end));
+    run = [];
+  };
+  for (const item of sorted) {
+    if (isLtr(item) || (run.length > 0 && isNeutral(item))) run.push(item);
+    else {
+      flush();
+      out.push(item);
+    }
+  }
+  flush();
+  return out;
 }
 
 /** A vertical rule between two items of a line (at the line's height): the items are in different cells. */
