@@ -186,6 +186,30 @@ describe('a page read in order', () => {
   });
 });
 
+describe('page furniture on a page that stands alone', () => {
+  it('leaves out a DOI line at the top and a "Downloaded from" and a copyright line at the foot, keeps a DOI cited in the body, and lists what it left out', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'doi: 10.1093/bmb/ldu038', 60, 30, 8);
+        LEFT.forEach((value, index) => write(doc, value, 60, 200 + index * 14, 10));
+        write(doc, 'The data are described in doi: 10.5281/zenodo.1234 as well.', 60, 270, 10);
+        write(doc, 'Downloaded from https://academic.example.org/article/45 on 24 October 2023', 60, 790, 7);
+        write(doc, '© The Author 2014. Published by a Press. All rights reserved.', 60, 805, 7);
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).not.toContain('ldu038');
+    expect(all).not.toContain('Downloaded from');
+    expect(all).not.toContain('All rights reserved');
+    expect(all).toContain('10.5281/zenodo.1234');
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "doi: 10.1093/bmb/ldu038"',
+      'page 1: left out as page furniture: "Downloaded from https://academic.example.org/article/45 on 24 October 2023"',
+      'page 1: left out as page furniture: "© The Author 2014. Published by a Press. All rights reserved."',
+    ]);
+  });
+});
+
 describe('right-to-left lines', () => {
   it('reads the pieces of an untagged Arabic line from the right, numbers in it left to right (layout set, right_to_left_02.pdf)', async () => {
     const pages = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'layout', 'right_to_left_02.pdf'))));

@@ -187,7 +187,11 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     blocks,
     ...(form ? { form } : {}),
     reasons: layout.multiColumn ? ['multi-column'] : [],
-    warnings: needingAlt > 0 ? [`page ${pageNumber}: ${needingAlt} image(s) need alt text`] : [],
+    warnings: [
+      ...(needingAlt > 0 ? [`page ${pageNumber}: ${needingAlt} image(s) need alt text`] : []),
+      // what was left out of the text by what it says, so a person can check it
+      ...layout.furniture.map((line) => `page ${pageNumber}: left out as page furniture: "${line.slice(0, 120)}"`),
+    ],
   };
 }
 
