@@ -167,9 +167,11 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   const shifted = input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
   const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
   const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
+  const rules = drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 }));
   const segments = buildSegments(
     shifted,
     input.linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
+    rules,
   );
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);
@@ -178,7 +180,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     pageWidth: x1 - x0,
     pageHeight: y1 - y0,
     neighbours,
-    rules: drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 })),
+    rules,
     boldFonts: boldFontIds(page, shifted),
     monoFonts: monoFontIds(page, shifted),
     marks:
@@ -198,7 +200,11 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     blocks,
     ...(form ? { form } : {}),
     reasons: layout.multiColumn ? ['multi-column'] : [],
-    warnings: needingAlt > 0 ? [`page ${pageNumber}: ${needingAlt} image(s) need alt text`] : [],
+    warnings: [
+      ...(needingAlt > 0 ? [`page ${pageNumber}: ${needingAlt} image(s) need alt text`] : []),
+      // what was left out of the text by what it says, so a person can check it
+      ...layout.furniture.map((line) => `page ${pageNumber}: left out as page furniture: "${line.slice(0, 120)}"`),
+    ],
   };
 }
 

@@ -3,7 +3,7 @@ import { findAlignedTables } from './aligned-tables.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
-import { dropPageNumbers, dropRunningHeads } from './page-furniture.ts';
+import { dropMarginLines, dropPageNumbers, dropRunningHeads } from './page-furniture.ts';
 import { readingOrder } from './reading-order.ts';
 import { findRuledTables, type RuledTable } from './ruled-tables.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -21,7 +21,15 @@ import { findVectorFigures, type VectorFigure } from './vector-figures.ts';
 
 export type { BlockAnchor } from './page-blocks.ts';
 /** `figures`: regions drawn with vector paths, their text (labels) taken out of the blocks. */
-export type Layout = { blocks: Block[]; multiColumn: boolean; artifacts: number; anchors: Map<Block, BlockAnchor>; figures: VectorFigure[] };
+/** `furniture`: the lines left out because they say they are page furniture (copyright, DOI, "Downloaded from"), for the report. */
+export type Layout = {
+  blocks: Block[];
+  multiColumn: boolean;
+  artifacts: number;
+  furniture: string[];
+  anchors: Map<Block, BlockAnchor>;
+  figures: VectorFigure[];
+};
 
 export type LayoutOptions = {
   page: number;
@@ -41,15 +49,19 @@ export type LayoutOptions = {
 export function layoutPage(segments: Segment[], options: LayoutOptions): Layout {
   const { page } = options;
   const heads = dropRunningHeads(segments, options.neighbours);
-  if (heads.kept.length === 0) return { blocks: [], multiColumn: false, artifacts: heads.dropped.length, anchors: new Map(), figures: [] };
-  const numbers = dropPageNumbers(heads.kept);
+  if (heads.kept.length === 0) return { blocks: [], multiColumn: false, artifacts: heads.dropped.length, furniture: [], anchors: new Map(), figures: [] };
+  const margins = dropMarginLines(heads.kept, options.pageHeight);
+  const numbers = dropPageNumbers(margins.kept);
   const kept = numbers.kept;
   const body = bodySize(kept);
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
-  const { ordered, multiColumn } = readingOrder(drawn.flow, options.pageWidth);
+  const order = readingOrder(drawn.flow, options.pageWidth, options.pageHeight, options.rules);
+  const { multiColumn } = order;
+  const ordered = [...order.ordered, ...order.foot];
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
-  const notes = findFootnotes(ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
+  // the page's foot (an imprint under the columns) holds no footnotes and does not continue one
+  const notes = findFootnotes(order.ordered, tablesByColumn, body, page, options.pageHeight, options.rules ?? []);
   const { blocks, anchors } = buildBlocks(ordered, {
     page,
     body,
@@ -60,7 +72,14 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
     boldFonts: options.boldFonts ?? new Set(),
     monoFonts: options.monoFonts ?? new Set(),
   });
-  return { blocks, multiColumn, artifacts: heads.dropped.length + numbers.dropped.length, anchors, figures: drawn.figures };
+  return {
+    blocks,
+    multiColumn,
+    artifacts: heads.dropped.length + margins.dropped.length + numbers.dropped.length,
+    furniture: lineTexts(margins.dropped),
+    anchors,
+    figures: drawn.figures,
+  };
 }
 
 /**
@@ -105,4 +124,18 @@ function takeVectorFigures(
   if (figures.length === 0) return { flow, figures };
   const labels = new Set(figures.flatMap((figure) => figure.segments));
   return { flow: flow.filter((segment) => !labels.has(segment)), figures };
+}
+
+/** Segments as the lines they were on, top to bottom. */
+function lineTexts(segments: Segment[]): string[] {
+  const rows = new Map<number, Segment[]>();
+  for (const segment of segments) rows.set(Math.round(segment.y), [...(rows.get(Math.round(segment.y)) ?? []), segment]);
+  return [...rows]
+    .sort((a, b) => b[0] - a[0])
+    .map(([, row]) =>
+      row
+        .sort((a, b) => a.x - b.x)
+        .map((segment) => segment.text)
+        .join(' '),
+    );
 }

@@ -35,8 +35,9 @@ export type BlockContext = {
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
-const TABLE_CAPTION = /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+/i;
-const TABLE_LABEL_ONLY = /^(table|tabelle|tableau|tabla|tab\.)\s*[\dIVX]+[a-z]?[.:]?$/i;
+// Korean and Chinese reports label tables "[표 1]", "表1"
+const TABLE_CAPTION = /^[[(【<]?\s*(table|tabelle|tableau|tabla|tab\.|표|表)\s*[\dIVX]+/i;
+const TABLE_LABEL_ONLY = /^[[(【<]?\s*(table|tabelle|tableau|tabla|tab\.|표|表)\s*[\dIVX]+[a-z]?[\])】>]?[.:]?$/i;
 
 export function buildBlocks(ordered: Segment[][], context: BlockContext): { blocks: Block[]; anchors: Map<Block, BlockAnchor> } {
   const { page, body, ruledAt, notes, tablesByColumn } = context;

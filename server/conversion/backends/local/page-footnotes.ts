@@ -4,7 +4,7 @@ import { runsToInlines, stripPrefix, type Run } from './inline.ts';
 import type { Segment } from './segments.ts';
 
 /** A footnote marker at the start of a line: "1)", "*", "†", "¹", or a number before a word. */
-const NOTE_MARKER = /^\s*(\d{1,3}\)|[*†‡§¶]{1,3}|[¹²³⁴⁵⁶⁷⁸⁹⁰]{1,3}|\d{1,3}(?=\s+\p{L}))\s*/u;
+export const NOTE_MARKER = /^\s*(\d{1,3}\)|[*†‡§¶]{1,3}|[¹²³⁴⁵⁶⁷⁸⁹⁰]{1,3}|\d{1,3}(?=\s+\p{L}))\s*/u;
 const SUPERSCRIPT_DIGITS = '⁰¹²³⁴⁵⁶⁷⁸⁹';
 
 /** The label a marker stands for: "1)" and "¹" both mean note 1. */
@@ -128,15 +128,24 @@ function continuesNote(lines: Segment[], next: Segment | undefined, before: { ru
 /** Raised markers in running text whose label is a footnote of the page become references to it. */
 export function linkReferences(runs: Run[], idByLabel: Map<string, string>): Run[] {
   if (idByLabel.size === 0 || !runs.some((run) => run.sup)) return runs;
-  return runs.map((run, index) => {
-    if (!run.sup || index === 0) return run;
+  return runs.flatMap((run, index) => {
+    if (!run.sup || index === 0) return [run];
     // a marker follows a word or closing punctuation; after a lone Latin letter or a digit it is an exponent (R², x², 10²)
     const before = runs
       .slice(0, index)
       .map((other) => other.text)
       .join('');
-    if (!/(\p{L}\p{L}|[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[)\]”"'’.,;:」』》〉）])$/u.test(before)) return run;
-    const id = idByLabel.get(noteLabel(run.text));
-    return id ? { ...run, note: { id, label: noteLabel(run.text) } } : run;
+    if (!/(\p{L}\p{L}|[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]|[)\]”"'’.,;:」』》〉）])$/u.test(before)) return [run];
+    const label = noteLabel(run.text);
+    const id = idByLabel.get(label);
+    if (!id) return [run];
+    // the marker's own closing parenthesis ("법칙8)이나") stays on the page: without it the reference runs into the next word
+    const end = run.text.trimStart().startsWith(label) ? run.text.indexOf(label) + label.length : run.text.length;
+    const rest = run.text.slice(end);
+    if (rest.trim() === '') return [{ ...run, note: { id, label } }];
+    return [
+      { ...run, text: run.text.slice(0, end), note: { id, label } },
+      { text: rest, sup: true },
+    ];
   });
 }

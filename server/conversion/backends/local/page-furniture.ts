@@ -46,3 +46,33 @@ function split(segments: Segment[], isFurniture: (segment: Segment) => boolean):
   for (const segment of segments) (isFurniture(segment) ? dropped : kept).push(segment);
   return { kept, dropped };
 }
+
+/**
+ * Lines that say what they are, on a page that stands alone (the first page
+ * of an article, a one-page document, a sampled page): a copyright or
+ * licence line, a DOI, "Downloaded from …", a journal's volume and issue
+ * line. Position decides with the pattern: only the two top or bottom rows of
+ * the page, in its top or bottom tenth; a line of the body that cites a DOI
+ * stays.
+ */
+const SAYS_FURNITURE = [
+  /©|\bcopyright\b|\ball rights reserved\b/i,
+  /\bdownloaded (from|by|on)\b/i,
+  /\bdoi\s*:?\s*10\.\d{4,9}\/|\bdoi\.org\/10\./i,
+  /\blicen[cs]ed under\b|\bcreative commons\b|\bCC[- ]BY\b/i,
+  /\b(vol\.?|volume)\s*\d+\b.*\b(no\.?|issue|pp\.?)\s*\d+/i,
+];
+
+export function dropMarginLines(segments: Segment[], pageHeight: number): Furniture {
+  if (segments.length <= 4 || !Number.isFinite(pageHeight)) return { kept: segments, dropped: [] };
+  const rows = [...new Set(segments.map((segment) => Math.round(segment.y)))].sort((a, b) => b - a);
+  const edge = new Set([...rows.slice(0, 2).filter((y) => y > pageHeight * 0.9), ...rows.slice(-2).filter((y) => y < pageHeight * 0.1)]);
+  const rowText = (y: number) =>
+    segments
+      .filter((segment) => Math.round(segment.y) === y)
+      .map((segment) => segment.text)
+      .join(' ');
+  const drop = new Set([...edge].filter((y) => rowText(y).length <= 200 && SAYS_FURNITURE.some((pattern) => pattern.test(rowText(y)))));
+  if (drop.size === 0) return { kept: segments, dropped: [] };
+  return split(segments, (segment) => drop.has(Math.round(segment.y)));
+}

@@ -13,7 +13,8 @@ import type { Segment } from './segments.ts';
 
 export type RuledTable = { block: Block & { kind: 'table' }; segments: Set<Segment>; box: { x: number; right: number; top: number; bottom: number } };
 
-type Line = { at: number; from: number; to: number; width: number };
+/** `joints`: where two collinear pieces of the rule meet end to end (a border drawn cell by cell). */
+type Line = { at: number; from: number; to: number; width: number; joints?: number[] };
 
 /** Collinear pieces of one rule (a border drawn cell by cell) joined. */
 function mergeLines(lines: Line[]): Line[] {
@@ -22,11 +23,39 @@ function mergeLines(lines: Line[]): Line[] {
   for (const line of lines) {
     const last = out.at(-1);
     if (last && Math.abs(last.at - line.at) < 1 && line.from <= last.to + TOLERANCE) {
+      if (Math.abs(line.from - last.to) <= TOLERANCE) last.joints = [...(last.joints ?? []), (line.from + last.to) / 2];
       last.to = Math.max(last.to, line.to);
       last.width = Math.max(last.width, line.width);
     } else out.push({ ...line });
   }
   return out;
+}
+
+/**
+ * Row edges a grid draws without a horizontal rule: the vertical rules run on
+ * above the top rule (or below the bottom one) over header rows shaded rather
+ * than ruled, drawn row by row so that their pieces meet where such a row
+ * ends. Where two verticals or more agree, that is an edge of the table's rows.
+ */
+function impliedRowEdges(hs: Line[], vs: Line[]): Line[] {
+  const top = Math.max(...hs.map((line) => line.at));
+  const bottom = Math.min(...hs.map((line) => line.at));
+  const from = Math.min(...hs.map((line) => line.from));
+  const to = Math.max(...hs.map((line) => line.to));
+  const width = Math.min(...hs.map((line) => line.width));
+  const edges: number[] = [];
+  const above = vs.filter((line) => line.to > top + TOLERANCE * 4);
+  if (above.length >= 2) edges.push(Math.min(...above.map((line) => line.to)));
+  const below = vs.filter((line) => line.from < bottom - TOLERANCE * 4);
+  if (below.length >= 2) edges.push(Math.max(...below.map((line) => line.from)));
+  // inside the ruled rows joints mean nothing (LaTeX draws its verticals line by line); beyond them they part the header rows
+  const joints = vs.flatMap((line) => line.joints ?? []).filter((at) => at > top + TOLERANCE || at < bottom - TOLERANCE);
+  for (const joint of distinct(joints)) {
+    if (joints.filter((other) => Math.abs(other - joint) <= TOLERANCE).length >= 2) edges.push(joint);
+  }
+  return distinct(edges)
+    .filter((at) => !hs.some((line) => Math.abs(line.at - at) <= TOLERANCE))
+    .map((at) => ({ at, from, to, width }));
 }
 
 /** Positions closer than the tolerance are one. */
@@ -78,10 +107,11 @@ function gridTables(
   for (const group of groups.values()) {
     const hs = group.filter((entry) => entry.horizontal).map((entry) => entry.line);
     const vs = group.filter((entry) => !entry.horizontal).map((entry) => entry.line);
-    const ys = distinct(hs.map((line) => line.at)).reverse();
     const xs = distinct([...vs.map((line) => line.at), ...openSides(hs, vs)]);
+    const edges = [...hs, ...impliedRowEdges(hs, vs)];
+    const ys = distinct(edges.map((line) => line.at)).reverse();
     if (ys.length < 3 || xs.length < 3) continue;
-    const table = buildTable(xs, ys, hs, vs, segments, page, boldFonts);
+    const table = buildTable(xs, ys, edges, vs, segments, page, boldFonts);
     if (table) tables.push(table);
   }
   return tables;

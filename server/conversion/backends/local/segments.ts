@@ -1,24 +1,38 @@
+import type { Rule } from './drawing.ts';
 import type { Run } from './inline.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
  * The first pass over an untagged page: text items grouped into lines
  * (baselines within half a line) and lines cut into segments where the gap
- * is wider than a word space (column gutters, table cells). Every later pass
- * works on segments.
+ * is wider than a word space (column gutters, table cells) or where a drawn
+ * vertical rule runs between two items (a cell border: table cells are often
+ * set closer than a column gutter). Every later pass works on segments.
  */
 
 export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
-export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
+export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
+  const walls = rules.filter((rule) => rule.x1 === rule.x2);
   const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
   usable.sort((a, b) => b.y - a.y || a.x - b.x);
   // 1. lines: items whose baselines are within half a line of each other (superscripts and subscripts join their line)
   const lines: { y: number; size: number; items: TextItem[] }[] = [];
+  // an item that covers the same stretch of x as one already in the line is on another line: big type beside two
+  // small lines (a masthead beside "issued"/"publisher" lines) must not pull both into one
+  // (text drawn twice on one baseline, a fake bold, is still one line)
+  const overlaps = (line: { items: TextItem[] }, item: TextItem) =>
+    item.text.trim() !== '' &&
+    line.items.some(
+      (other) =>
+        other.text.trim() !== '' &&
+        Math.abs(other.y - item.y) > 1 &&
+        Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
+    );
   for (const item of usable) {
     const line = lines.at(-1);
-    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5)) {
+    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5) && !overlaps(line, item)) {
       line.items.push(item);
       // the line's baseline and size are those of its biggest text, not of a superscript
       if (item.size > line.size && item.text.trim().length > 0) {
@@ -49,20 +63,29 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
   // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
   const segments: Segment[] = [];
   for (const line of lines) {
-    line.items.sort((a, b) => a.x - b.x);
+    const rtl = isRightToLeftText(line.items.map((item) => item.text).join(''));
+    line.items = rtl ? rightToLeft(line.items) : line.items.sort((a, b) => a.x - b.x);
     let current: Segment | undefined;
     let longest = 0;
+    let before: TextItem | undefined;
     for (const item of line.items) {
+      const previous = before;
+      before = item;
       // pdf.js writes a wide gap as a space item of that width: a cell or column boundary, not a word space
       if (item.text.trim() === '' && item.width > line.size * 1.1) {
         current = undefined;
         continue;
       }
-      const gap = current ? item.x - current.right : 0;
-      if (current && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
+      // a right-to-left line is read from its right edge: the gap is to the item read before, on either side
+      const [from, to] =
+        !rtl || !previous ? [current?.right ?? 0, item.x] : item.x >= previous.x ? [previous.x + previous.width, item.x] : [item.x + item.width, previous.x];
+      const gap = current ? to - from : 0;
+      const walled = current !== undefined && walls.some((wall) => isBetween(wall, Math.min(from, to), Math.max(from, to), line.y, line.size));
+      if (current && !walled && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
+        current.x = Math.min(current.x, item.x);
         current.right = Math.max(current.right, item.x + item.width);
         current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
@@ -88,6 +111,56 @@ export function buildSegments(items: TextItem[], links: LinkArea[]): Segment[] {
   }
   for (const segment of segments) segment.text = segment.text.trim();
   return segments.filter((segment) => segment.text !== '');
+}
+
+const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+
+/** Text is right-to-left when right-to-left letters are most of its strong letters (the bidi algorithm's paragraph level, by count). */
+export function isRightToLeftText(text: string): boolean {
+  let rtl = 0;
+  let ltr = 0;
+  for (const char of text) {
+    if (RTL_LETTER.test(char)) rtl++;
+    else if (/\p{L}/u.test(char)) ltr++;
+  }
+  return rtl > 0 && rtl >= ltr;
+}
+
+/**
+ * A right-to-left line's items in reading order: from the right edge
+ * leftwards, save that a run of left-to-right items (a Latin word, a number,
+ * with the spaces and punctuation between them) keeps its own left-to-right
+ * order inside the line, as the bidi algorithm's levels do. pdf.js already
+ * gives each item's own text in logical order.
+ */
+function rightToLeft(items: TextItem[]): TextItem[] {
+  const sorted = [...items].sort((a, b) => b.x + b.width - (a.x + a.width));
+  const isLtr = (item: TextItem) => !RTL_LETTER.test(item.text) && /[\p{L}\p{N}]/u.test(item.text);
+  const isNeutral = (item: TextItem) => !/[\p{L}\p{N}]/u.test(item.text);
+  const out: TextItem[] = [];
+  let run: TextItem[] = [];
+  const flush = () => {
+    let end = run.length;
+    while (end > 0 && !isLtr(run[end - 1]!)) end--;
+    out.push(...run.slice(0, end).reverse(), ...run.slice(end));
+    run = [];
+  };
+  for (const item of sorted) {
+    if (isLtr(item) || (run.length > 0 && isNeutral(item))) run.push(item);
+    else {
+      flush();
+      out.push(item);
+    }
+  }
+  flush();
+  return out;
+}
+
+/** A vertical rule between two items of a line (at the line's height): the items are in different cells. */
+function isBetween(wall: Rule, left: number, right: number, y: number, size: number): boolean {
+  const x = wall.x1;
+  const middle = y + size * 0.3;
+  return x >= left - 0.5 && x <= right + 0.5 && middle >= Math.min(wall.y1, wall.y2) && middle <= Math.max(wall.y1, wall.y2);
 }
 
 /** A superscript: clearly above its line's baseline and smaller than its text; a subscript: below it and smaller. */

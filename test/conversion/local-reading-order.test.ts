@@ -1,0 +1,221 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import PDFDocument from 'pdfkit';
+import { describe, expect, it } from 'vitest';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
+import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
+
+/**
+ * The order and the pieces of an untagged page's text (issue 11): lines kept
+ * apart where a table's rule or big type stands between them, a page's foot
+ * after its columns, a footnote marker's own punctuation kept, a
+ * right-to-left line read from the right. The PDFs are drawn here with pdfkit
+ * at exact positions (top-left origin, y down), or are real pages of the corpus.
+ */
+
+type Doc = InstanceType<typeof PDFDocument>;
+type Table = Extract<Block, { kind: 'table' }>;
+
+async function drawPdf(...pages: ((doc: Doc) => void)[]): Promise<Uint8Array> {
+  const doc = new PDFDocument({ size: 'A4', margin: 0, autoFirstPage: false });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+  for (const draw of pages) {
+    doc.addPage({ size: 'A4', margin: 0 });
+    draw(doc);
+  }
+  doc.end();
+  await done;
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+async function convert(bytes: Uint8Array): Promise<PageResult[]> {
+  const meta = await inspectDocument(bytes.slice(), 'drawn.pdf');
+  const doc = await openPdf(bytes.slice());
+  try {
+    const results: PageResult[] = [];
+    for (let page = 1; page <= meta.pageCount; page++) results.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged, ocr: false }));
+    return results;
+  } finally {
+    await doc.loadingTask.destroy();
+  }
+}
+
+const text = (list: Inline[] | undefined): string =>
+  (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' ')).join('');
+const blockText = (block: Block): string =>
+  block.kind === 'paragraph' || block.kind === 'heading' || block.kind === 'footnote'
+    ? text(block.content)
+    : block.kind === 'list'
+      ? block.items.map((item) => text(item.content)).join(' ')
+      : block.kind;
+const write = (doc: Doc, value: string, x: number, y: number, size = 10, font = 'Helvetica') =>
+  doc.font(font).fontSize(size).text(value, x, y, { lineBreak: false });
+const rule = (doc: Doc, x1: number, y1: number, x2: number, y2: number) => doc.lineWidth(0.4).moveTo(x1, y1).lineTo(x2, y2).stroke();
+
+const LEFT = [
+  'The first column opens the article with a sentence',
+  'that runs over several lines of the same size and',
+  'leading, as body text does in a journal or a report,',
+  'and its last line ends the first column here.',
+];
+const RIGHT = [
+  'The second column carries the discussion on with',
+  'lines of its own, set beside those of the first one',
+  'with a clear gutter between the two columns of the',
+  'page, and it ends before the foot of the page.',
+];
+
+describe('lines kept apart', () => {
+  it('cuts a line where a table draws a cell border between two words set closer than a gutter, and reads the header rows the grid shades above its top rule', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Table 1: Old and new classes', 72, 80, 11);
+        // verticals run on above the first horizontal rule (132) to the header's top (100), drawn row by row: their
+        // pieces meet under the first header row (116), where no horizontal rule is drawn
+        for (const x of [140, 300]) {
+          rule(doc, x, 100, x, 116);
+          rule(doc, x, 116, x, 190);
+        }
+        for (const y of [132, 160, 190]) rule(doc, 60, y, 460, y);
+        write(doc, 'Kind', 70, 104);
+        write(doc, 'Before', 150, 104);
+        write(doc, 'After', 310, 104);
+        // each cell's text starts 4 pt from the border: no wider than a word space
+        write(doc, 'Class', 70, 118);
+        write(doc, 'first group', 144, 118);
+        write(doc, 'grade one', 304, 118);
+        write(doc, 'Basis', 70, 140);
+        write(doc, 'spread by water or food', 144, 140);
+        write(doc, 'spread by air or contact', 304, 140);
+        write(doc, 'Count', 70, 170);
+        write(doc, 'six diseases', 144, 170);
+        write(doc, 'seventeen diseases', 304, 170);
+      }),
+    );
+    const table = page!.blocks.find((block): block is Table => block.kind === 'table');
+    expect(table, JSON.stringify(page!.blocks)).toBeDefined();
+    expect(table!.rows.map((row) => row.map((cell) => text(cell.content)))).toEqual([
+      ['Kind', 'Before', 'After'],
+      ['Class', 'first group', 'grade one'],
+      ['Basis', 'spread by water or food', 'spread by air or contact'],
+      ['Count', 'six diseases', 'seventeen diseases'],
+    ]);
+    expect(text(table!.caption)).toBe('Table 1: Old and new classes');
+  });
+
+  it('takes a bracketed Korean label ("[표 1] …") above a ruled table as its caption', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        // pdfkit's standard fonts have no Hangul
+        doc.registerFont('kr', 'node_modules/@expo-google-fonts/noto-sans-kr/400Regular/NotoSansKR_400Regular.ttf');
+        write(doc, '[표 1] 감염병 비교', 72, 80, 11, 'kr');
+        for (const x of [60, 200, 460]) rule(doc, x, 100, x, 160);
+        for (const y of [100, 130, 160]) rule(doc, 60, y, 460, y);
+        write(doc, 'Kind', 70, 108);
+        write(doc, 'Count', 210, 108);
+        write(doc, 'Class', 70, 138);
+        write(doc, 'six', 210, 138);
+      }),
+    );
+    const table = page!.blocks.find((block): block is Table => block.kind === 'table');
+    expect(text(table?.caption)).toBe('[표 1] 감염병 비교');
+    expect(page!.blocks.filter((block) => block.kind === 'paragraph')).toEqual([]);
+  });
+
+  it('keeps two small lines apart when big type beside them spans both their baselines (a masthead)', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Issued 2 April 2020', 60, 60, 9);
+        write(doc, 'Publisher Research Service', 60, 76, 9);
+        write(doc, 'Editor Kim Hajung', 60, 92, 9);
+        write(doc, 'Issues and Points', 330, 66, 26);
+        LEFT.forEach((value, index) => write(doc, value, 60, 160 + index * 14, 10));
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).toContain('Publisher Research Service');
+    expect(all).toContain('Editor Kim Hajung');
+    expect(all).not.toMatch(/Publisher\s*Editor/);
+  });
+});
+
+describe('a page read in order', () => {
+  it("puts the page's foot (an address and an ISSN under both columns) after the columns, not inside the left one, and outside the footnotes", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        LEFT.forEach((value, index) => write(doc, value, 60, 500 + index * 14, 10));
+        RIGHT.forEach((value, index) => write(doc, value, 320, 500 + index * 14, 10));
+        rule(doc, 320, 690, 420, 690);
+        write(doc, '1) A note at the foot of the right column.', 320, 700, 8);
+        write(doc, '07233 Seoul, 1 Assembly Road', 60, 770, 9);
+        write(doc, 'Tel. 02-788-4510', 60, 784, 9);
+        write(doc, 'ISSN 2005-744X', 400, 770, 9);
+      }),
+    );
+    const texts = page!.blocks.map(blockText);
+    const at = (needle: string) => texts.findIndex((value) => value.includes(needle));
+    expect(at('07233 Seoul')).toBeGreaterThan(at('The second column'));
+    expect(at('ISSN')).toBeGreaterThan(at('07233 Seoul'));
+    const note = page!.blocks.find((block) => block.kind === 'footnote');
+    expect(note && text(note.content)).toBe('A note at the foot of the right column.');
+  });
+
+  it('keeps the closing parenthesis of a raised footnote marker ("law8)is"), so the reference does not run into the next word', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'This follows from the law', 72, 100, 11);
+        write(doc, '8)', 192, 99, 7);
+        write(doc, 'of large numbers, which the report cites.', 201, 100, 11);
+        write(doc, 'A second line of the paragraph goes on after it.', 72, 114, 11);
+        write(doc, 'And a third line of the paragraph closes it here.', 72, 128, 11);
+        rule(doc, 72, 740, 200, 740);
+        write(doc, '8) The law of large numbers.', 72, 748, 8);
+      }),
+    );
+    const paragraph = page!.blocks.find((block) => block.kind === 'paragraph');
+    const content = paragraph?.kind === 'paragraph' ? paragraph.content : [];
+    const at = content.findIndex((item) => item.kind === 'footnoteRef');
+    expect(at, JSON.stringify(content)).toBeGreaterThan(0);
+    expect(content[at]).toMatchObject({ kind: 'footnoteRef', label: '8' });
+    expect(text(content.slice(at + 1))).toMatch(/^\) of large numbers/);
+  });
+});
+
+describe('page furniture on a page that stands alone', () => {
+  it('leaves out a DOI line at the top and a "Downloaded from" and a copyright line at the foot, keeps a DOI cited in the body, and lists what it left out', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'doi: 10.1093/bmb/ldu038', 60, 30, 8);
+        LEFT.forEach((value, index) => write(doc, value, 60, 200 + index * 14, 10));
+        write(doc, 'The data are described in doi: 10.5281/zenodo.1234 as well.', 60, 270, 10);
+        write(doc, 'Downloaded from https://academic.example.org/article/45 on 24 October 2023', 60, 790, 7);
+        write(doc, '© The Author 2014. Published by a Press. All rights reserved.', 60, 805, 7);
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).not.toContain('ldu038');
+    expect(all).not.toContain('Downloaded from');
+    expect(all).not.toContain('All rights reserved');
+    expect(all).toContain('10.5281/zenodo.1234');
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "doi: 10.1093/bmb/ldu038"',
+      'page 1: left out as page furniture: "Downloaded from https://academic.example.org/article/45 on 24 October 2023"',
+      'page 1: left out as page furniture: "© The Author 2014. Published by a Press. All rights reserved."',
+    ]);
+  });
+});
+
+describe('right-to-left lines', () => {
+  it('reads the pieces of an untagged Arabic line from the right, numbers in it left to right (layout set, right_to_left_02.pdf)', async () => {
+    const pages = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'layout', 'right_to_left_02.pdf'))));
+    const texts = pages[0]!.blocks.map(blockText);
+    // the issue saw "…الم فإن الحكومة المصرية تضع صوو وعليه،": the line's first word last
+    expect(texts[0]).toMatch(/^وعليه، فإن الحكومة المصرية تضع صوو عييهاوخ/);
+    expect(texts.join(' ')).toContain('(2024 - 2026)');
+  });
+});
