@@ -1,4 +1,4 @@
-import { createConversionEvents } from '../../server/conversion-jobs/events.ts';
+import { createConversionEndWatch } from '../../server/conversion-jobs/watch-conversion-ends.ts';
 import type { Deps } from '../../server/deps.ts';
 import { wakeWorkers } from '../../server/queue/boss.ts';
 import { importObject } from '../../server/storage/import-objects.ts';
@@ -26,7 +26,6 @@ import { writeImportOutput } from '../../server/storage/write-import-output.ts';
 const FETCH_CONCURRENCY = 4;
 
 /** Notices the conversion service sends on the commit that ends a job. */
-const ENDING_EVENTS = new Set(['completed', 'failed', 'cancelled']);
 
 /**
  * Input from storage: URL fetches, bucket object imports, output write-back,
@@ -34,26 +33,16 @@ const ENDING_EVENTS = new Set(['completed', 'failed', 'cancelled']);
  * one process runs it). Payloads are parsed as untrusted.
  */
 export async function registerStorageJobs(deps: Deps, options: { schedule?: boolean } = {}): Promise<{ deps: ImportDeps; close: () => void }> {
-  const events = createConversionEvents(deps.databaseUrl, deps.log);
-  const watching = new Map<string, () => void>();
+  const ends = createConversionEndWatch(deps);
   const importDeps: ImportDeps = {
     ...deps,
-    async watchConversion(importId, fileId) {
-      if (watching.has(fileId)) return;
-      const unsubscribe = await events.subscribe(fileId, (notice) => {
-        // 'resync' follows a dropped connection: an end may have been missed, so look.
-        if (!ENDING_EVENTS.has(notice.event) && notice.event !== 'resync') return;
-        if (ENDING_EVENTS.has(notice.event)) {
-          watching.get(fileId)?.();
-          watching.delete(fileId);
-        }
+    watchConversion: (importId, fileId) =>
+      ends.watch(fileId, () =>
         enqueueOutputWrite(deps.boss, importId).then(
           () => wakeWorkers(deps.boss, [WRITE_OUTPUT_QUEUE]),
           (error: unknown) => deps.log.warn({ err: error, importId }, 'storage: could not queue the write-back; the tick will'),
-        );
-      });
-      watching.set(fileId, unsubscribe);
-    },
+        ),
+      ),
   };
   await deps.importer.queuesReady();
   const fetchWork = { batchSize: 1, localConcurrency: FETCH_CONCURRENCY, pollingIntervalSeconds: 0.5 } as const;
@@ -75,9 +64,6 @@ export async function registerStorageJobs(deps: Deps, options: { schedule?: bool
   if (options.schedule !== false) await deps.boss.schedule(WATCH_TICK_QUEUE, '* * * * *');
   return {
     deps: importDeps,
-    close: () => {
-      for (const unsubscribe of watching.values()) unsubscribe();
-      watching.clear();
-    },
+    close: ends.close,
   };
 }

@@ -3,13 +3,13 @@ import path from 'node:path';
 import { PDFDocument, PDFName, PDFString, StandardFonts } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { describe, expect, it } from 'vitest';
-import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
-import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
-import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
-import type { Block, FormField, PageResult } from '../../server/conversion/model.ts';
+import type { Block, FormField } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { convertLocally } from '../helpers/local-pages.ts';
+
+const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { name: 'form.pdf', ocr: false })).pages[0]!;
 
 /** AcroForm fields: read with their labels and values, shown as a definition list, and as Form structure in the tagged PDF. */
 
@@ -50,16 +50,6 @@ async function filledForm(): Promise<Uint8Array> {
   // a field named only by its tooltip (/TU), as accessible forms do (on the widget, where pdf.js reads it)
   tip.acroField.getWidgets()[0]!.dict.set(PDFName.of('TU'), PDFString.of('Reference number'));
   return pdf.save();
-}
-
-async function convert(bytes: Uint8Array): Promise<PageResult> {
-  const meta = await inspectDocument(bytes, 'form.pdf');
-  const doc = await openPdf(bytes);
-  try {
-    return await convertLocalPage(doc, 1, { docLang: meta.lang, tagged: meta.tagged, ocr: false });
-  } finally {
-    await doc.loadingTask.destroy();
-  }
 }
 
 const formOf = (blocks: Block[]) => blocks.find((block): block is Extract<Block, { kind: 'form' }> => block.kind === 'form');

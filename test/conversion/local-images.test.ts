@@ -4,16 +4,17 @@ import { createCanvas } from '@napi-rs/canvas';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
-import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { MAX_IMAGES_PER_PAGE } from '../../server/conversion/backends/local/images.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { silentLog } from '../../server/log.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { convertLocally } from '../helpers/local-pages.ts';
+
+const convert = async (bytes: Uint8Array, name = 'test.pdf') => (await convertLocally(bytes, { name })).pages;
 
 /** Figure pictures extracted by the local backend: tagged figures, untagged images, scans left alone. */
 
@@ -23,18 +24,6 @@ const corpus = (file: string) => new Uint8Array(readFileSync(path.join(CORPUS_DI
 const text = (list: Inline[] | undefined): string =>
   (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : ' ')).join('');
 const figuresOf = (results: PageResult[]): Figure[] => results.flatMap((result) => result.blocks).filter((block): block is Figure => block.kind === 'figure');
-
-async function convert(bytes: Uint8Array, name = 'test.pdf'): Promise<PageResult[]> {
-  const meta = await inspectDocument(bytes, name);
-  const doc = await openPdf(bytes);
-  try {
-    const results: PageResult[] = [];
-    for (let page = 1; page <= meta.pageCount; page++) results.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged }));
-    return results;
-  } finally {
-    await doc.loadingTask.destroy();
-  }
-}
 
 /** The bytes decode as the image they claim to be: PNG or JPEG magic matching the MIME type. */
 function expectPicture(image: Figure['image']): void {

@@ -1,15 +1,15 @@
-import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
-import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { joinContinuedFootnotes } from '../../server/conversion/footnotes.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
-import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import type { Block, Inline } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { silentLog } from '../../server/log.ts';
 import { htmlText } from '../helpers/corpus.ts';
+import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+
+const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { ocr: false })).pages;
 
 /**
  * What an untagged page draws, read by the local backend: booktabs-style
@@ -18,38 +18,10 @@ import { htmlText } from '../helpers/corpus.ts';
  * drawn here with pdfkit at exact positions (top-left origin, y down).
  */
 
-type Doc = InstanceType<typeof PDFDocument>;
 type Figure = Extract<Block, { kind: 'figure' }>;
 type Table = Extract<Block, { kind: 'table' }>;
 
-async function drawPdf(...pages: ((doc: Doc) => void)[]): Promise<Uint8Array> {
-  const doc = new PDFDocument({ size: 'A4', margin: 0, autoFirstPage: false });
-  const chunks: Buffer[] = [];
-  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
-  for (const draw of pages) {
-    doc.addPage({ size: 'A4', margin: 0 });
-    draw(doc);
-  }
-  doc.end();
-  await done;
-  return new Uint8Array(Buffer.concat(chunks));
-}
-
-async function convert(bytes: Uint8Array): Promise<PageResult[]> {
-  const meta = await inspectDocument(bytes.slice(), 'drawn.pdf');
-  const doc = await openPdf(bytes.slice());
-  try {
-    const results: PageResult[] = [];
-    for (let page = 1; page <= meta.pageCount; page++) results.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged, ocr: false }));
-    return results;
-  } finally {
-    await doc.loadingTask.destroy();
-  }
-}
-
-const text = (list: Inline[] | undefined): string =>
-  (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' ')).join('');
+const text = inlineText;
 const paragraphs = (blocks: Block[]) => blocks.flatMap((block) => (block.kind === 'paragraph' ? [text(block.content)] : []));
 const line = (doc: Doc, x1: number, y: number, x2: number, width: number) => doc.lineWidth(width).moveTo(x1, y).lineTo(x2, y).stroke();
 const write = (doc: Doc, value: string, x: number, y: number, size = 10, font = 'Helvetica') =>

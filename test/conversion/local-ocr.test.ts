@@ -1,14 +1,14 @@
 import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
-import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
-import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, DocumentMeta, Inline, PageResult } from '../../server/conversion/model.ts';
 import { createPageLanguages } from '../../server/conversion/render/page-languages.ts';
 import { silentLog } from '../../server/log.ts';
+import { convertLocally } from '../helpers/local-pages.ts';
+
+const convert = (bytes: Uint8Array) => convertLocally(bytes, { name: 'scan.pdf' });
 
 /**
  * OCR of scans in several languages and orientations. The scans are made
@@ -54,18 +54,6 @@ async function scanPdf(pages: ScanPage[], lang?: string): Promise<Uint8Array> {
     pdf.addPage([size.width, size.height]).drawImage(image, { x: 0, y: 0, ...size });
   }
   return pdf.save();
-}
-
-async function convert(bytes: Uint8Array): Promise<{ meta: Awaited<ReturnType<typeof inspectDocument>>; pages: PageResult[] }> {
-  const meta = await inspectDocument(bytes, 'scan.pdf');
-  const doc = await openPdf(bytes);
-  try {
-    const pages: PageResult[] = [];
-    for (let number = 1; number <= meta.pageCount; number++) pages.push(await convertLocalPage(doc, number, { docLang: meta.lang, tagged: meta.tagged }));
-    return { meta, pages };
-  } finally {
-    await doc.loadingTask.destroy();
-  }
 }
 
 const inlineText = (list: Inline[]): string => list.map((item) => ('children' in item ? inlineText(item.children) : 'text' in item ? item.text : ' ')).join('');

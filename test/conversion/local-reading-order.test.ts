@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import PDFDocument from 'pdfkit';
 import { describe, expect, it } from 'vitest';
-import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
-import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
-import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
-import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
+import type { Block } from '../../server/conversion/model.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+
+const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { ocr: false })).pages;
 
 /**
  * The order and the pieces of an untagged page's text (issue 11): lines kept
@@ -16,37 +15,9 @@ import { CORPUS_DIR } from '../helpers/corpus.ts';
  * at exact positions (top-left origin, y down), or are real pages of the corpus.
  */
 
-type Doc = InstanceType<typeof PDFDocument>;
 type Table = Extract<Block, { kind: 'table' }>;
 
-async function drawPdf(...pages: ((doc: Doc) => void)[]): Promise<Uint8Array> {
-  const doc = new PDFDocument({ size: 'A4', margin: 0, autoFirstPage: false });
-  const chunks: Buffer[] = [];
-  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
-  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
-  for (const draw of pages) {
-    doc.addPage({ size: 'A4', margin: 0 });
-    draw(doc);
-  }
-  doc.end();
-  await done;
-  return new Uint8Array(Buffer.concat(chunks));
-}
-
-async function convert(bytes: Uint8Array): Promise<PageResult[]> {
-  const meta = await inspectDocument(bytes.slice(), 'drawn.pdf');
-  const doc = await openPdf(bytes.slice());
-  try {
-    const results: PageResult[] = [];
-    for (let page = 1; page <= meta.pageCount; page++) results.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged, ocr: false }));
-    return results;
-  } finally {
-    await doc.loadingTask.destroy();
-  }
-}
-
-const text = (list: Inline[] | undefined): string =>
-  (list ?? []).map((item) => ('children' in item ? text(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' ')).join('');
+const text = inlineText;
 const blockText = (block: Block): string =>
   block.kind === 'paragraph' || block.kind === 'heading' || block.kind === 'footnote'
     ? text(block.content)

@@ -6,7 +6,7 @@ import { DOCX_CHARS_PER_PAGE, measureDocx } from '../../server/files/docx-pages.
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { api, balance, makePaid, readEvents, upload } from '../service/harness.ts';
 import { until } from '../helpers/wait.ts';
-import { docxBytes, pagedBody, writeTemp } from './docx.ts';
+import { docxBytes, pagedBody, writeTemp } from '../helpers/docx.ts';
 
 const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 

@@ -1,8 +1,4 @@
 import pg from 'pg';
-import yazl from 'yazl';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { AnyRow, sql } from '../../server/db/database.ts';
@@ -14,9 +10,9 @@ import { recoverOrphanedChunks } from '../../server/conversion-jobs/recover-orph
 import { sweepStuckConversions } from '../../server/conversion-jobs/sweep-stuck-conversions.ts';
 import { startBoss } from '../../server/queue/boss.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { readAll } from '../../server/storage/storage.ts';
 import { api, balance, gatedEngine, jobState, makePaid, readEvents, upload, uploadPdf } from './harness.ts';
 import { until } from '../helpers/wait.ts';
+import { docxBytes, writeTemp } from '../helpers/docx.ts';
 
 const ENV = { CHUNK_PAGES: '1', CHUNK_CONCURRENCY: '2', CHUNK_HEARTBEAT_INTERVAL_MS: '100', CONVERSION_POOL_SIZE: '1' };
 
@@ -41,31 +37,7 @@ async function user(email: string, credits = 100) {
   return token;
 }
 
-async function docx(text: string): Promise<string> {
-  const zip = new yazl.ZipFile();
-  zip.addBuffer(
-    Buffer.from(
-      `<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
-    ),
-    '[Content_Types].xml',
-  );
-  zip.addBuffer(
-    Buffer.from(
-      `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>`,
-    ),
-    '_rels/.rels',
-  );
-  zip.addBuffer(
-    Buffer.from(
-      `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>${text}</w:t></w:r></w:p></w:body></w:document>`,
-    ),
-    'word/document.xml',
-  );
-  zip.end();
-  const file = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'folio-docx-')), 'letter.docx');
-  await fs.writeFile(file, await readAll(zip.outputStream as never));
-  return file;
-}
+const docx = async (text: string) => writeTemp('letter.docx', await docxBytes(`<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`));
 
 describe('jobs before any worker runs', () => {
   it('cancels a pending job in one transaction: chunks cancelled, hold released, file uploaded, flyer comp link cleared', async () => {

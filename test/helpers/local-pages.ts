@@ -1,0 +1,43 @@
+import PDFDocument from 'pdfkit';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
+import type { DocumentMeta, Inline, PageResult } from '../../server/conversion/model.ts';
+
+export type Doc = InstanceType<typeof PDFDocument>;
+
+/** An A4 PDF drawn with pdfkit, one function a page, at exact positions (top-left origin, y down). */
+export async function drawPdf(...pages: ((doc: Doc) => void)[]): Promise<Uint8Array> {
+  const doc = new PDFDocument({ size: 'A4', margin: 0, autoFirstPage: false });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+  for (const draw of pages) {
+    doc.addPage({ size: 'A4', margin: 0 });
+    draw(doc);
+  }
+  doc.end();
+  await done;
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+/** Every page of a PDF through the local backend, as a page worker reads them (the document's facts first). */
+export async function convertLocally(bytes: Uint8Array, options: { name?: string; ocr?: boolean } = {}): Promise<{ meta: DocumentMeta; pages: PageResult[] }> {
+  const meta = await inspectDocument(bytes.slice(), options.name ?? 'drawn.pdf');
+  const doc = await openPdf(bytes.slice());
+  try {
+    const pages: PageResult[] = [];
+    for (let page = 1; page <= meta.pageCount; page++) {
+      pages.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged, ...(options.ocr === false ? { ocr: false } : {}) }));
+    }
+    return { meta, pages };
+  } finally {
+    await doc.loadingTask.destroy();
+  }
+}
+
+/** The text of inlines as a reader hears it: a footnote reference by its label, anything else without text as a space. */
+export const inlineText = (list: Inline[] | undefined): string =>
+  (list ?? [])
+    .map((item) => ('children' in item ? inlineText(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' '))
+    .join('');
