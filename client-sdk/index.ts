@@ -1,6 +1,6 @@
 import { createTRPCClient, httpBatchLink, type TRPCClient, TRPCClientError } from '@trpc/client';
 import type { AppRouter } from '../server/routers/index.ts';
-import { authHeaders, type FolioClientOptions } from './options.ts';
+import { apiUrl, authHeaders, type FolioClientOptions } from './options.ts';
 
 export type { AppRouter, FolioClientOptions };
 export { TRPCClientError };
@@ -13,9 +13,8 @@ export { TRPCClientError };
  *   const me = await folio.account.me.query();
  */
 export function createFolioClient(options: FolioClientOptions): TRPCClient<AppRouter> {
-  const base = options.baseUrl.replace(/\/+$/, '');
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: `${base}/trpc`, fetch: options.fetch, headers: () => authHeaders(options) })],
+    links: [httpBatchLink({ url: apiUrl(options, '/trpc'), fetch: options.fetch, headers: () => authHeaders(options) })],
   });
 }
 

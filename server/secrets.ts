@@ -20,6 +20,18 @@ export type SigningSecrets = { jwt?: string; download: string; webhookKey: strin
  * and restarts keep download links valid. Production must set them.
  */
 export function resolveSigningSecrets(config: Config): SigningSecrets {
+  // routes ask per request: the local file is read once per configuration
+  let resolved = resolvedFor.get(config);
+  if (!resolved) {
+    resolved = readSigningSecrets(config);
+    resolvedFor.set(config, resolved);
+  }
+  return resolved;
+}
+
+const resolvedFor = new WeakMap<Config, SigningSecrets>();
+
+function readSigningSecrets(config: Config): SigningSecrets {
   const needsLocal = !config.secrets.downloadToken || !config.secrets.webhookKey || (!config.auth.jwtSecret && !config.auth.jwksUrl);
   if (!needsLocal) return { jwt: config.auth.jwtSecret, download: config.secrets.downloadToken!, webhookKey: config.secrets.webhookKey! };
   if (config.env === 'production') {

@@ -25,8 +25,6 @@ import { writeImportOutput } from '../../server/storage/write-import-output.ts';
  */
 const FETCH_CONCURRENCY = 4;
 
-/** Notices the conversion service sends on the commit that ends a job. */
-
 /**
  * Input from storage: URL fetches, bucket object imports, output write-back,
  * the pause notices, and the one-minute watch tick (a pg-boss schedule, so

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { sql, type Database } from '../db/database.ts';
-import { StrictBoolean } from '../strict-boolean.ts';
 
 export const AccountSettings = z.object({
   /** Mail me when a conversion I started completes or fails (never for conversions started by email: those get their reply). */
@@ -8,7 +7,7 @@ export const AccountSettings = z.object({
 });
 export type AccountSettings = z.infer<typeof AccountSettings>;
 
-export const AccountSettingsPatch = z.object({ conversionResultEmail: StrictBoolean.optional() }).strict();
+export const AccountSettingsPatch = z.object({ conversionResultEmail: z.boolean().optional() }).strict();
 
 export function getAccountSettings(db: Database, userId: string): Promise<AccountSettings> {
   return db.one(sql.type(AccountSettings)`select conversion_result_email as "conversionResultEmail" from users where id = ${userId}`);

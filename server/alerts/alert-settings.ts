@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { sql, type Database } from '../db/database.ts';
 import { DomainError } from '../errors.ts';
-import { StrictBoolean } from '../strict-boolean.ts';
 import { AlertType } from './dispatch-alert.ts';
+import { insertAdminAudit } from '../db/admin-audit.ts';
 
 const Channel = z.enum(['email', 'messenger']);
 
@@ -23,7 +23,7 @@ export const AlertSettingsList = z.object({ settings: z.array(AlertSetting) });
 export const AlertSettingPatch = z
   .object({
     alertType: AlertType,
-    enabled: StrictBoolean.optional(),
+    enabled: z.boolean().optional(),
     // At least one channel: muting is `enabled: false`, so a muted type answers 'disabled' rather than 'unconfigured' forever.
     channels: z
       .array(Channel)
@@ -93,9 +93,7 @@ export async function updateAlertSetting(db: Database, actorId: string, patch: A
       returning alert_type as "alertType", enabled, channels, email_to as "emailTo", updated_at as "updatedAt"`);
     const after = toSetting(patch.alertType, row);
     const strip = ({ enabled, channels, emailTo }: AlertSetting) => ({ enabled, channels, emailTo });
-    await tx.query(sql.type(z.object({}))`
-      insert into admin_audit_log (actor_id, action, subject, details)
-      values (${actorId}, 'alert_settings_update', ${patch.alertType}, ${JSON.stringify({ before: strip(before), after: strip(after) })}::jsonb)`);
+    await insertAdminAudit(tx, { actorId, action: 'alert_settings_update', subject: patch.alertType, details: { before: strip(before), after: strip(after) } });
     return after;
   });
 }

@@ -5,6 +5,7 @@ import { createS3Store } from '../storage/s3-store.ts';
 import type { ObjectStore } from '../storage/storage.ts';
 import { type BatchControl, createBatchControl } from './bedrock-batch.ts';
 import { BATCH_PREFIX_ROOT } from './batch.queries.ts';
+import { cloudCredentials } from '../cloud-credentials.ts';
 
 /** Batch inputs and outputs hold page images of customers' documents: they go after 14 days. */
 const BATCH_OBJECT_DAYS = 14;
@@ -32,10 +33,7 @@ export function createBatchDeps(deps: Pick<Deps, 'db' | 'boss' | 'config' | 'log
     region: config.storage.s3.region,
     endpoint: config.storage.s3.endpoint,
     forcePathStyle: config.storage.s3.forcePathStyle,
-    credentials:
-      bedrock.accessKeyId && bedrock.secretAccessKey
-        ? { accessKeyId: bedrock.accessKeyId, secretAccessKey: bedrock.secretAccessKey, sessionToken: bedrock.sessionToken }
-        : undefined,
+    credentials: cloudCredentials(bedrock),
   });
   return { ...deps, control: createBatchControl(bedrock), batchStore: createS3Store({ bucket, client: s3 }), bucket, s3 };
 }

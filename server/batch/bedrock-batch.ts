@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-bedrock';
 import type { Config } from '../config.ts';
 import type { VisionPrompt } from '../conversion/backends/vision/prompt.ts';
+import { cloudCredentials } from '../cloud-credentials.ts';
 
 /**
  * Amazon Bedrock batch inference, the one module that owns its wire format:
@@ -58,10 +59,7 @@ export function createBatchControl(bedrock: Config['conversion']['bedrock']): Ba
   const client = new BedrockClient({
     region: bedrock.region,
     endpoint: bedrock.controlEndpoint,
-    credentials:
-      bedrock.accessKeyId && bedrock.secretAccessKey
-        ? { accessKeyId: bedrock.accessKeyId, secretAccessKey: bedrock.secretAccessKey, sessionToken: bedrock.sessionToken }
-        : undefined,
+    credentials: cloudCredentials(bedrock),
   });
   const remote = (job: { jobArn?: string; jobName?: string; status?: string; message?: string }): RemoteJob => ({
     jobArn: job.jobArn ?? '',

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { bossDb, type BossConnection } from '../conversion-jobs/boss-db.ts';
 import { derivedUuid } from '../email/email.jobs.ts';
 import type { Boss } from '../queue/boss.ts';
+import { oncePerBoss } from '../queue/boss.ts';
 
 /** The queue every pipeline run goes through; `--queues benchmark` gives a worker process only this area. */
 export const BENCHMARK_QUEUE = 'benchmark';
@@ -40,28 +41,18 @@ function queuePolicy(config: Config) {
   };
 }
 
-const createdBy = new WeakMap<Boss, Promise<void>>();
-
 /**
  * Creates both queues once per pg-boss instance (the API sends before any
  * worker ran) and brings the visibility timeout and retry limit of an
  * existing queue to this process's configuration.
  */
-export function ensureBenchmarkQueues(boss: Boss, config: Config): Promise<void> {
-  let run = createdBy.get(boss);
-  if (!run) {
-    run = (async () => {
-      const { deadLetter, ...policy } = queuePolicy(config);
-      // the dead-letter queue must exist before a queue can name it; dead letters are kept 14 days
-      await boss.createQueue(BENCHMARK_DEAD_LETTER_QUEUE, { retentionSeconds: 14 * 24 * 60 * 60 });
-      await boss.createQueue(BENCHMARK_QUEUE, { ...policy, deadLetter });
-      await boss.updateQueue(BENCHMARK_QUEUE, policy);
-    })();
-    run.catch(() => createdBy.delete(boss));
-    createdBy.set(boss, run);
-  }
-  return run;
-}
+export const ensureBenchmarkQueues = oncePerBoss(async (boss: Boss, config: Config) => {
+  const { deadLetter, ...policy } = queuePolicy(config);
+  // the dead-letter queue must exist before a queue can name it; dead letters are kept 14 days
+  await boss.createQueue(BENCHMARK_DEAD_LETTER_QUEUE, { retentionSeconds: 14 * 24 * 60 * 60 });
+  await boss.createQueue(BENCHMARK_QUEUE, { ...policy, deadLetter });
+  await boss.updateQueue(BENCHMARK_QUEUE, policy);
+});
 
 /** Queues one pipeline inside the caller's transaction; the job id is derived from session and pipeline, so a repeat cannot queue it twice. */
 export async function enqueuePipeline(boss: Boss, config: Config, connection: BossConnection, message: BenchmarkMessage): Promise<void> {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { batchHoldWindowMs, isBatchEligible } from '../batch/eligibility.ts';
 import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
-import { DomainError, isDomainError } from '../errors.ts';
+import { DomainError } from '../errors.ts';
 import type { ConversionDeps } from './conversion-deps.ts';
 import { enqueueChunk, ensureConversionQueues } from './conversion-jobs.jobs.ts';
 import {
@@ -14,6 +14,7 @@ import {
   selectLiveJob,
   setFlyerComp,
 } from './conversion-jobs.queries.ts';
+import { withPurchaseLink } from '../credits/credits.ts';
 
 export const ConvertOptions = z.object({
   highFidelity: z.boolean().optional(),
@@ -39,12 +40,6 @@ function chunkRanges(totalPages: number, chunkPages: number): Array<{ start: num
  * then the job, its chunk rows and their queue jobs in one transaction.
  * CONFLICT when the file is not an uploaded PDF or a conversion of it is live.
  */
-/** Every "insufficient credits" answer carries PURCHASE_URL, in its message and its details. */
-function withPurchaseLink(error: unknown, purchaseUrl: string): unknown {
-  if (!isDomainError(error) || (error.code !== 'INSUFFICIENT_CREDITS' && error.code !== 'FREE_PAGE_LIMIT')) return error;
-  return new DomainError(error.code, `${error.message}. Buy credits: ${purchaseUrl}`, { context: { ...error.context, purchaseUrl }, cause: error });
-}
-
 export async function startConversion(
   deps: ConversionDeps,
   input: { fileId: string; options: ConvertOptions; compFor?: { flyerJobId: string } },

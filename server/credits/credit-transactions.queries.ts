@@ -72,8 +72,3 @@ export async function recordReceipt(db: Queryable, id: string, receipt: { status
     sql.type(AnyRow)`update credit_transactions set receipt_status = ${receipt.status}, receipt_log_id = ${receipt.logId ?? null} where id = ${id}`,
   );
 }
-
-export async function insertAdminAudit(db: Queryable, entry: { actorId: string; action: string; subject: string; details: Record<string, unknown> }) {
-  await db.query(sql.type(AnyRow)`
-    insert into admin_audit_log (actor_id, action, subject, details) values (${entry.actorId}, ${entry.action}, ${entry.subject}, ${JSON.stringify(entry.details)}::jsonb)`);
-}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sqlState } from '../db/sql-state.ts';
 import { AnyRow, sql, type Database } from '../db/database.ts';
-import { DomainError } from '../errors.ts';
+import { DomainError, isDomainError } from '../errors.ts';
 
 /** SQLSTATEs raised by sql/002_credits.sql, mapped to our error codes. */
 const CREDIT_ERRORS = {
@@ -98,4 +98,10 @@ export function getBalance(db: Queryable, customerId: string): Promise<Balance> 
            lifetime_free_pages_used as "freePagesUsed", free_pages_held as "freePagesHeld",
            greatest(0, ${FREE_TIER_PAGES} - lifetime_free_pages_used - free_pages_held) as "freePagesLeft"
       from customers where id = ${customerId}`);
+}
+
+/** Every "insufficient credits" answer carries PURCHASE_URL, in its message and its details. */
+export function withPurchaseLink(error: unknown, purchaseUrl: string): unknown {
+  if (!isDomainError(error) || (error.code !== 'INSUFFICIENT_CREDITS' && error.code !== 'FREE_PAGE_LIMIT')) return error;
+  return new DomainError(error.code, `${error.message}. Buy credits: ${purchaseUrl}`, { context: { ...error.context, purchaseUrl }, cause: error });
 }

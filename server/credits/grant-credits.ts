@@ -8,11 +8,11 @@ import {
   type CreditTransaction,
   customerExists,
   findPurchaseByReference,
-  insertAdminAudit,
   insertCreditTransaction,
   recordReceipt,
   upsertCustomerByEmail,
 } from './credit-transactions.queries.ts';
+import { insertAdminAudit } from '../db/admin-audit.ts';
 
 /** One grant or purchase; a typo of an extra digit should not hand out millions. */
 const MAX_CREDITS_PER_TRANSACTION = 1_000_000;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sql, type Database } from '../db/database.ts';
 import { DomainError } from '../errors.ts';
+import { insertAdminAudit } from '../db/admin-audit.ts';
 
 const Status = z.enum(['deferred', 'sent', 'delivery_delayed', 'delivered', 'opened', 'clicked', 'suppressed', 'failed', 'bounced', 'complained']);
 
@@ -121,9 +122,7 @@ export async function removeSuppression(db: Database, input: { email: string; ac
       sql.type(z.object({ email: z.string(), reason: z.string() }))`delete from email_suppressions where email = ${email} returning email, reason`,
     );
     if (!removed) throw new DomainError('NOT_FOUND', 'No suppression for that address');
-    await tx.query(sql.type(z.object({ id: z.unknown() }))`
-      insert into admin_audit_log (actor_id, action, subject, details)
-      values (${input.actorId}, 'email_unsuppress', ${email}, ${JSON.stringify({ reason: removed.reason })}::jsonb) returning id`);
+    await insertAdminAudit(tx, { actorId: input.actorId, action: 'email_unsuppress', subject: email, details: { reason: removed.reason } });
     return { removed: true as const, email, reason: removed.reason };
   });
 }

@@ -12,6 +12,7 @@ import { createHold, ON_DEMAND_HOLD_WINDOW_MS } from '../credits/credits.ts';
 import { DOCX_CONTENT_TYPE } from './docx.ts';
 import type { UploadedFile } from './uploaded-file.ts';
 import { measureDocx } from './docx-pages.ts';
+import { countStoredPages } from '../storage/receive-pdf.ts';
 
 const PDF_MAGIC = Buffer.from('%PDF-');
 const ZIP_MAGIC = Buffer.from([0x50, 0x4b, 0x03, 0x04]);
@@ -109,12 +110,7 @@ export async function receiveUpload(
     const name = received.name.slice(0, 255);
     if (received.size === 0) throw new DomainError('BAD_REQUEST', 'The file is empty');
     if (received.head.subarray(0, 5).equals(PDF_MAGIC)) {
-      const engine = await deps.engine();
-      const bytes = await readAll(await store.get(received.key));
-      const meta = await engine.inspect(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), { sourceName: name });
-      if (meta.pageCount > deps.config.conversion.uploadMaxPages) {
-        throw new DomainError('PDF_TOO_MANY_PAGES', `The PDF has ${meta.pageCount} pages; the limit is ${deps.config.conversion.uploadMaxPages}`);
-      }
+      const pages = await countStoredPages(deps, received.key, name);
       await insertFile(deps, {
         id,
         ownerId: user.id,
@@ -122,11 +118,11 @@ export async function receiveUpload(
         name,
         contentType: 'application/pdf',
         size: received.size,
-        pages: meta.pageCount,
+        pages,
         key: received.key,
         status: 'uploaded',
       });
-      return { id, name, contentType: 'application/pdf', sizeBytes: received.size, pages: meta.pageCount, status: 'uploaded' };
+      return { id, name, contentType: 'application/pdf', sizeBytes: received.size, pages, status: 'uploaded' };
     }
     if (received.head.subarray(0, 4).equals(ZIP_MAGIC) && /\.docx$/i.test(name)) {
       const { pages } = await measureDocx(await readAll(await store.get(received.key)));

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ConversionDeps } from '../conversion-jobs/conversion-deps.ts';
 import { signDownloadToken, verifyDownloadToken } from '../conversion-jobs/download-token.ts';
 import { requireFile } from '../conversion-jobs/conversion-jobs.queries.ts';
-import { chargePages } from '../credits/credits.ts';
+import { chargePages, withPurchaseLink } from '../credits/credits.ts';
 import { AnyRow, sql } from '../db/database.ts';
 import { DomainError, isDomainError } from '../errors.ts';
 import { publicUrl } from '../public-url.ts';
@@ -32,11 +32,7 @@ export async function requestFlyer(deps: FlyerDeps, user: { id: string }, fileId
   const pages = file.pageCount;
   return deps.db.transaction(async (tx) => {
     await chargePages(tx, file.customerId, pages).catch((error: unknown) => {
-      if (isDomainError(error) && (error.code === 'INSUFFICIENT_CREDITS' || error.code === 'FREE_PAGE_LIMIT')) {
-        const purchaseUrl = deps.config.product.purchaseUrl;
-        throw new DomainError(error.code, `${error.message}. Buy credits: ${purchaseUrl}`, { context: { purchaseUrl }, cause: error });
-      }
-      throw error;
+      throw withPurchaseLink(error, deps.config.product.purchaseUrl);
     });
     const flyerJobId = await tx.oneFirst(sql.type(z.object({ id: z.uuid() }))`
       insert into flyer_jobs (file_id, owner_id, customer_id, status, credits_charged, pages)

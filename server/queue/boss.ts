@@ -20,12 +20,12 @@ export function wakeWorkers(boss: Boss, queues: string[]): void {
  * every caller waits on the same first run, and a failed run is tried again
  * by the next caller.
  */
-export function oncePerBoss(create: (boss: Boss) => Promise<void>): (boss: Boss) => Promise<void> {
+export function oncePerBoss<Args extends unknown[]>(create: (boss: Boss, ...args: Args) => Promise<void>): (boss: Boss, ...args: Args) => Promise<void> {
   const runs = new WeakMap<Boss, Promise<void>>();
-  return (boss) => {
+  return (boss, ...args) => {
     let run = runs.get(boss);
     if (!run) {
-      run = create(boss);
+      run = create(boss, ...args);
       run.catch(() => runs.delete(boss));
       runs.set(boss, run);
     }

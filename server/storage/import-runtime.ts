@@ -5,6 +5,7 @@ import { resolveSigningSecrets } from '../secrets.ts';
 import { deriveSecretKey, type SecretKey } from '../webhooks/webhook-secrets.ts';
 import type { BucketOptions } from './customer-bucket.ts';
 import { ensureStorageQueues } from './storage.jobs.ts';
+import { cloudCredentials } from '../cloud-credentials.ts';
 
 /**
  * What imports hold once per process (a process service, see
@@ -43,10 +44,7 @@ export function createImportRuntime(core: Pick<CoreDeps, 'config' | 'boss'>, ove
       policy,
       timeoutMs: config.imports.timeoutMs,
       stsEndpoint: config.imports.stsEndpoint,
-      serviceCredentials:
-        cloud.accessKeyId && cloud.secretAccessKey
-          ? { accessKeyId: cloud.accessKeyId, secretAccessKey: cloud.secretAccessKey, sessionToken: cloud.sessionToken }
-          : undefined,
+      serviceCredentials: cloudCredentials(cloud),
       sessions: new Map(),
     },
     queuesReady: () => ensureStorageQueues(core.boss),

@@ -294,13 +294,15 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     }
     return request<AuditResult>(slot, (id) => ({ type: 'audit', id, input }));
   };
+  /** A worker does one thing at a time, and a run owns every worker while it lasts: runs, audits and DOCX reads wait their turn. */
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const mine = turn.then(work);
+    turn = mine.catch(() => undefined);
+    return mine;
+  };
   return {
     size,
-    run(job) {
-      const mine = turn.then(() => runOne(job));
-      turn = mine.catch(() => undefined);
-      return mine;
-    },
+    run: (job) => inTurn(() => runOne(job)),
     async inspect({ pdf, key, sourceName }) {
       if (closed) throw new Error('the conversion engine is closed');
       const docId = docIdFor(key);
@@ -314,27 +316,19 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
         if (slot.dead) throw new DomainError('PDF_MALFORMED', 'The PDF could not be read within the memory limit.', { cause: error });
         // a document that cannot be opened is not kept open
         const at = slot.open.indexOf(docId);
-        if (at >= 0 && !slot.dead) {
+        if (at >= 0) {
           slot.open.splice(at, 1);
           slot.worker.postMessage({ type: 'close', docId } satisfies ToWorker);
         }
         throw error;
       }
     },
-    audit(input, options = {}) {
-      // in turn like a run: a worker does one thing at a time, and a run owns every worker while it lasts
-      const mine = turn.then(() => auditOne(input, options.releaseIdle ?? false));
-      turn = mine.catch(() => undefined);
-      return mine;
-    },
-    docx(docx) {
-      const mine = turn.then(() => {
+    audit: (input, options = {}) => inTurn(() => auditOne(input, options.releaseIdle ?? false)),
+    docx: (docx) =>
+      inTurn(() => {
         if (closed) throw new Error('the conversion engine is closed');
         return request<DocxBlocks>(anySlot(), (id) => ({ type: 'docx', id, docx }));
-      });
-      turn = mine.catch(() => undefined);
-      return mine;
-    },
+      }),
     async close() {
       closed = true;
       await Promise.all(slots.slice().map(retire));

@@ -114,14 +114,17 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
 }
 
 const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+const LETTER = /\p{L}/u;
 
 /** Text is right-to-left when right-to-left letters are most of its strong letters (the bidi algorithm's paragraph level, by count). */
 export function isRightToLeftText(text: string): boolean {
+  // most lines of most pages hold no right-to-left letter at all: one scan settles them
+  if (!RTL_LETTER.test(text)) return false;
   let rtl = 0;
   let ltr = 0;
   for (const char of text) {
     if (RTL_LETTER.test(char)) rtl++;
-    else if (/\p{L}/u.test(char)) ltr++;
+    else if (LETTER.test(char)) ltr++;
   }
   return rtl > 0 && rtl >= ltr;
 }

@@ -3,6 +3,7 @@ import type { Config } from '../../../config.ts';
 import type { Log } from '../../../log.ts';
 import { backoffDelay, sleep, type RetryPolicy } from './backoff.ts';
 import type { VisionPrompt } from './prompt.ts';
+import { cloudCredentials } from '../../../cloud-credentials.ts';
 
 /**
  * Amazon Bedrock's Converse API, one page per request: the page goes in as a
@@ -97,10 +98,7 @@ export function createConverseClient(options: { bedrock: Config['conversion']['b
     endpoint: bedrock.endpoint,
     // Retries are ours (above), so that their number and waits are known and an abort cuts them short.
     maxAttempts: 1,
-    credentials:
-      bedrock.accessKeyId && bedrock.secretAccessKey
-        ? { accessKeyId: bedrock.accessKeyId, secretAccessKey: bedrock.secretAccessKey, sessionToken: bedrock.sessionToken }
-        : undefined,
+    credentials: cloudCredentials(bedrock),
     // The runtime client's default handler is HTTP/2; requestTimeout is how long a stream may sit idle.
     requestHandler: { requestTimeout: timeoutMs },
   });
