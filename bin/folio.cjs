@@ -9,6 +9,8 @@ const { spawnSync } = require('node:child_process');
 const entry = path.join(__dirname, 'folio.ts');
 const args = process.argv.slice(2);
 if (Number(process.versions.node.split('.')[0]) >= 24) {
+  // before the entry's imports are compiled: later runs load them from V8's cached code
+  require('node:module').enableCompileCache?.();
   import(require('node:url').pathToFileURL(entry).href);
 } else {
   let node24;
@@ -20,7 +22,7 @@ if (Number(process.versions.node.split('.')[0]) >= 24) {
     );
     process.exit(1);
   }
-  const run = spawnSync(node24, [entry, ...args], { stdio: 'inherit' });
+  const run = spawnSync(node24, [__filename, ...args], { stdio: 'inherit' });
   if (run.error) {
     console.error(`folio: could not start ${node24}: ${run.error.message}`);
     process.exit(1);

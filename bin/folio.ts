@@ -7,6 +7,7 @@ import { loadConfig } from '../server/config.ts';
 import {
   convertFile,
   listInputs,
+  mapConcurrently,
   parseCliArgs,
   readAltFile,
   USAGE,
@@ -40,63 +41,67 @@ const engine = createConversionEngine({ conversion: config.conversion, log });
 const interactive = Boolean(process.stdout.isTTY);
 const files = await listInputs(command.inputs);
 if (files.length === 0) process.stderr.write('folio: no PDF files found\n');
-const summaries: FileSummary[] = [];
+// Files convert side by side, as many as the pool has workers: one converts while another renders
+// and audits on this thread, and two short documents each keep a worker busy.
+const multibar = interactive
+  ? new cliProgress.MultiBar(
+      { format: '{file} [{bar}] {value}/{total} pages | {rate} pages/s | ETA {eta_formatted}', hideCursor: true, clearOnComplete: false },
+      cliProgress.Presets.shades_classic,
+    )
+  : undefined;
+let summaries: FileSummary[];
 try {
-  for (const file of files) {
-    let bar: cliProgress.SingleBar | undefined;
-    let lastLine = 0;
-    let startedAt = 0;
-    const summary = await convertFile(
-      { engine, maxPages: config.conversion.uploadMaxPages },
-      { file, outDir: command.outDir, backend: command.backend, pages: command.pages, figures },
-      {
-        start(name, total) {
-          startedAt = performance.now();
-          if (interactive) {
-            bar = new cliProgress.SingleBar(
-              {
-                format: `${name} [{bar}] {value}/{total} pages | {rate} pages/s | ETA {eta_formatted}`,
-                hideCursor: true,
-                clearOnComplete: false,
-              },
-              cliProgress.Presets.shades_classic,
-            );
-            bar.start(total, 0, { rate: '0.0' });
-          } else {
-            process.stdout.write(`${name}: converting ${total} page(s)\n`);
-          }
+  summaries = await mapConcurrently(
+    files,
+    engine.concurrency,
+    async (file) => {
+      let bar: cliProgress.SingleBar | undefined;
+      let lastLine = 0;
+      let startedAt = 0;
+      const summary = await convertFile(
+        { engine, maxPages: config.conversion.uploadMaxPages },
+        { file, outDir: command.outDir, backend: command.backend, pages: command.pages, figures },
+        {
+          start(name, total) {
+            startedAt = performance.now();
+            if (multibar) bar = multibar.create(total, 0, { file: name, rate: '0.0' });
+            else process.stdout.write(`${name}: converting ${total} page(s)\n`);
+          },
+          page(name, done, total) {
+            const rate = done / Math.max(0.001, (performance.now() - startedAt) / 1000);
+            if (bar) {
+              bar.update(done, { rate: rate.toFixed(1) });
+              return;
+            }
+            // plain lines: about every 10 % and the last page, not one per page
+            if (done === total || done - lastLine >= Math.max(1, Math.ceil(total / 10))) {
+              lastLine = done;
+              const eta = (total - done) / Math.max(rate, 0.001);
+              process.stdout.write(`${name}: ${done}/${total} pages, ${rate.toFixed(1)} pages/s, ETA ${eta.toFixed(0)}s\n`);
+            }
+          },
+          rendering(name) {
+            if (bar) multibar?.remove(bar);
+            bar = undefined;
+            if (!multibar) process.stdout.write(`${name}: rendering HTML, tagged PDF and report\n`);
+          },
         },
-        page(name, done, total) {
-          const rate = done / Math.max(0.001, (performance.now() - startedAt) / 1000);
-          if (bar) {
-            bar.update(done, { rate: rate.toFixed(1) });
-            return;
-          }
-          // plain lines: about every 10 % and the last page, not one per page
-          if (done === total || done - lastLine >= Math.max(1, Math.ceil(total / 10))) {
-            lastLine = done;
-            const eta = (total - done) / Math.max(rate, 0.001);
-            process.stdout.write(`${name}: ${done}/${total} pages, ${rate.toFixed(1)} pages/s, ETA ${eta.toFixed(0)}s\n`);
-          }
-        },
-        rendering(name) {
-          bar?.stop();
-          bar = undefined;
-          if (!interactive) process.stdout.write(`${name}: rendering HTML, tagged PDF and report\n`);
-        },
-      },
-    );
-    bar?.stop();
-    if (summary.error) process.stderr.write(`folio: ${summary.file}: ${summary.error.code}: ${summary.error.message}\n`);
-    const undescribed = summary.figuresNeedingAlt ?? [];
-    if (undescribed.length > 0) {
-      process.stderr.write(
-        `folio: ${summary.file}: ${undescribed.length} figure(s) need a description (${undescribed.slice(0, 5).join(', ')}${undescribed.length > 5 ? ', …' : ''}); see figuresNeedingAlt in its report.json and pass them back with --alt alt.json\n`,
       );
-    }
-    summaries.push(summary);
-  }
+      if (bar) multibar?.remove(bar);
+      return summary;
+    },
+    (summary) => {
+      if (summary.error) process.stderr.write(`folio: ${summary.file}: ${summary.error.code}: ${summary.error.message}\n`);
+      const undescribed = summary.figuresNeedingAlt ?? [];
+      if (undescribed.length > 0) {
+        process.stderr.write(
+          `folio: ${summary.file}: ${undescribed.length} figure(s) need a description (${undescribed.slice(0, 5).join(', ')}${undescribed.length > 5 ? ', …' : ''}); see figuresNeedingAlt in its report.json and pass them back with --alt alt.json\n`,
+        );
+      }
+    },
+  );
 } finally {
+  multibar?.stop();
   await engine.close();
 }
 

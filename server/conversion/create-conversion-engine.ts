@@ -18,6 +18,12 @@ import { checkPdfBytes } from './backends/local/pdf-bytes.ts';
  * parser call out, the vision backend falling back to the local one per page.
  */
 
+/**
+ * Documents this short convert on fewer workers than a pool of two has to spare, and are done before
+ * an audit's imports (jsdom, axe-core: ~0.3 s) would be: those imports start with the render instead.
+ */
+const WARM_AUDIT_MAX_PAGES = 8;
+
 type Facts = { meta: DocumentFacts['meta']; labels: Map<number, string> };
 
 export const createConversionEngine: CreateConversionEngine = (options) => {
@@ -72,6 +78,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
   const hashOf = (pdf: Uint8Array) => createHash('sha256').update(pdf).digest('hex');
 
   const engine: ConversionEngine = {
+    concurrency: poolSize,
+
     async inspect(pdf, inspectOptions) {
       checkPdfBytes(pdf);
       const sourceName = inspectOptions?.sourceName ?? 'document.pdf';
@@ -141,6 +149,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     },
 
     openRender(meta, target, extras) {
+      // a short document leaves a worker idle: it loads the audit's jsdom and axe-core meanwhile
+      if (!closed && meta.pageCount <= WARM_AUDIT_MAX_PAGES) getPool().warmAudit();
       // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
       const opened = import('./render/stream.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
       opened.catch(() => undefined);

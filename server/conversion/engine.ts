@@ -100,6 +100,8 @@ export interface ConversionEngine {
    * worker thread whose heap is capped: the caller's thread never parses it.
    */
   convertDocx(docx: Uint8Array): Promise<{ blocks: Block[]; words: number }>;
+  /** Documents worth converting at once: the page workers there are, so one converts while another renders. */
+  readonly concurrency: number;
   /** Stops worker threads. */
   close(): Promise<void>;
 }

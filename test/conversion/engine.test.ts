@@ -268,6 +268,51 @@ describe('page pool', () => {
     }
   });
 
+  // a stand-in worker that answers page 100 only after the given delay, and signs pages with its thread id
+  const slowPageWorker = (delayMs: number) =>
+    new URL(
+      `data:text/javascript,${encodeURIComponent(`
+    import { parentPort, threadId } from 'node:worker_threads';
+    parentPort.on('message', (message) => {
+      if (message.type !== 'page') return;
+      setTimeout(() => parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } }), message.page === 100 ? ${delayMs} : 0);
+    });`)}`,
+    );
+
+  it('runs a second document on the worker the first leaves free, instead of after it', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
+    const pool = createPagePool({ size: 2, workerUrl: slowPageWorker(1500) });
+    try {
+      const finished: string[] = [];
+      const options = { docLang: 'en', tagged: false };
+      const noting = (name: string) => (pages: PageResult[]) => {
+        finished.push(name);
+        return pages;
+      };
+      const slow = pool.run({ pdf: new Uint8Array(8), key: 'slow', pages: [100], options }).then(noting('slow'));
+      const quick = pool.run({ pdf: new Uint8Array(8), key: 'quick', pages: [1], options }).then(noting('quick'));
+      const [slowPages, quickPages] = await Promise.all([slow, quick]);
+      expect(finished).toEqual(['quick', 'slow']);
+      expect(quickPages[0]!.label).not.toBe(slowPages[0]!.label);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('makes a run waiting for a worker fail when the pool closes, rather than wait forever', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
+    const pool = createPagePool({ size: 1, workerUrl: slowPageWorker(60_000) });
+    const options = { docLang: 'en', tagged: false };
+    const holding = pool.run({ pdf: new Uint8Array(8), key: 'holding', pages: [100], options });
+    const waiting = pool.run({ pdf: new Uint8Array(8), key: 'waiting', pages: [1], options });
+    holding.catch(() => undefined);
+    const refused = expect(waiting).rejects.toThrow(/closed/);
+    await pool.close();
+    await refused;
+  });
+
   it('still converts the rest of a run whose worker died in the middle of it', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const pool = createPagePool({ size: 2, workerUrl: signingWorker(2) });

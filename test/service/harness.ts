@@ -31,6 +31,7 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
   const provider: EngineProvider = async () => {
     const engine = await real();
     const wrapped: ConversionEngine = {
+      concurrency: engine.concurrency,
       inspect: (pdf, options) => engine.inspect(pdf, options),
       async convertPages(pdf, input) {
         stats.convertCalls++;

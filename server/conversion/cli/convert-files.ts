@@ -129,6 +129,32 @@ export function selectPages(ranges: PageRange[] | undefined, pageCount: number):
   return [...pages].sort((a, b) => a - b);
 }
 
+/**
+ * Runs work over the items, at most `concurrency` at once; the results come in the items' order, and
+ * `inOrder` sees each as soon as it and every one before it are done (messages read in input order).
+ */
+export async function mapConcurrently<T, R>(
+  items: T[],
+  concurrency: number,
+  work: (item: T) => Promise<R>,
+  inOrder: (result: R) => void = () => undefined,
+): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  const done: boolean[] = new Array(items.length).fill(false);
+  let next = 0;
+  let told = 0;
+  const runner = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+      done[index] = true;
+      while (told < items.length && done[told]) inOrder(results[told++]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, runner));
+  return results;
+}
+
 /** Expands folders to the PDFs directly inside them (by extension, sorted); files are taken as given. */
 export async function listInputs(inputs: string[]): Promise<string[]> {
   const files: string[] = [];

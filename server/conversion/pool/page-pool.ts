@@ -44,6 +44,12 @@ export type PagePool = {
    */
   audit(input: AuditInput, options?: { releaseIdle?: boolean }): Promise<AuditResult>;
   /**
+   * Loads jsdom and axe-core in a worker the coming audit will use: a worker the pool does not
+   * need for pages when there is room for one (a short document converts on fewer workers than the
+   * pool has), so on two cores the audit's imports overlap the page conversion instead of following it.
+   */
+  warmAudit(): void;
+  /**
    * Opens the document in a worker and reads its metadata and page labels there, so the
    * engine's own thread never loads pdf.js; the worker keeps it open for the pages that follow.
    * Throws the DomainError the worker threw (NOT_A_PDF, PDF_ENCRYPTED, ...).
@@ -67,11 +73,13 @@ type Slot = {
   /** audits and inspections in flight, by request id */
   requests: Map<number, { resolve: (result: never) => void; reject: (error: Error) => void }>;
   dead: boolean;
+  /** jsdom and axe-core are loaded or loading: audits go here first */
+  warm?: boolean;
 };
 
 export function createPagePool(options: { size: number; workerUrl?: URL }): PagePool {
   const size = Math.max(1, Math.floor(options.size));
-  const workerUrl = options.workerUrl ?? new URL('./worker.ts', import.meta.url);
+  const workerUrl = options.workerUrl ?? new URL('./worker-entry.ts', import.meta.url);
   const slots: Slot[] = [];
   let nextDocId = 1;
   let closed = false;
@@ -241,32 +249,29 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       }
     };
 
-    const lanes: Promise<void>[] = [];
     const want = Math.min(size, pages.length);
-    while (slots.length < want) spawn();
     const onAbort = () => undefined;
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      // lanes keep pulling pages until none are left; a lane stuck at the window waits for the others
+      // Lanes keep pulling pages until none are left, on whichever workers no other run holds: two short
+      // documents convert side by side, and a run that finds every worker taken waits for one to come free.
       for (;;) {
-        lanes.length = 0;
-        for (const slot of slots.slice(0, want))
-          if (!slot.busy) {
-            slot.busy = true;
-            lanes.push(
-              lane(slot).finally(() => {
-                slot.busy = false;
-              }),
-            );
-          }
-        if (lanes.length === 0) break;
-        const settled = await Promise.allSettled(lanes);
-        const failure = settled.find((entry) => entry.status === 'rejected');
-        if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
+        if (closed) throw new Error('the conversion engine is closed');
+        const free = () => slots.filter((candidate) => !candidate.busy && !candidate.dead);
+        while (free().length < want && slots.length < size) spawn();
+        const lanes: Promise<void>[] = [];
+        for (const slot of free().slice(0, want)) {
+          slot.busy = true;
+          lanes.push(lane(slot).finally(() => release(slot)));
+        }
+        if (lanes.length === 0) await slotFreed();
+        else {
+          const settled = await Promise.allSettled(lanes);
+          const failure = settled.find((entry) => entry.status === 'rejected');
+          if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
+        }
         await emitting;
         if (stopError !== undefined || signal?.aborted || (nextToStart >= pages.length && leftOver.length === 0)) break;
-        if (closed) throw new Error('the conversion engine is closed');
-        while (slots.length < want) spawn();
       }
       await emitting;
       if (stopError !== undefined) throw stopError;
@@ -277,24 +282,33 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     }
   };
 
-  // Runs take the whole pool one after another: each run already keeps every
-  // worker busy, and lanes own their slots, so a second run at the same time
-  // would find no free slot and must wait its turn rather than return nothing.
+  /** Runs waiting for a worker another run holds. */
+  let freedWaiters: (() => void)[] = [];
+  const slotFreed = () => new Promise<void>((resolve) => freedWaiters.push(resolve));
+  const wakeWaiting = () => {
+    const waiting = freedWaiters;
+    freedWaiters = [];
+    for (const wake of waiting) wake();
+  };
+  const release = (slot: Slot) => {
+    slot.busy = false;
+    wakeWaiting();
+  };
   let turn: Promise<unknown> = Promise.resolve();
   const anySlot = () => slots.find((candidate) => !candidate.dead) ?? spawn();
   const auditOne = (input: AuditInput, releaseIdle: boolean): Promise<AuditResult> => {
     if (closed) throw new Error('the conversion engine is closed');
-    const slot = anySlot();
+    const slot = slots.find((candidate) => candidate.warm && !candidate.dead) ?? anySlot();
     // A long document's audit loads jsdom beside pdf.js while the engine's thread draws the PDF: the
-    // other page workers, idle until the next run (audits wait their turn), are stopped so memory
+    // other page workers, idle until the next run, are stopped so memory
     // stays bounded, and the next run starts them again (a fraction of a second, against a long document).
     if (releaseIdle) {
-      for (const other of slots.filter((candidate) => candidate !== slot && !candidate.task && candidate.requests.size === 0))
+      for (const other of slots.filter((candidate) => candidate !== slot && !candidate.busy && !candidate.task && candidate.requests.size === 0))
         void retire(other).catch(() => undefined);
     }
     return request<AuditResult>(slot, (id) => ({ type: 'audit', id, input }));
   };
-  /** A worker does one thing at a time, and a run owns every worker while it lasts: runs, audits and DOCX reads wait their turn. */
+  /** Audits and DOCX reads are long and memory-hungry: one at a time, between the pages of whatever runs. */
   const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
     const mine = turn.then(work);
     turn = mine.catch(() => undefined);
@@ -302,7 +316,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   };
   return {
     size,
-    run: (job) => inTurn(() => runOne(job)),
+    run: runOne,
     async inspect({ pdf, key, sourceName }) {
       if (closed) throw new Error('the conversion engine is closed');
       const docId = docIdFor(key);
@@ -324,6 +338,13 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       }
     },
     audit: (input, options = {}) => inTurn(() => auditOne(input, options.releaseIdle ?? false)),
+    warmAudit() {
+      if (closed || slots.some((slot) => slot.warm && !slot.dead)) return;
+      const slot = slots.length < size ? spawn() : slots.find((candidate) => !candidate.busy && !candidate.task);
+      if (!slot) return;
+      slot.warm = true;
+      slot.worker.postMessage({ type: 'warm' } satisfies ToWorker);
+    },
     docx: (docx) =>
       inTurn(() => {
         if (closed) throw new Error('the conversion engine is closed');
@@ -331,6 +352,8 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       }),
     async close() {
       closed = true;
+      // a run waiting for a worker learns the pool is closed
+      wakeWaiting();
       await Promise.all(slots.slice().map(retire));
     },
   };

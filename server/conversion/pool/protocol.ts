@@ -21,6 +21,8 @@ export type ToWorker =
   | { type: 'page'; docId: number; page: number; label?: string }
   | { type: 'close'; docId: number }
   | { type: 'audit'; id: number; input: AuditInput }
+  /** load what an audit needs before it is asked for */
+  | { type: 'warm' }
   | { type: 'shutdown' }
   | { type: 'docx'; id: number; docx: Uint8Array };
 

@@ -1,12 +1,8 @@
 import { parentPort } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { convertLocalPage } from '../backends/local/convert-page.ts';
-import { pageLabels, readMeta } from '../backends/local/document-meta.ts';
-import { closeOcr } from '../backends/local/ocr.ts';
-import { IMAGE_REMOVED_WARNING, MAX_IMAGE_PIXELS, openPdf } from '../backends/local/pdf.ts';
+import type { createEdgeCache } from '../backends/local/running-heads.ts';
 import type { PageResult } from '../model.ts';
 import { DomainError } from '../../errors.ts';
-import { createEdgeCache } from '../backends/local/running-heads.ts';
 import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
 
 /**
@@ -14,6 +10,31 @@ import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './proto
  * converts the pages it is asked for, one at a time. Fonts and page data are
  * released after each page so memory stays flat over a long document.
  */
+
+/**
+ * pdf.js and the local backend load with the first document, jsdom and axe-core with the first audit
+ * (or a 'warm' ahead of it): a worker started to audit a short document never compiles pdf.js, and a
+ * worker that only converts pages never holds jsdom.
+ */
+let localModules:
+  | Promise<
+      [
+        typeof import('../backends/local/convert-page.ts'),
+        typeof import('../backends/local/document-meta.ts'),
+        typeof import('../backends/local/pdf.ts'),
+        typeof import('../backends/local/running-heads.ts'),
+      ]
+    >
+  | undefined;
+const local = () =>
+  (localModules ??= Promise.all([
+    import('../backends/local/convert-page.ts'),
+    import('../backends/local/document-meta.ts'),
+    import('../backends/local/pdf.ts'),
+    import('../backends/local/running-heads.ts'),
+  ]));
+let auditModule: Promise<typeof import('../audit/audit-html.ts')> | undefined;
+const audit = () => (auditModule ??= import('../audit/audit-html.ts'));
 
 const port = parentPort;
 if (!port) throw new Error('the page worker must run in a worker thread');
@@ -40,20 +61,22 @@ function describe(error: unknown): WorkerError {
  * not printed. The one that matters is an image over MAX_IMAGE_PIXELS, left out of its page undecoded.
  */
 let removedImages = 0;
+/** pdf.ts's IMAGE_REMOVED_WARNING, read when pdf.js loads: no warning can come before it has */
+let imageRemovedWarning = '\u0000';
 const print = console.warn.bind(console);
 console.warn = (...args: unknown[]) => {
   const first = args[0];
   if (typeof first === 'string' && first.startsWith('Warning: ')) {
-    if (first.includes(IMAGE_REMOVED_WARNING)) removedImages++;
+    if (first.includes(imageRemovedWarning)) removedImages++;
     return;
   }
   print(...args);
 };
 
 /** A figure standing for each image too large to decode, and the page's warning about them. */
-function withRemovedImages(result: PageResult, removed: number): PageResult {
+function withRemovedImages(result: PageResult, removed: number, maxImagePixels: number): PageResult {
   if (removed === 0) return result;
-  const megapixels = MAX_IMAGE_PIXELS / 1_000_000;
+  const megapixels = maxImagePixels / 1_000_000;
   for (let n = 0; n < removed; n++) result.blocks.push({ kind: 'figure', page: result.page, decorative: false, needsAlt: true });
   result.warnings.push(
     `page ${result.page}: ${removed} image(s) larger than ${megapixels} megapixels were not decoded; each is left as a figure without its picture`,
@@ -72,7 +95,10 @@ async function handle(message: ToWorker): Promise<void> {
   switch (message.type) {
     case 'open': {
       // a document opened to be inspected is read for the first time: its streams are checked then
-      const doc = openPdf(message.pdf, { warnings: true, checkStreams: !message.options });
+      const doc = local().then(([, , { openPdf, IMAGE_REMOVED_WARNING }]) => {
+        imageRemovedWarning = IMAGE_REMOVED_WARNING;
+        return openPdf(message.pdf, { warnings: true, checkStreams: !message.options });
+      });
       doc.catch(() => undefined);
       documents.set(message.docId, { doc, options: message.options, pagesSinceCleanup: 0 });
       return;
@@ -82,6 +108,7 @@ async function handle(message: ToWorker): Promise<void> {
       try {
         if (!entry?.options) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
+        const [{ convertLocalPage }, , { MAX_IMAGE_PIXELS }, { createEdgeCache }] = await local();
         entry.edges ??= createEdgeCache(doc);
         removedImages = 0;
         const converted = await convertLocalPage(doc, message.page, {
@@ -96,7 +123,7 @@ async function handle(message: ToWorker): Promise<void> {
           entry.pagesSinceCleanup = 0;
           await doc.cleanup().catch(() => undefined);
         }
-        const result = withRemovedImages(converted, removedImages);
+        const result = withRemovedImages(converted, removedImages, MAX_IMAGE_PIXELS);
         send({ type: 'page', docId: message.docId, page: message.page, result });
       } catch (error) {
         send({ type: 'error', docId: message.docId, page: message.page, error: describe(error) });
@@ -108,6 +135,7 @@ async function handle(message: ToWorker): Promise<void> {
         const entry = documents.get(message.docId);
         if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
+        const [, { pageLabels, readMeta }] = await local();
         const meta = await readMeta(doc, message.sourceName);
         const labels: [number, string][] = [];
         (await pageLabels(doc))?.forEach((label, index) => {
@@ -131,12 +159,18 @@ async function handle(message: ToWorker): Promise<void> {
     }
     case 'audit': {
       try {
-        // loaded on first audit: a worker that only converts pages never holds jsdom and axe-core
-        const { auditHtml } = await import('../audit/audit-html.ts');
+        const { auditHtml } = await audit();
         send({ type: 'audit', id: message.id, result: await auditHtml(message.input) });
       } catch (error) {
         send({ type: 'audit', id: message.id, error: describe(error) });
       }
+      return;
+    }
+    case 'warm': {
+      // an audit is coming: load jsdom and axe-core now, while other threads still convert and render
+      await audit()
+        .then(({ prepareAudit }) => prepareAudit())
+        .catch(() => undefined);
       return;
     }
     case 'docx': {
@@ -153,7 +187,7 @@ async function handle(message: ToWorker): Promise<void> {
     case 'shutdown': {
       for (const entry of documents.values()) await (await entry.doc.catch(() => null))?.loadingTask.destroy();
       documents.clear();
-      await closeOcr();
+      if (localModules) await (await import('../backends/local/ocr.ts')).closeOcr();
       send({ type: 'closed' });
       return;
     }
