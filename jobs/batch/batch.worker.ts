@@ -1,8 +1,10 @@
 import { createBatchDeps, ensureBatchLifecycle } from '../../server/batch/batch-deps.ts';
 import { runBatchTick } from '../../server/batch/run-batch-tick.ts';
+import { sweepBatchObjects } from '../../server/batch/sweep-batch-objects.ts';
 import type { Deps } from '../../server/deps.ts';
 
 const BATCH_TICK_QUEUE = 'batch.tick';
+const BATCH_SWEEP_QUEUE = 'batch.sweep';
 
 /**
  * A tick prepares at most one job: cutting and uploading 50,000 pages can take
@@ -16,11 +18,17 @@ const TICK_POLICY = { policy: 'stately', retryLimit: 0, expireInSeconds: 3 * 60 
 /**
  * The batch driver, only when the lane is on (BATCH_CONVERSION_ENABLED with a
  * bucket and a role): with it off, jobs are created pending and no driver
- * starts.
+ * starts. The hourly sweep of 14-day-old batch objects runs either way: a
+ * lane switched off still leaves results files behind.
  */
 export async function registerBatchJobs(deps: Deps, options: { schedule?: boolean } = {}): Promise<void> {
-  if (!deps.config.batch.enabled) return;
-  const batchDeps = createBatchDeps(deps);
+  const batchDeps = deps.config.batch.enabled ? createBatchDeps(deps) : undefined;
+  await deps.boss.createQueue(BATCH_SWEEP_QUEUE, { policy: 'stately', retryLimit: 0 });
+  await deps.boss.work(BATCH_SWEEP_QUEUE, { batchSize: 1 }, async () => {
+    await sweepBatchObjects({ ...deps, batchStore: batchDeps?.batchStore });
+  });
+  if (options.schedule !== false) await deps.boss.schedule(BATCH_SWEEP_QUEUE, '23 * * * *');
+  if (!batchDeps) return;
   await ensureBatchLifecycle(batchDeps.s3, batchDeps.bucket, deps.log);
   await deps.boss.createQueue(BATCH_TICK_QUEUE, TICK_POLICY);
   await deps.boss.work(BATCH_TICK_QUEUE, { batchSize: 1 }, async () => {

@@ -6,9 +6,7 @@ import type { ObjectStore } from '../storage/storage.ts';
 import { type BatchControl, createBatchControl } from './bedrock-batch.ts';
 import { BATCH_PREFIX_ROOT } from './batch.queries.ts';
 import { cloudCredentials } from '../cloud-credentials.ts';
-
-/** Batch inputs and outputs hold page images of customers' documents: they go after 14 days. */
-const BATCH_OBJECT_DAYS = 14;
+import { BATCH_OBJECT_DAYS } from './sweep-batch-objects.ts';
 
 /**
  * What the driver takes: the service's own dependencies, the Bedrock control

@@ -29,7 +29,10 @@ type RemoteJobStatus =
   | 'Validating'
   | 'Scheduled';
 
-export type RemoteJob = { jobArn: string; jobName?: string; status: RemoteJobStatus; message?: string };
+/** The record counts GetModelInvocationJob reports (absent until the job has run). */
+export type RemoteCounts = { total?: number; processed?: number; success?: number; error?: number };
+
+export type RemoteJob = { jobArn: string; jobName?: string; status: RemoteJobStatus; message?: string; counts?: RemoteCounts };
 
 export type BatchControl = {
   createJob(input: {
@@ -61,11 +64,26 @@ export function createBatchControl(bedrock: Config['conversion']['bedrock']): Ba
     endpoint: bedrock.controlEndpoint,
     credentials: cloudCredentials(bedrock),
   });
-  const remote = (job: { jobArn?: string; jobName?: string; status?: string; message?: string }): RemoteJob => ({
+  const remote = (job: {
+    jobArn?: string;
+    jobName?: string;
+    status?: string;
+    message?: string;
+    totalRecordCount?: number;
+    processedRecordCount?: number;
+    successRecordCount?: number;
+    errorRecordCount?: number;
+  }): RemoteJob => ({
     jobArn: job.jobArn ?? '',
     jobName: job.jobName,
     status: (job.status ?? 'Submitted') as RemoteJobStatus,
     message: job.message,
+    counts: {
+      total: job.totalRecordCount,
+      processed: job.processedRecordCount,
+      success: job.successRecordCount,
+      error: job.errorRecordCount,
+    },
   });
   return {
     async createJob(input) {

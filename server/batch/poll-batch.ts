@@ -14,6 +14,18 @@ const BATCH_MULTIPLIER = 0.5;
 const MAX_COLLECT_ATTEMPTS = 5;
 /** Above this share of records falling back to on-demand, the driver warns: the lane is not paying off. */
 const FALLBACK_WARN_SHARE = 0.2;
+/**
+ * After stopping an overdue job the driver waits this long for the remote to
+ * report Stopped, since Bedrock writes a stopped job's partial output as it
+ * stops; after it, the row closes with whatever output is there.
+ */
+export const OVERDUE_STOP_WAIT_MS = 60 * 60 * 1000;
+/**
+ * The tokens one record is billed at when its output could never be read: the
+ * upper end of a PDF page's input (Anthropic gives 1,500–3,000 tokens a page,
+ * the prompt included) and a page of HTML out.
+ */
+export const ESTIMATED_RECORD_TOKENS = { input: 3000, output: 1000 } as const;
 
 /** What came back for a batch job. */
 type Collected = {
@@ -26,6 +38,11 @@ type Collected = {
   outputTokens: number;
   costUsd: number;
 };
+
+function batchCostUsd(inputTokens: number, outputTokens: number) {
+  const price = DEFAULT_PRICE_PER_1K_TOKENS;
+  return ((inputTokens * price.input + outputTokens * price.output) / 1000) * BATCH_MULTIPLIER;
+}
 
 /**
  * Reads a batch job's output files (`<output>/<job id>/<shard>.out`) line by
@@ -72,9 +89,27 @@ async function collectOutputs(
       collected.byChunk.set(chunkIndex, records);
     }
   }
-  const price = DEFAULT_PRICE_PER_1K_TOKENS;
-  collected.costUsd = ((collected.inputTokens * price.input + collected.outputTokens * price.output) / 1000) * BATCH_MULTIPLIER;
+  collected.costUsd = batchCostUsd(collected.inputTokens, collected.outputTokens);
   return collected;
+}
+
+/**
+ * What a job whose output could never be read is billed, since Bedrock bills
+ * it all the same: the records the remote reports as answered
+ * (GetModelInvocationJob's successRecordCount, else processed minus errored;
+ * errored records are not billed), each at ESTIMATED_RECORD_TOKENS, at the
+ * batch price. None is usable, so none is accepted.
+ */
+export function estimateFromCounts(remote: Pick<RemoteJob, 'counts'>): Pick<Collected, 'accepted' | 'returned' | 'costUsd'> & { estimated: true } {
+  const counts = remote.counts ?? {};
+  const answered = counts.success ?? Math.max(0, (counts.processed ?? 0) - (counts.error ?? 0));
+  const returned = Number.isFinite(answered) ? Math.max(0, Math.trunc(answered)) : 0;
+  return {
+    accepted: 0,
+    returned,
+    costUsd: returned * batchCostUsd(ESTIMATED_RECORD_TOKENS.input, ESTIMATED_RECORD_TOKENS.output),
+    estimated: true,
+  };
 }
 
 /** The sub-outcome and reason a remote end closes the row with. */
@@ -107,7 +142,7 @@ async function closeSubmitted(
   deps: BatchDeps,
   row: BatchRow,
   end: { outcome: BatchOutcome; reason: string; primed: boolean; remoteStatus: string },
-  collected: Pick<Collected, 'accepted' | 'costUsd' | 'returned'> | undefined,
+  collected: (Pick<Collected, 'accepted' | 'costUsd' | 'returned'> & { estimated?: true }) | undefined,
 ): Promise<boolean> {
   await ensureConversionQueues(deps.boss);
   const records = row.records ?? 0;
@@ -133,6 +168,7 @@ async function closeSubmitted(
       batchRowId: row.id,
       records,
       returned: collected?.returned ?? 0,
+      ...(collected?.estimated ? { estimated: true } : {}),
       accepted,
       fallback,
       ...(end.remoteStatus === 'Completed' && end.outcome === 'collected' ? {} : { endState: end.remoteStatus }),
@@ -155,39 +191,48 @@ async function closeSubmitted(
  * One poll of a submitted row. A remote end closes it (results collected
  * into one file per chunk on Completed/PartiallyCompleted; whatever came back
  * billed on any end). Past the deadline (timeout + 2 hours) the driver stops
- * the job and closes the row expired. A row carrying a user's reason gets its
- * remote job stopped. A collect that fails is tried at the next poll, up to 5
- * times and never past the deadline.
+ * the job and waits up to OVERDUE_STOP_WAIT_MS for Stopped, so the partial
+ * output Bedrock writes as it stops is billed; then the row closes expired.
+ * A row carrying a user's reason gets its remote job stopped. A collect that
+ * fails is tried at the next poll, up to 5 times and never past the deadline;
+ * one that never succeeds bills the remote's own count (estimateFromCounts).
  */
 export async function pollBatch(deps: BatchDeps, row: BatchRow): Promise<'waiting' | 'closed' | 'lost'> {
   const { config, log, control } = deps;
   const now = deps.clock.now();
   const nextPoll = new Date(now.getTime() + config.batch.pollSeconds * 1000);
   const overdue = row.deadlineAt !== null && now > row.deadlineAt;
+  const givenUp = row.deadlineAt !== null && now.getTime() > row.deadlineAt.getTime() + OVERDUE_STOP_WAIT_MS;
+  const overdueEnd = { outcome: 'expired' as const, reason: 'overdue: no result within the timeout plus 2 hours', primed: false };
   const jobArn = row.jobArn ?? '';
   let remote: RemoteJob;
   try {
     remote = await control.getJob(jobArn);
   } catch (error) {
     log.warn({ err: error, batchRowId: row.id, jobArn }, 'polling the batch job failed');
-    if (!overdue) {
+    if (!givenUp) {
       await schedulePoll(deps.db, row.id, { nextPoll });
       return 'waiting';
     }
     remote = { jobArn, status: 'Expired', message: 'overdue, and the job could not be read' };
   }
 
-  if (!FINAL_REMOTE_STATES.has(remote.status)) {
-    if (overdue) {
+  let end: { outcome: BatchOutcome; reason: string; primed: boolean; remoteStatus: string };
+  if (FINAL_REMOTE_STATES.has(remote.status)) {
+    // stopped because it was overdue (not by a user): it expired, whatever came back is billed below
+    const stoppedOverdue = overdue && remote.status === 'Stopped' && !row.reason;
+    end = { ...(stoppedOverdue ? overdueEnd : endOf(row, remote)), remoteStatus: remote.status };
+  } else if (overdue) {
+    if (remote.status !== 'Stopping') {
       await control.stopJob(jobArn).catch((error: unknown) => log.warn({ err: error, jobArn }, 'stopping an overdue batch job failed'));
-      const won = await closeSubmitted(
-        deps,
-        row,
-        { outcome: 'expired', reason: 'overdue: no result within the timeout plus 2 hours', primed: false, remoteStatus: remote.status },
-        undefined,
-      );
-      return won ? 'closed' : 'lost';
     }
+    if (!givenUp) {
+      await schedulePoll(deps.db, row.id, { nextPoll, remoteStatus: remote.status });
+      return 'waiting';
+    }
+    // the remote never reported its end: bill the output it has written so far
+    end = { ...overdueEnd, remoteStatus: remote.status };
+  } else {
     if (row.reason && remote.status !== 'Stopping') {
       await control.stopJob(jobArn).catch((error: unknown) => log.warn({ err: error, jobArn }, 'stopping the batch job failed; trying again at the next poll'));
     }
@@ -195,13 +240,12 @@ export async function pollBatch(deps: BatchDeps, row: BatchRow): Promise<'waitin
     return 'waiting';
   }
 
-  const end = { ...endOf(row, remote), remoteStatus: remote.status };
   const input = row.jobId ? await selectPrepareInput(deps.db, row.jobId) : null;
-  let collected: Collected | undefined;
+  let collected: Parameters<typeof closeSubmitted>[3];
   try {
-    collected = await collectOutputs(deps, row, input?.chunks);
+    const outputs = await collectOutputs(deps, row, input?.chunks);
     if (end.primed && input && row.jobId) {
-      for (const [chunkIndex, records] of collected.byChunk) {
+      for (const [chunkIndex, records] of outputs.byChunk) {
         await writeChunkResults(deps.store, chunkResultsKey(input.fileId, row.jobId, chunkIndex), {
           modelId: row.modelId ?? '',
           promptHash: row.promptHash ?? '',
@@ -209,11 +253,12 @@ export async function pollBatch(deps: BatchDeps, row: BatchRow): Promise<'waitin
         });
       }
     }
+    collected = outputs;
   } catch (error) {
     const attempts = await schedulePoll(deps.db, row.id, { nextPoll, remoteStatus: remote.status, collectFailed: true });
     log.warn({ err: error, batchRowId: row.id, attempts }, 'collecting the batch results failed');
     if (attempts < MAX_COLLECT_ATTEMPTS && !overdue) return 'waiting';
-    collected = undefined;
+    collected = estimateFromCounts(remote);
     end.outcome = 'failed';
     end.reason = `collect failed ${attempts} times: ${(error as Error).name}`;
     end.primed = false;

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { batchPrefix } from '../../server/batch/batch.queries.ts';
 import { chunkResultsKey } from '../../server/batch/batch-results.ts';
-import { pollBatch } from '../../server/batch/poll-batch.ts';
+import { OVERDUE_STOP_WAIT_MS, pollBatch } from '../../server/batch/poll-batch.ts';
 import { selectBatchRow } from '../../server/batch/batch.queries.ts';
 import { runBatchTick } from '../../server/batch/run-batch-tick.ts';
 import { batchHoldWindowMs } from '../../server/batch/eligibility.ts';
@@ -206,20 +206,62 @@ describe('the driver', { timeout: UNDER_LOAD_MS }, () => {
     expect(job.options._batchPrimed).toBeUndefined();
   });
 
-  it('stops an overdue job and closes it expired past timeout plus 2 hours', async () => {
+  it('stops an overdue job past timeout plus 2 hours, waits for Stopped, then closes it expired billing the partial output', async () => {
     const { jobId, arn } = await parkAndSubmit();
     world.control.setStatus(arn, 'InProgress');
     world.clock.advance(26 * 3_600_000 + 1000);
     await runBatchTick(world.batch);
     expect(world.control.jobs.get(arn)!.status).toBe('Stopping');
-    expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'closed', outcome: 'expired' });
-    expect((await jobOf(world, jobId)).status).toBe('pending');
-    expect(await ledgerOf(world, jobId)).toHaveLength(1);
+    // Bedrock writes a stopped job's partial output as it stops: the row waits for it
+    expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'submitted' });
+    await world.control.complete(
+      arn,
+      (id) => (id === 'c1-p3' ? { kind: 'text', text: '<p>Late.</p>', inputTokens: 1200, outputTokens: 300 } : { kind: 'missing' }),
+      'Stopped',
+    );
+    world.clock.advance(POLL_MS);
+    await runBatchTick(world.batch);
+    expect(await batchRowOf(world, jobId)).toMatchObject({
+      state: 'closed',
+      outcome: 'expired',
+      reason: 'overdue: no result within the timeout plus 2 hours',
+      accepted: 1,
+      fallback: 2,
+    });
+    const ledger = await ledgerOf(world, jobId);
+    expect(ledger).toHaveLength(1);
+    // 1,200 in and 300 out at half of $3/$15 per million: $0.004050
+    expect(ledger[0]!.costUsd).toBe(0.00405);
+    expect(ledger[0]!.metadata).toMatchObject({ endState: 'Stopped', returned: 1 });
+    const job = await jobOf(world, jobId);
+    expect(job).toMatchObject({ status: 'pending', totalCostUsd: 0.00405 });
+    expect(job.options._batchPrimed).toBeUndefined();
   });
 
-  it('gives up collecting after 5 failed attempts and resumes on-demand', async () => {
+  it('closes an overdue job whose stop never finishes an hour later, billing the output already written', async () => {
+    const { jobId, arn } = await parkAndSubmit();
+    world.clock.advance(26 * 3_600_000 + 1000);
+    // the remote wrote part of its output and is stuck stopping
+    await world.control.complete(
+      arn,
+      (id) => (id === 'c0-p1' ? { kind: 'text', text: '<p>One.</p>', inputTokens: 2000, outputTokens: 1000 } : { kind: 'missing' }),
+      'Stopping',
+    );
+    await runBatchTick(world.batch);
+    expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'submitted' });
+    world.clock.advance(OVERDUE_STOP_WAIT_MS);
+    await runBatchTick(world.batch);
+    expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'closed', outcome: 'expired', accepted: 1, costUsd: 0.0105 });
+    const [entry] = await ledgerOf(world, jobId);
+    // 2,000 in and 1,000 out: ($0.006 + $0.015) / 2
+    expect(entry!.costUsd).toBe(0.0105);
+    expect(entry!.metadata).toMatchObject({ endState: 'Stopping' });
+    expect((await jobOf(world, jobId)).status).toBe('pending');
+  });
+
+  it('gives up collecting after 5 failed attempts, bills the records the remote reports answered, and resumes on-demand', async () => {
     const { jobId, row, arn } = await parkAndSubmit();
-    await world.control.complete(arn, () => ({ kind: 'text', text: '<p>x</p>' }));
+    await world.control.complete(arn, (id) => (id === 'c0-p2' ? { kind: 'error', message: 'bad page' } : { kind: 'text', text: '<p>x</p>' }));
     // the outputs are there but reading them fails with something other than a missing object
     const badDeps = { ...world.batch, batchStore: { ...world.batch.batchStore, get: async () => Promise.reject(new Error('AccessDenied')) } };
     for (let attempt = 1; attempt <= 4; attempt++) {
@@ -228,8 +270,27 @@ describe('the driver', { timeout: UNDER_LOAD_MS }, () => {
     expect(await pollBatch(badDeps, (await selectBatchRow(world.app.deps.db, row.id))!)).toBe('closed');
     expect(await batchRowOf(world, jobId)).toMatchObject({ state: 'closed', outcome: 'failed' });
     expect((await batchRowOf(world, jobId))!.reason).toMatch(/^collect failed 5 times/);
-    expect((await jobOf(world, jobId)).status).toBe('pending');
-    expect((await ledgerOf(world, jobId))[0]!.metadata).toMatchObject({ batchJobArn: arn, accepted: 0, fallback: 3 });
+    const job = await jobOf(world, jobId);
+    expect(job.status).toBe('pending');
+    expect(job.options._batchPrimed).toBeUndefined();
+    const [entry] = await ledgerOf(world, jobId);
+    // 2 records answered (1 errored, unbilled), each estimated at 3,000 in and 1,000 out: 2 × ($0.009 + $0.015) / 2
+    expect(entry!.costUsd).toBe(0.024);
+    expect(entry!.metadata).toMatchObject({ batchJobArn: arn, accepted: 0, fallback: 3, returned: 2, estimated: true });
+    expect(job.totalCostUsd).toBe(0.024);
+    expect(Number(job.options._batchCostUsd)).toBe(0.024);
+  });
+
+  it('a collect still failing past the deadline closes at once and bills the processed records less the errored ones', async () => {
+    const { jobId, row, arn } = await parkAndSubmit();
+    await world.control.complete(arn, () => ({ kind: 'text', text: '<p>x</p>' }), 'PartiallyCompleted');
+    // a remote that reports processed and error counts but no success count
+    world.control.jobs.get(arn)!.counts = { total: 3, processed: 3, success: undefined as never, error: 1 };
+    const badDeps = { ...world.batch, batchStore: { ...world.batch.batchStore, get: async () => Promise.reject(new Error('SlowDown')) } };
+    world.clock.advance(26 * 3_600_000 + 1000);
+    expect(await pollBatch(badDeps, (await selectBatchRow(world.app.deps.db, row.id))!)).toBe('closed');
+    expect((await batchRowOf(world, jobId))!.reason).toBe('collect failed 1 times: Error');
+    expect((await ledgerOf(world, jobId))[0]!.costUsd).toBe(0.024);
   });
 
   it('runs too small a job on-demand without submitting', async () => {

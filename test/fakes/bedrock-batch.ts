@@ -13,7 +13,8 @@ import { listen, readRequest } from './fake-server.ts';
  * (`setStatus`), or runs them (`complete`): like Bedrock, that reads every
  * JSONL file under the input S3 prefix and writes `<file>.out` under
  * `<output prefix>/<job id>/`, each line echoing `recordId` and `modelInput`
- * with `modelOutput` (the Anthropic Messages answer) or `error`.
+ * with `modelOutput` (the Anthropic Messages answer) or `error`, and
+ * GetModelInvocationJob then reports the record counts.
  */
 
 export type RecordAnswer =
@@ -34,6 +35,8 @@ type FakeJob = {
   inputS3Uri: string;
   outputS3Uri: string;
   submitTime: string;
+  /** what GetModelInvocationJob reports once the job has run (set by `complete`) */
+  counts?: { total: number; processed: number; success: number; error: number };
 };
 
 export type BedrockBatchFake = {
@@ -87,6 +90,14 @@ export async function startBedrockBatchFake(options: { s3: S3Client; account?: s
     status: job.status,
     ...(job.message ? { message: job.message } : {}),
     submitTime: job.submitTime,
+    ...(job.counts
+      ? {
+          totalRecordCount: job.counts.total,
+          processedRecordCount: job.counts.processed,
+          successRecordCount: job.counts.success,
+          errorRecordCount: job.counts.error,
+        }
+      : {}),
     timeoutDurationInHours: job.timeoutDurationInHours,
     inputDataConfig: { s3InputDataConfig: { s3Uri: job.inputS3Uri, s3InputFormat: 'JSONL' } },
     outputDataConfig: { s3OutputDataConfig: { s3Uri: job.outputS3Uri } },
@@ -188,6 +199,7 @@ export async function startBedrockBatchFake(options: { s3: S3Client; account?: s
     const target = splitS3Uri(job.outputS3Uri);
     const listed = await options.s3.send(new ListObjectsV2Command({ Bucket: source.bucket, Prefix: source.prefix }));
     const jobId = jobArn.slice(jobArn.lastIndexOf('/') + 1);
+    const counts = { total: 0, processed: 0, success: 0, error: 0 };
     for (const object of listed.Contents ?? []) {
       if (!object.Key?.endsWith('.jsonl')) continue;
       const input = await options.s3.send(new GetObjectCommand({ Bucket: source.bucket, Key: object.Key }));
@@ -197,7 +209,10 @@ export async function startBedrockBatchFake(options: { s3: S3Client; account?: s
         if (!line.trim()) continue;
         const record = JSON.parse(line) as { recordId: string; modelInput: unknown };
         const result = answer(record.recordId);
+        counts.total++;
         if (result.kind === 'missing') continue;
+        counts.processed++;
+        counts[result.kind === 'error' ? 'error' : 'success']++;
         if (result.kind === 'error') {
           out.push(JSON.stringify({ ...record, error: { errorCode: result.code ?? 400, errorMessage: result.message ?? 'Malformed input request' } }));
           continue;
@@ -227,6 +242,7 @@ export async function startBedrockBatchFake(options: { s3: S3Client; account?: s
       );
     }
     job.status = status;
+    job.counts = counts;
   }
 
   const server = http.createServer(async (req, res) => handle(req, res, (await readRequest(req)).body));
