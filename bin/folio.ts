@@ -60,7 +60,7 @@ try {
       let startedAt = 0;
       const summary = await convertFile(
         { engine, maxPages: config.conversion.uploadMaxPages },
-        { file, outDir: command.outDir, backend: command.backend, pages: command.pages, figures },
+        { file, outDir: command.outDir, backend: command.backend, pages: command.pages, figures, withoutTaggedPdf: command.withoutTaggedPdf },
         {
           start(name, total) {
             startedAt = performance.now();

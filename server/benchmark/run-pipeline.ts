@@ -108,7 +108,7 @@ async function measurePipeline(
       report: benchmarkObjectKey(run.sessionId, run.pipeline, 'document.report.html'),
     };
     await deps.store.put(outputs.html, createReadStream(rendered.html), { contentType: 'text/html; charset=utf-8' });
-    await deps.store.put(outputs.pdf, createReadStream(rendered.taggedPdf), { contentType: 'application/pdf' });
+    await deps.store.put(outputs.pdf, createReadStream(rendered.taggedPdf!), { contentType: 'application/pdf' });
     await deps.store.put(outputs.report, createReadStream(rendered.reportHtml), { contentType: 'text/html; charset=utf-8' });
     const report = rendered.report as typeof rendered.report & { audit?: { violationCount: number; violations: unknown[] } };
     return {

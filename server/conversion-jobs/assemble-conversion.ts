@@ -6,7 +6,7 @@ import type { DocumentMeta, PageResult } from '../conversion/model.ts';
 import { settleHold } from '../credits/credits.ts';
 import { isDomainError } from '../errors.ts';
 import { readAll } from '../storage/storage.ts';
-import { backendFor, jobObjectKey, type ConversionDeps } from './conversion-deps.ts';
+import { backendFor, jobObjectKey, withoutTaggedPdf, type ConversionDeps } from './conversion-deps.ts';
 import {
   insertOutboxEvent,
   markFileCompleted,
@@ -40,7 +40,7 @@ export async function assembleConversion(deps: ConversionDeps, input: { jobId: s
     let outputs: Awaited<ReturnType<DocumentRender['finish']>>;
     const zipKey = jobObjectKey(job.fileId, jobId, 'result.zip');
     try {
-      const render = engine.openRender(meta, { dir: scratch, baseName: 'document' });
+      const render = engine.openRender(meta, { dir: scratch, baseName: 'document' }, { withoutTaggedPdf: withoutTaggedPdf(job.options) });
       try {
         for (const key of resultKeys) {
           const stored = JSON.parse((await readAll(await deps.store.get(key))).toString('utf8')) as { pages: PageResult[] };

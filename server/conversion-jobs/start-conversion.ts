@@ -19,6 +19,13 @@ import { withPurchaseLink } from '../credits/credits.ts';
 export const ConvertOptions = z.object({
   highFidelity: z.boolean().optional(),
   parser: z.enum(['auto', 'local', 'vision', 'parser']).optional(),
+  /** what to make: the HTML (with its report) always; 'pdf' adds the tagged PDF. Default both. */
+  outputs: z
+    .array(z.enum(['html', 'pdf']))
+    .min(1)
+    .max(2)
+    .refine((outputs) => outputs.includes('html'), "outputs must include 'html': the HTML and its report are always made")
+    .optional(),
   _batchLane: z.boolean().optional(),
   _compedFlyerJobId: z.uuid().optional(),
 });

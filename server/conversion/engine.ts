@@ -48,7 +48,8 @@ export type ConversionOutputs = {
 };
 
 /** Paths of a document's four rendered files. */
-export type OutputFiles = { html: string; taggedPdf: string; reportJson: string; reportHtml: string };
+/** taggedPdf is missing when the render was asked for HTML only (RenderExtras.withoutTaggedPdf). */
+export type OutputFiles = { html: string; taggedPdf?: string; reportJson: string; reportHtml: string };
 
 /**
  * A document rendered as its pages arrive: add() takes each page in ascending
@@ -63,7 +64,11 @@ export type DocumentRender = {
 };
 
 /** What a render takes besides the pages: descriptions people stored for figures, by figure id (figures.ts). */
-export type RenderExtras = { figures?: FigureDescriptions };
+export type RenderExtras = {
+  figures?: FigureDescriptions;
+  /** HTML and report only (`--no-pdf`, `outputs: ['html']`): the tagged PDF is not drawn, and the report says so */
+  withoutTaggedPdf?: boolean;
+};
 
 export type ConversionReport = {
   wcagStatus: 'passed' | 'failed';

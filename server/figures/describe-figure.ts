@@ -6,6 +6,7 @@ import { readAll } from '../storage/storage.ts';
 import { lockJobRender, readDescriptions, storeDescription } from './figures.queries.ts';
 import { findStoredFigure, loadFinishedJob, summarisePage, type FigureSummary, type FiguresDeps } from './figures.ts';
 import { readStoredPages } from './stored-pages.ts';
+import { withoutTaggedPdf } from '../conversion-jobs/conversion-deps.ts';
 
 export type DescribeFigureResult = { figure: FigureSummary; wcagStatus: 'passed' | 'failed'; figuresNeedingAlt: number };
 
@@ -34,7 +35,14 @@ export async function describeFigure(
     const descriptions = await readDescriptions(tx, job.jobId);
     const scratch = await mkdtemp(path.join(os.tmpdir(), 'folio-figures-'));
     try {
-      const render = engine.openRender(meta, { dir: scratch, baseName: 'document' }, { figures: descriptions });
+      const render = engine.openRender(
+        meta,
+        { dir: scratch, baseName: 'document' },
+        {
+          figures: descriptions,
+          withoutTaggedPdf: withoutTaggedPdf(job.options),
+        },
+      );
       let figure: FigureSummary | undefined;
       let outputs;
       try {

@@ -10,13 +10,14 @@ export const FinishedJob = z.object({
   sourceKey: z.string(),
   originalName: z.string(),
   chunkKeys: z.array(z.string()),
+  options: z.record(z.string(), z.unknown()),
 });
 export type FinishedJob = z.infer<typeof FinishedJob>;
 
 /** The file's latest completed chunked conversion with its stored chunk results in page order; null when it has none. */
 export function findFinishedJob(db: Pick<Database, 'maybeOne'>, fileId: string) {
   return db.maybeOne(sql.type(FinishedJob)`
-    select j.id as "jobId", j.result_key as "resultKey", f.storage_key as "sourceKey", f.original_name as "originalName",
+    select j.id as "jobId", j.result_key as "resultKey", j.options, f.storage_key as "sourceKey", f.original_name as "originalName",
            coalesce((select array_agg(c.result_key order by c.chunk_index) from chunk_jobs c
                       where c.job_id = j.id and c.status = 'completed' and c.result_key is not null), '{}') as "chunkKeys"
       from large_conversion_jobs j join files f on f.id = j.file_id

@@ -90,6 +90,19 @@ describe('folio convert', () => {
     expect(html).not.toMatch(/>\s*Heading\s*</);
   });
 
+  it('--no-pdf writes the HTML and the report only, and the report says the tagged PDF was skipped', { timeout: 60_000 }, async () => {
+    const run = await folio(['convert', path.join('in', 'libreoffice-tagged-toc-table.pdf'), '--no-pdf', '-o', 'html-out']);
+    expect(run.code, run.stderr).toBe(0);
+    expect((await readdir(path.join(dir, 'html-out'))).sort()).toEqual([
+      'libreoffice-tagged-toc-table.html',
+      'libreoffice-tagged-toc-table.report.html',
+      'libreoffice-tagged-toc-table.report.json',
+    ]);
+    const report = JSON.parse(await readFile(path.join(dir, 'html-out', 'libreoffice-tagged-toc-table.report.json'), 'utf8')) as { skippedOutputs: string[] };
+    expect(report.skippedOutputs).toEqual(['taggedPdf']);
+    expect(await readFile(path.join(dir, 'html-out', 'libreoffice-tagged-toc-table.report.html'), 'utf8')).toContain('Not made: HTML only was asked for');
+  });
+
   it('refuses a document over the page limit, and a missing file, with one line each', { timeout: 60_000 }, async () => {
     const run = await folio(['convert', path.join('in', 'libreoffice-tagged-toc-table.pdf'), 'missing.pdf', '-o', 'limit-out'], { UPLOAD_MAX_PAGES: '1' });
     expect(run.code).toBe(1);

@@ -49,7 +49,7 @@ async function render(doc: ConvertedDocument, figures?: Map<string, { alt: strin
   const rendering = openDocumentRender(doc.meta, target, { figures });
   for (const p of doc.pages) await rendering.add(p);
   const files = await rendering.finish();
-  return { ...files, html: await readFile(files.html, 'utf8'), pdf: await readFile(files.taggedPdf) };
+  return { ...files, html: await readFile(files.html, 'utf8'), pdf: await readFile(files.taggedPdf!) };
 }
 
 describe('figures', () => {

@@ -86,7 +86,7 @@ describe('streaming render', () => {
     expect(audit.violations.map((v) => `${v.rule}:${v.count}`)).toEqual(inMemory.violations.map((v) => `${v.rule}:${v.count}`));
 
     // the tagged PDF drawn from the spool is the one drawn from memory, page for page
-    const streamed = await getDocument({ data: new Uint8Array(await readFile(files.taggedPdf)), verbosity: 0 }).promise;
+    const streamed = await getDocument({ data: new Uint8Array(await readFile(files.taggedPdf!)), verbosity: 0 }).promise;
     const inMemoryPdf = await getDocument({ data: new Uint8Array(await renderTaggedPdf(document)), verbosity: 0 }).promise;
     expect(streamed.numPages).toBe(inMemoryPdf.numPages);
     expect(streamed.numPages).toBeGreaterThan(50);

@@ -95,6 +95,26 @@ describe('upload → convert → stream → download', () => {
   }, 60_000);
 });
 
+describe('HTML only', () => {
+  it("makes no tagged PDF when outputs is ['html'], and refuses outputs without the HTML", async () => {
+    const token = await paidUser('html-only@example.com');
+    const fileId = await uploadPdf(app, token);
+    const refused = await api(app, token, 'POST', `/api/convert/${fileId}`, { outputs: ['pdf'] });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(await refused.json())).toContain("outputs must include 'html'");
+
+    const started = await api(app, token, 'POST', `/api/convert/${fileId}`, { outputs: ['html'] });
+    expect(started.status).toBe(200);
+    const events = await readEvents(await fetch(`${app.baseUrl}/api/convert/${fileId}/stream`, { headers: { authorization: `Bearer ${token}` } }));
+    const last = events.at(-1)!;
+    expect(last.event).toBe('completed');
+    const bytes = Buffer.from(await (await fetch(`${app.baseUrl}${String(last.data.downloadUrl)}`)).arrayBuffer());
+    expect(bytes.includes(Buffer.from('multicolumn-latex.html'))).toBe(true);
+    expect(bytes.includes(Buffer.from('multicolumn-latex.report.json'))).toBe(true);
+    expect(bytes.includes(Buffer.from('multicolumn-latex.accessible.pdf'))).toBe(false);
+  });
+});
+
 describe('refusals', () => {
   it('refuses a job the balance cannot cover before any work', async () => {
     const email = 'poor@example.com';

@@ -8,7 +8,7 @@ import type { Backend, PageResult } from '../model.ts';
 
 /** `folio convert` as a library: argument parsing and the per-file pipeline, no terminal handling. */
 
-export const USAGE = `Usage: folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20] [--alt alt.json]
+export const USAGE = `Usage: folio convert <file.pdf|folder>... [-o out] [--backend local|vision|parser] [--pages 1-20] [--alt alt.json] [--no-pdf]
 
 Converts each PDF to out/<name>.html, out/<name>.accessible.pdf,
 out/<name>.report.json and out/<name>.report.html.
@@ -19,6 +19,7 @@ Options:
   -p, --pages <ranges>   pages to convert, e.g. 1-20 or 1,3,5-7 (default: all)
   -a, --alt <file.json>  descriptions of figures by id, as the report's figuresNeedingAlt
                          lists them: {"p3-1": "A bar chart of…", "p4-2": {"decorative": true}}
+      --no-pdf           HTML and report only: skip the tagged PDF (faster; the report says it was skipped)
   -h, --help             show this help
 
 Exit status: 0 when every file converted, 1 when any failed, 2 on a usage error.`;
@@ -37,6 +38,8 @@ type ConvertCommand = {
   pages?: PageRange[];
   /** the --alt file's path, read and checked by readAltFile */
   alt?: string;
+  /** --no-pdf */
+  withoutTaggedPdf?: boolean;
 };
 
 export type CliCommand = { command: 'help' } | ConvertCommand;
@@ -56,6 +59,7 @@ export function parseCliArgs(argv: string[], cwd = process.cwd()): CliCommand {
         backend: { type: 'string', short: 'b' },
         pages: { type: 'string', short: 'p' },
         alt: { type: 'string', short: 'a' },
+        'no-pdf': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -80,6 +84,7 @@ export function parseCliArgs(argv: string[], cwd = process.cwd()): CliCommand {
     backend,
     pages: values.pages === undefined ? undefined : parsePageRanges(values.pages),
     ...(values.alt === undefined ? {} : { alt: path.resolve(cwd, values.alt) }),
+    ...(values['no-pdf'] ? { withoutTaggedPdf: true } : {}),
   };
 }
 
@@ -206,7 +211,7 @@ export const PAGES_PER_CALL = 64;
  */
 export async function convertFile(
   deps: { engine: ConversionEngine; maxPages: number },
-  input: { file: string; outDir: string; backend: Backend; pages?: PageRange[]; figures?: FigureDescriptions },
+  input: { file: string; outDir: string; backend: Backend; pages?: PageRange[]; figures?: FigureDescriptions; withoutTaggedPdf?: boolean },
   progress: ProgressEvents = {},
 ): Promise<FileSummary> {
   const started = performance.now();
@@ -227,7 +232,14 @@ export async function convertFile(
     }
     progress.start?.(name, pages.length);
     // pages go to the renderer as they finish: it spools them to disk, so a long document never sits in memory
-    const render = deps.engine.openRender(meta, { dir: input.outDir, baseName: name.replace(/\.pdf$/i, '') }, { figures: input.figures });
+    const render = deps.engine.openRender(
+      meta,
+      { dir: input.outDir, baseName: name.replace(/\.pdf$/i, '') },
+      {
+        figures: input.figures,
+        withoutTaggedPdf: input.withoutTaggedPdf,
+      },
+    );
     const counts = { pages: 0, standardPages: 0, complexPages: 0 };
     let outputs;
     try {
@@ -255,7 +267,7 @@ export async function convertFile(
       ...counts,
       wcagStatus: outputs.report.wcagStatus,
       figuresNeedingAlt: (outputs.report.figuresNeedingAlt ?? []).map((figure) => figure.id),
-      outputs: [outputs.html, outputs.taggedPdf, outputs.reportJson, outputs.reportHtml],
+      outputs: [outputs.html, outputs.taggedPdf, outputs.reportJson, outputs.reportHtml].filter((file) => file !== undefined),
     });
   } catch (error) {
     summary.error = describeError(error);

@@ -16,7 +16,7 @@ export async function renderDocument(document: ConvertedDocument, options: Rende
     const render = openDocumentRender(document.meta, { dir, baseName: 'document' }, options);
     for (const page of [...document.pages].sort((a, b) => a.page - b.page)) await render.add(page);
     const files = await render.finish();
-    const [html, taggedPdf, reportHtml] = await Promise.all([readFile(files.html, 'utf8'), readFile(files.taggedPdf), readFile(files.reportHtml, 'utf8')]);
+    const [html, taggedPdf, reportHtml] = await Promise.all([readFile(files.html, 'utf8'), readFile(files.taggedPdf!), readFile(files.reportHtml, 'utf8')]);
     return { html, taggedPdf, report: files.report, reportHtml };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -37,6 +37,8 @@ export type FolioReport = ConversionReport & {
   warnings: ReportWarning[];
   audit: AuditResult;
   timings: { conversionMs: number; htmlMs: number; pdfMs: number; auditMs: number; renderMs: number };
+  /** outputs left out on request (`--no-pdf`, `outputs: ['html']`) */
+  skippedOutputs: 'taggedPdf'[];
   totals: {
     blocks: Record<string, number>;
     headings: number;
@@ -142,6 +144,7 @@ export function createReportBuilder() {
       htmlWarnings: HtmlWarning[],
       headings: number,
       timings: { htmlMs: number; pdfMs: number; auditMs: number; renderMs: number },
+      skippedOutputs: 'taggedPdf'[] = [],
     ): FolioReport {
       const all = [...warnings, ...htmlWarnings].sort((a, b) => a.page - b.page);
       return {
@@ -162,6 +165,7 @@ export function createReportBuilder() {
         warnings: all,
         audit,
         timings: { conversionMs: Math.round(conversionMs), ...timings },
+        skippedOutputs,
         totals: {
           blocks: { ...blocks },
           headings,
@@ -212,7 +216,8 @@ export function renderReportHtml(report: FolioReport): string {
       .join(', ') || 'none',
   )}</dd>
 <dt>Cost</dt><dd>$${e(report.costUsd.toFixed(4))}</dd>
-<dt>Time</dt><dd>conversion ${e(report.timings.conversionMs)} ms, HTML ${e(report.timings.htmlMs)} ms, tagged PDF ${e(report.timings.pdfMs)} ms, audit ${e(report.timings.auditMs)} ms</dd>
+<dt>Time</dt><dd>conversion ${e(report.timings.conversionMs)} ms, HTML ${e(report.timings.htmlMs)} ms, tagged PDF ${report.skippedOutputs?.includes('taggedPdf') ? 'skipped' : `${e(report.timings.pdfMs)} ms`}, audit ${e(report.timings.auditMs)} ms</dd>
+<dt>Tagged PDF</dt><dd>${report.skippedOutputs?.includes('taggedPdf') ? 'Not made: HTML only was asked for' : 'Made'}</dd>
 <dt>Content</dt><dd>${e(report.totals.headings)} headings, ${e(report.totals.tables)} tables, ${e(report.totals.figures)} figures (${e(report.totals.figuresMissingAlt)} without description), ${e(report.totals.formulas)} formulas, about ${e(report.totals.words)} words</dd>
 </dl>`;
   const audit = table(

@@ -44,6 +44,8 @@ export type RenderOptions = {
   audit?: (input: AuditInput, hint: { long: boolean }) => Promise<AuditResult>;
   /** descriptions people stored for figures, by figure id (figures.ts): applied as the pages come in */
   figures?: FigureDescriptions;
+  /** skip the tagged PDF: the outputs are the HTML and the report, which lists it as skipped */
+  withoutTaggedPdf?: boolean;
 };
 
 async function* parsed(lines: AsyncIterable<string>, mark: (page: PageResult) => PageResult): AsyncGenerator<PageResult> {
@@ -121,23 +123,26 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         auditing.catch(() => undefined);
 
         const pdfStarted = performance.now();
-        await writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);
+        if (!options.withoutTaggedPdf) await writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);
         const pdfMs = Math.round(performance.now() - pdfStarted);
         const audit = await auditing;
 
-        const built = report.build(settled, audit, html.warnings, html.headings, {
-          htmlMs,
-          pdfMs,
-          auditMs: audit.ms,
-          renderMs: Math.round(performance.now() - started),
-        });
+        const built = report.build(
+          settled,
+          audit,
+          html.warnings,
+          html.headings,
+          { htmlMs, pdfMs, auditMs: audit.ms, renderMs: Math.round(performance.now() - started) },
+          options.withoutTaggedPdf ? ['taggedPdf'] : [],
+        );
         await writeFile(files.reportJson, `${JSON.stringify(built, null, 2)}\n`);
         await writeFile(files.reportHtml, renderReportHtml(built));
         options.log?.info({ pages, wcagStatus: built.wcagStatus, violations: audit.violationCount, htmlMs, pdfMs, auditMs: audit.ms }, 'conversion rendered');
 
         const base = path.join(target.dir, target.baseName);
-        const placed = { html: `${base}.html`, taggedPdf: `${base}.accessible.pdf`, reportJson: `${base}.report.json`, reportHtml: `${base}.report.html` };
-        for (const key of ['html', 'taggedPdf', 'reportJson', 'reportHtml'] as const) await rename(files[key], placed[key]);
+        const placed: OutputFiles = { html: `${base}.html`, reportJson: `${base}.report.json`, reportHtml: `${base}.report.html` };
+        if (!options.withoutTaggedPdf) placed.taggedPdf = `${base}.accessible.pdf`;
+        for (const key of ['html', 'taggedPdf', 'reportJson', 'reportHtml'] as const) if (placed[key]) await rename(files[key], placed[key]);
         state = 'done';
         return { ...placed, report: built };
       } finally {

@@ -33,7 +33,7 @@ export function zipFiles(files: OutputFiles, baseName: string): Readable {
   const base = safeBaseName(baseName);
   const zip = new yazl.ZipFile();
   zip.addFile(files.html, `${base}.html`);
-  zip.addFile(files.taggedPdf, `${base}.accessible.pdf`, { compress: false });
+  if (files.taggedPdf) zip.addFile(files.taggedPdf, `${base}.accessible.pdf`, { compress: false });
   zip.addFile(files.reportJson, `${base}.report.json`);
   zip.addFile(files.reportHtml, `${base}.report.html`);
   zip.end();
