@@ -159,8 +159,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       return zipFiles(files, baseName);
     },
 
-    convertDocx(docx) {
-      return getPool().docx(docx);
+    convertDocx(docx, options) {
+      return getPool().docx(docx, options);
     },
 
     async close() {

@@ -97,9 +97,9 @@ export interface ConversionEngine {
   zipFiles(files: OutputFiles, baseName: string): Readable;
   /**
    * Reads a DOCX (already measured and bounded by the caller) into the document model's blocks, in a
-   * worker thread whose heap is capped: the caller's thread never parses it.
+   * worker thread whose heap is capped: the caller's thread never parses it. Aborting terminates that worker.
    */
-  convertDocx(docx: Uint8Array): Promise<{ blocks: Block[]; words: number }>;
+  convertDocx(docx: Uint8Array, options?: { signal?: AbortSignal }): Promise<{ blocks: Block[]; words: number }>;
   /** Stops worker threads. */
   close(): Promise<void>;
 }

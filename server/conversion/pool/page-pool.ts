@@ -52,8 +52,9 @@ export type PagePool = {
   /**
    * Reads a DOCX into blocks in a worker, in turn like an audit: mammoth's parse is long and memory-hungry
    * on a big document, and a worker's heap limit stops a runaway one without touching the caller's thread.
+   * The worker is the DOCX's own, so aborting (a cancel) terminates it mid-parse and stops nothing else.
    */
-  docx(docx: Uint8Array): Promise<DocxBlocks>;
+  docx(docx: Uint8Array, options?: { signal?: AbortSignal }): Promise<DocxBlocks>;
   close(): Promise<void>;
   readonly size: number;
 };
@@ -73,11 +74,14 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
   const size = Math.max(1, Math.floor(options.size));
   const workerUrl = options.workerUrl ?? new URL('./worker.ts', import.meta.url);
   const slots: Slot[] = [];
+  /** workers outside the pool, each kept by one DOCX read */
+  const own = new Set<Slot>();
   let nextDocId = 1;
   let closed = false;
   const docIds = new Map<string, number>();
 
-  const spawn = (): Slot => {
+  /** A worker with its listeners; `spawn` puts it in the pool, a DOCX keeps it to itself. */
+  const startWorker = (): Slot => {
     const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
     const slot: Slot = { worker, busy: false, open: [], requests: new Map(), dead: false };
     worker.on('message', (message: FromWorker) => {
@@ -108,6 +112,10 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
     worker.unref();
+    return slot;
+  };
+  const spawn = (): Slot => {
+    const slot = startWorker();
     slots.push(slot);
     return slot;
   };
@@ -324,14 +332,30 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       }
     },
     audit: (input, options = {}) => inTurn(() => auditOne(input, options.releaseIdle ?? false)),
-    docx: (docx) =>
-      inTurn(() => {
+    docx: (docx, { signal } = {}) =>
+      inTurn(async () => {
         if (closed) throw new Error('the conversion engine is closed');
-        return request<DocxBlocks>(anySlot(), (id) => ({ type: 'docx', id, docx }));
+        signal?.throwIfAborted();
+        // Not a pool worker: terminating one would also end the inspections other files queued on it.
+        // A fresh worker costs a fraction of a second against a DOCX's seconds, and takes mammoth's memory with it.
+        const slot = startWorker();
+        own.add(slot);
+        const stop = () => {
+          for (const pending of slot.requests.values()) pending.reject(signal!.reason);
+          slot.requests.clear();
+        };
+        signal?.addEventListener('abort', stop, { once: true });
+        try {
+          return await request<DocxBlocks>(slot, (id) => ({ type: 'docx', id, docx }));
+        } finally {
+          signal?.removeEventListener('abort', stop);
+          own.delete(slot);
+          await retire(slot).catch(() => undefined);
+        }
       }),
     async close() {
       closed = true;
-      await Promise.all(slots.slice().map(retire));
+      await Promise.all([...slots, ...own].map(retire));
     },
   };
 }
