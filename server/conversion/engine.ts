@@ -14,6 +14,8 @@ type EngineOptions = {
   log: Log;
   /** worker threads for the local backend; default conversion.poolSize */
   poolSize?: number;
+  /** a page worker's memory outside its heap past which it is terminated; default the pool's (640 MB) */
+  workerExternalMb?: number;
 };
 
 type ConvertPagesInput = {

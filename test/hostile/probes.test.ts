@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import { silentLog } from '../../server/log.ts';
-import { flateBomb, imageBomb, junkAfterHeader, operatorFlood, selfReferencingPageTree } from './probes.ts';
+import { drawPdf } from '../helpers/local-pages.ts';
+import { flateBomb, imageBomb, junkAfterHeader, manyImages, operatorFlood, selfReferencingPageTree } from './probes.ts';
 
 /**
  * The hostile probe set against the engine: each file is bounded before it
@@ -30,6 +31,25 @@ describe('hostile PDFs', () => {
     expect(page!.warnings.join('\n')).toMatch(/1 image\(s\) larger than 50 megapixels were not decoded/);
     expect(page!.blocks.filter((block) => block.kind === 'figure')).toHaveLength(1);
     expect(page!.blocks.some((block) => block.kind === 'paragraph')).toBe(true);
+  }, 120_000);
+
+  it('a page of many images, each under the per-image cap, ends its own worker at the memory bound: the page is empty with the reason, the next document converts', async () => {
+    // the bound scaled down (640 MB by default) so the page is small: eight 9-megapixel images, 216 MB decoded
+    const bounded = createConversionEngine({ conversion, log: silentLog, poolSize: 1, workerExternalMb: 96 });
+    try {
+      const pdf = new Uint8Array(manyImages(8, 3000));
+      expect(pdf.byteLength).toBeLessThan(1_000_000);
+      await bounded.inspect(pdf);
+      const [page] = await bounded.convertPages(pdf, { pages: [1], backend: 'local' });
+      expect(page!.warnings.join('\n')).toMatch(/page 1 could not be converted \(the page worker stopped: it used more than 96 MB outside its heap\)/);
+      const next = await drawPdf((doc) => doc.fontSize(14).text('A plain page after the bomb.', 72, 72));
+      await bounded.inspect(next);
+      const [plain] = await bounded.convertPages(next, { pages: [1], backend: 'local' });
+      expect(plain!.warnings).toEqual([]);
+      expect(JSON.stringify(plain!.blocks)).toContain('A plain page after the bomb.');
+    } finally {
+      await bounded.close();
+    }
   }, 120_000);
 
   it('a content stream that inflates to 512 MB is PDF_MALFORMED before pdf.js reads it', async () => {

@@ -78,6 +78,25 @@ export function imageBomb(side: number): Buffer {
   );
 }
 
+/**
+ * One page drawing `count` different side×side RGB images of zeros, each under the per-image cap
+ * (MAX_IMAGE_PIXELS), so only a bound on the page's whole footprint stops their sum.
+ */
+export function manyImages(count: number, side: number): Buffer {
+  const pixels = deflatedZeros(side * side * 3);
+  const names = Array.from({ length: count }, (_, n) => `/Im${n} ${5 + n} 0 R`).join(' ');
+  const draws = Array.from({ length: count }, (_, n) => `q 50 0 0 50 ${50 + (n % 10) * 52} ${150 + Math.floor(n / 10) * 52} cm /Im${n} Do Q`).join('\n');
+  return onePage(
+    Buffer.from(`${draws}\nBT /F1 12 Tf 72 72 Td (A page of many large images) Tj ET`, 'latin1'),
+    `<< /XObject << ${names} >> >>`,
+    Array.from({ length: count }, (_, n) => ({
+      id: 5 + n,
+      dict: `/Type /XObject /Subtype /Image /Width ${side} /Height ${side} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode`,
+      stream: pixels,
+    })),
+  );
+}
+
 /** One page whose content stream inflates to `megabytes` MB of zeros (NULs are whitespace in a content stream). */
 export function flateBomb(megabytes: number): Buffer {
   return buildPdf([
@@ -118,6 +137,7 @@ export function probeSet(): Array<{ name: string; bytes: () => Buffer }> {
   return [
     { name: 'image 20000²', bytes: () => imageBomb(20_000) },
     { name: 'image 12000²', bytes: () => imageBomb(12_000) },
+    { name: '10 images of 7000² on one page', bytes: () => manyImages(10, 7_000) },
     { name: 'flate bomb 512 MB', bytes: () => flateBomb(512) },
     { name: '2 million operators', bytes: () => operatorFlood(2_000_000) },
     { name: 'junk after %PDF- (190 MB)', bytes: () => junkAfterHeader(190 * 1024 * 1024) },

@@ -24,6 +24,16 @@ const OPEN_PER_WORKER = 2;
  * Page images are native memory (canvas), outside this limit.
  */
 const WORKER_HEAP_MB = 1024;
+/**
+ * A worker's memory outside that heap: decoded images are ArrayBuffers, which resourceLimits does not
+ * count. One image is capped (MAX_IMAGE_PIXELS, at most about 350 MB as pdf.js's RGB plus our RGBA
+ * copy), but a page may paint any number of them, each under the cap: ten 49-megapixel images on one
+ * 1.4 MB page took the process to 3.5 GB. A worker past this is terminated (its page comes out empty
+ * with the reason, the run goes on with a fresh worker); nothing else in the process is touched.
+ */
+const WORKER_EXTERNAL_MB = 640;
+/** How often a busy worker's memory is read: an interrupt, served even mid-decode; an image decodes in about a second. */
+const MEMORY_WATCH_MS = 100;
 
 type PoolRun = {
   pdf: Uint8Array;
@@ -68,10 +78,13 @@ type Slot = {
   /** audits and inspections in flight, by request id */
   requests: Map<number, { resolve: (result: never) => void; reject: (error: Error) => void }>;
   dead: boolean;
+  /** set when the memory watch terminated it, so its exit names the reason */
+  overMemory?: boolean;
 };
 
-export function createPagePool(options: { size: number; workerUrl?: URL }): PagePool {
+export function createPagePool(options: { size: number; workerUrl?: URL; externalMb?: number }): PagePool {
   const size = Math.max(1, Math.floor(options.size));
+  const externalMb = options.externalMb ?? WORKER_EXTERNAL_MB;
   const workerUrl = options.workerUrl ?? new URL('./worker.ts', import.meta.url);
   const slots: Slot[] = [];
   /** workers outside the pool, each kept by one DOCX read */
@@ -110,9 +123,32 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       slot.requests.clear();
     };
     worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
+    worker.on('exit', (code) =>
+      fail(new Error(slot.overMemory ? `it used more than ${externalMb} MB outside its heap` : `page worker exited with code ${code}`)),
+    );
     worker.unref();
+    watchMemory();
     return slot;
+  };
+
+  let memoryWatch: NodeJS.Timeout | undefined;
+  /** Reads each busy worker's memory outside its heap, and terminates one past externalMb. */
+  const watchMemory = () => {
+    if (memoryWatch) return;
+    memoryWatch = setInterval(() => {
+      for (const slot of [...slots, ...own]) {
+        if (slot.dead || slot.overMemory || (!slot.task && slot.requests.size === 0)) continue;
+        slot.worker.getHeapStatistics().then(
+          (stats) => {
+            if (slot.dead || slot.overMemory || stats.external_memory < externalMb * 1024 * 1024) return;
+            slot.overMemory = true;
+            void slot.worker.terminate();
+          },
+          () => undefined,
+        );
+      }
+    }, MEMORY_WATCH_MS);
+    memoryWatch.unref();
   };
   const spawn = (): Slot => {
     const slot = startWorker();
@@ -355,6 +391,7 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       }),
     async close() {
       closed = true;
+      clearInterval(memoryWatch);
       await Promise.all([...slots, ...own].map(retire));
     },
   };
