@@ -3,7 +3,7 @@ import { loadConfig } from '../../server/config.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import { silentLog } from '../../server/log.ts';
 import { drawPdf } from '../helpers/local-pages.ts';
-import { flateBomb, imageBomb, junkAfterHeader, manyImages, operatorFlood, selfReferencingPageTree } from './probes.ts';
+import { farApartFigures, flateBomb, imageBomb, junkAfterHeader, manyImages, operatorFlood, selfReferencingPageTree } from './probes.ts';
 
 /**
  * The hostile probe set against the engine: each file is bounded before it
@@ -51,6 +51,27 @@ describe('hostile PDFs', () => {
       await bounded.close();
     }
   }, 120_000);
+
+  it('two small figures in opposite corners of a 14,400-point page are rendered one by one, not on one canvas as big as the page', async () => {
+    const pdf = new Uint8Array(farApartFigures(14_400));
+    await engine.inspect(pdf);
+    // the canvas is native memory in this process (the page worker is a thread): the shared one was 1.6 GB
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const watch = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage.rss());
+    }, 20);
+    try {
+      const [page] = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
+      const figures = page!.blocks.filter((block) => block.kind === 'figure');
+      expect(figures).toHaveLength(2);
+      for (const figure of figures)
+        expect(figure.kind === 'figure' && figure.image ? Math.max(figure.image.width, figure.image.height) : 0).toBeGreaterThan(500);
+    } finally {
+      clearInterval(watch);
+    }
+    expect((peak - before) / 1024 / 1024).toBeLessThan(512);
+  }, 60_000);
 
   it('a content stream that inflates to 512 MB is PDF_MALFORMED before pdf.js reads it', async () => {
     expect(await inspectCode(flateBomb(512))).toBe('PDF_MALFORMED');
