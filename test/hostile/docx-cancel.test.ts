@@ -69,7 +69,8 @@ describe('cancelling a DOCX conversion', () => {
       10_000,
       'the DOCX job to end',
     );
-    expect(await cpuShare(1_000)).toBeLessThan(0.4);
+    // a parsing thread takes most of a core even on a loaded machine; stopped, the process idles (about 0.02)
+    expect(await cpuShare(1_000)).toBeLessThan(0.15);
 
     const row = await app.deps.db.one(sql.type(z.object({ status: z.string(), holdId: z.string().nullable(), holds: z.array(z.string()) }))`
       select f.status, f.hold_id as "holdId",
