@@ -8,7 +8,7 @@ import { createOpenApiNodeHttpHandler } from 'trpc-to-openapi';
 import { createTokenVerifier } from './auth/tokens.ts';
 import type { Deps } from './deps.ts';
 import { DomainError, retryAfterSeconds } from './errors.ts';
-import { refuseDeepJson } from './http/json-depth.ts';
+import { refuseDeepJson, refuseDeepJsonInput } from './http/json-depth.ts';
 import { reviveWithoutNuls } from './db/strip-nuls.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -143,6 +143,7 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
 
   app.use(
     '/trpc',
+    refuseDeepJsonInput,
     trpcExpress.createExpressMiddleware({ router: appRouter, createContext, onError, responseMeta: ({ errors }) => ({ headers: errorHeaders(errors) }) }),
   );
 

@@ -51,7 +51,8 @@ export async function registerConversionJobs(deps: Deps, options: { schedule?: b
     if (job) await assembleConversion(deps, AssembleJobData.parse(job.data));
   });
   await deps.boss.work(DOCX_QUEUE, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([job]) => {
-    if (job) await runInlineDocx(deps, DocxJobData.parse(job.data).fileId);
+    // job.signal aborts when pg-boss gives the job up; a cancel aborts the run through its heartbeat
+    if (job) await runInlineDocx(deps, DocxJobData.parse(job.data).fileId, { signal: job.signal });
   });
   await deps.boss.work(RECOVER_QUEUE, { batchSize: 1 }, async () => {
     await recoverOrphanedChunks(deps, { staleMs: deps.config.conversion.heartbeatIntervalMs * STALE_HEARTBEATS });

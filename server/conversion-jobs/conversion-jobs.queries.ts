@@ -419,3 +419,25 @@ export async function lockUnresolvedFlyer(tx: Queryable, flyerJobId: string): Pr
 export async function setFlyerComp(tx: Queryable, flyerJobId: string, jobId: string): Promise<void> {
   await tx.query(sql.type(AnyRow)`update flyer_jobs set comp_conversion_id = ${jobId}, updated_at = now() where id = ${flyerJobId}`);
 }
+
+/**
+ * Cancels a DOCX conversion (a `processing` file with no job row, its hold on the file): the hold is
+ * released and the file leaves the hold, which is what the DOCX run's heartbeat looks for, so the
+ * run stops. The file goes back to `uploaded` unless resetFile is false (a delete follows). False
+ * when the file was not converting on a hold (it completed or failed first).
+ */
+export async function cancelInlineConversion(tx: Queryable, fileId: string, resetFile: boolean): Promise<boolean> {
+  const holdId = await tx.maybeOneFirst(sql.type(z.object({ holdId: z.uuid() }))`
+    select hold_id as "holdId" from files where id = ${fileId} and status = 'processing' and hold_id is not null for update`);
+  if (!holdId) return false;
+  await tx.query(sql.type(AnyRow)`
+    update files set hold_id = null, phase = null, updated_at = now(),
+           status = case when ${resetFile} then 'uploaded' else status end,
+           error_code = case when ${resetFile} then null else error_code end,
+           error_message = case when ${resetFile} then null else error_message end
+     where id = ${fileId}`);
+  await tx.query(sql.type(AnyRow)`
+    select release_credit_hold(id, 'cancelled') from credit_holds where id = ${holdId} and status = 'held'`);
+  await tx.query(sql.type(AnyRow)`select ${notifyFragment(fileId, null, 'cancelled')}`);
+  return true;
+}

@@ -36,7 +36,7 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
 
   const getPool = () => {
     if (closed) throw new Error('the conversion engine is closed');
-    return (pool ??= createPagePool({ size: poolSize }));
+    return (pool ??= createPagePool({ size: poolSize, externalMb: options.workerExternalMb }));
   };
   /** Document facts by content hash: the chunks of one document share them instead of re-reading the PDF. */
   const factsCache = new Map<string, Facts>();
@@ -169,8 +169,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       return zipFiles(files, baseName);
     },
 
-    convertDocx(docx) {
-      return getPool().docx(docx);
+    convertDocx(docx, options) {
+      return getPool().docx(docx, options);
     },
 
     async close() {

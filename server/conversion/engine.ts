@@ -14,6 +14,8 @@ type EngineOptions = {
   log: Log;
   /** worker threads for the local backend; default conversion.poolSize */
   poolSize?: number;
+  /** a page worker's memory outside its heap past which it is terminated; default the pool's (640 MB) */
+  workerExternalMb?: number;
 };
 
 type ConvertPagesInput = {
@@ -102,9 +104,9 @@ export interface ConversionEngine {
   zipFiles(files: OutputFiles, baseName: string): Readable;
   /**
    * Reads a DOCX (already measured and bounded by the caller) into the document model's blocks, in a
-   * worker thread whose heap is capped: the caller's thread never parses it.
+   * worker thread whose heap is capped: the caller's thread never parses it. Aborting terminates that worker.
    */
-  convertDocx(docx: Uint8Array): Promise<{ blocks: Block[]; words: number }>;
+  convertDocx(docx: Uint8Array, options?: { signal?: AbortSignal }): Promise<{ blocks: Block[]; words: number }>;
   /** Documents worth converting at once: the page workers there are, so one converts while another renders. */
   readonly concurrency: number;
   /** Stops worker threads. */

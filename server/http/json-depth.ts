@@ -1,3 +1,6 @@
+import type { NextFunction, Request, Response } from 'express';
+import { DomainError } from '../errors.ts';
+
 /**
  * JSON nested deeper than this is refused before it is parsed: no body of
  * ours nests past a handful of levels, and a body nested thousands deep
@@ -32,4 +35,18 @@ export function refuseDeepJson(_req: unknown, _res: unknown, body: Buffer): void
   if (jsonDepth(body) > MAX_JSON_DEPTH) {
     throw Object.assign(new Error(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), { status: 400, type: 'entity.too.deep' });
   }
+}
+
+/**
+ * The same bound on a tRPC GET, whose input is JSON in the query (`?input=`, one per call or a batch's
+ * object): refused before tRPC parses it, so nothing that walks the input ever sees it. Node's 16 KB
+ * header limit already stops a URL past about 8,000 levels (a 431); this stops the 65th.
+ */
+export function refuseDeepJsonInput(req: Request, _res: Response, next: NextFunction): void {
+  const query = req.originalUrl.indexOf('?');
+  if (query < 0) return next();
+  for (const input of new URLSearchParams(req.originalUrl.slice(query + 1)).getAll('input')) {
+    if (jsonDepth(input) > MAX_JSON_DEPTH) return next(new DomainError('BAD_REQUEST', `The JSON input is nested deeper than ${MAX_JSON_DEPTH} levels`));
+  }
+  next();
 }

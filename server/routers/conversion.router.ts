@@ -32,11 +32,11 @@ export const conversionRouter = router({
         tags: ['conversion'],
         summary: 'Cancels the running conversion: nothing charged, file back to uploaded',
         description:
-          '409 CONVERSION_FINISHING while assembling; 409 CONVERSION_NOT_INTERRUPTIBLE for the inline DOCX path; 409 NO_ACTIVE_CONVERSION when nothing runs.',
+          'A DOCX conversion is cancelled too (its worker stopped, its hold released); `jobId` is null for it, having no chunked job. 409 CONVERSION_FINISHING while assembling; 409 NO_ACTIVE_CONVERSION when nothing runs.',
         protect: true,
       },
     })
-    .output(z.object({ cancelled: z.literal(true), jobId: z.uuid() }))
+    .output(z.object({ cancelled: z.literal(true), jobId: z.uuid().nullable() }))
     .mutation(({ ctx, input }) => cancelConversion(ctx.deps, { fileId: input.fileId })),
 
   processNow: fileOwnerProcedure

@@ -11,8 +11,12 @@ const KEEPALIVE_MS = 15_000;
 
 type StreamEvent = { event: 'progress' | 'completed' | 'failed' | 'cancelled'; data: Record<string, unknown> };
 
-/** What a snapshot says to a client: progress while live, one terminal event at the end. */
-function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): StreamEvent {
+/**
+ * What a snapshot says to a client: progress while live, one terminal event at the end. A cancelled DOCX
+ * leaves no job row to say so, only its file back at `uploaded`: `cancelHeard` (the notice came) tells it apart
+ * from a file not yet started.
+ */
+function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string, cancelHeard: boolean): StreamEvent {
   const base = {
     fileId: snapshot.fileId,
     jobId: snapshot.jobId,
@@ -27,7 +31,7 @@ function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): StreamEve
   }
   if (status === 'failed')
     return { event: 'failed', data: { ...base, code: snapshot.errorCode ?? 'CONVERSION_FAILED', message: snapshot.errorMessage ?? 'The conversion failed' } };
-  if (status === 'cancelled') return { event: 'cancelled', data: base };
+  if (status === 'cancelled' || (cancelHeard && snapshot.jobStatus === null && snapshot.fileStatus === 'uploaded')) return { event: 'cancelled', data: base };
   const phase =
     snapshot.jobStatus === 'pending'
       ? `Queued: ${snapshot.chunksDone}/${snapshot.totalChunks} chunks`
@@ -64,6 +68,7 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
       let reading = false;
       let again = false;
       let last = '';
+      let cancelHeard = false;
       const close = () => {
         if (closed) return;
         closed = true;
@@ -94,7 +99,7 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
               write({ event: 'cancelled', data: { fileId: id, reason: 'deleted' } });
               return;
             }
-            if (!closed) write(snapshotEvent(snapshot, () => downloadUrl(downloadSecret, id, deps.clock.now())));
+            if (!closed) write(snapshotEvent(snapshot, () => downloadUrl(downloadSecret, id, deps.clock.now()), cancelHeard));
           } while (again && !closed);
         } catch (error) {
           deps.log.warn({ err: error, fileId: id }, 'conversion stream read failed');
@@ -104,7 +109,10 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
       };
       const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
       res.on('close', close);
-      unsubscribe = await deps.conversionEvents.subscribe(id, () => void refresh());
+      unsubscribe = await deps.conversionEvents.subscribe(id, (notice) => {
+        if (notice.event === 'cancelled') cancelHeard = true;
+        void refresh();
+      });
       if (closed) unsubscribe();
       await refresh();
     } catch (error) {

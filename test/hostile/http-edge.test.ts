@@ -30,6 +30,25 @@ describe('JSON nested 5,000 deep', () => {
     expect(trpc.status).toBe(400);
   });
 
+  it('is a 400 in a tRPC GET ?input= too (a query and a batch), refused before it is parsed', async () => {
+    const get = (query: string) => fetch(`${app.baseUrl}/trpc/${query}`, { headers: { authorization: `Bearer ${token}` } });
+    // brackets and braces go in the URL as they are (percent-encoded, 5,000 levels would not pass Node's 16 KB header limit)
+    const routes = [
+      `conversion.downloadLink?input={"fileId":${deep(5000)}}`,
+      `conversion.downloadLink?input=${deep(5000)}`,
+      `account.me,conversion.downloadLink?batch=1&input={"1":{"fileId":${deep(5000)}}}`,
+    ];
+    for (const route of routes) {
+      const response = await get(route);
+      expect(response.status, route.slice(0, 60)).toBe(400);
+      expect(await response.json(), route.slice(0, 60)).toMatchObject({ code: 'BAD_REQUEST', message: expect.stringMatching(/nested/) });
+    }
+    // shallow input still reaches the procedure (a 4xx of its own, not the depth refusal)
+    const shallow = await get(`conversion.downloadLink?input=${encodeURIComponent(`{"fileId":${deep(10)}}`)}`);
+    expect(shallow.status).toBe(400);
+    expect(JSON.stringify(await shallow.json())).not.toMatch(/nested/);
+  });
+
   it('still takes JSON nested a little, as real bodies are', async () => {
     const response = await post('/api/convert/00000000-0000-4000-8000-000000000000', `{"highFidelity":false,"x":${deep(10)}}`);
     expect(response.status).not.toBe(500);

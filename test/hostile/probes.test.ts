@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import { silentLog } from '../../server/log.ts';
-import { flateBomb, imageBomb, junkAfterHeader, operatorFlood, selfReferencingPageTree } from './probes.ts';
+import { drawPdf } from '../helpers/local-pages.ts';
+import { farApartFigures, flateBomb, imageBomb, junkAfterHeader, manyImages, operatorFlood, selfReferencingPageTree } from './probes.ts';
 
 /**
  * The hostile probe set against the engine: each file is bounded before it
@@ -31,6 +32,46 @@ describe('hostile PDFs', () => {
     expect(page!.blocks.filter((block) => block.kind === 'figure')).toHaveLength(1);
     expect(page!.blocks.some((block) => block.kind === 'paragraph')).toBe(true);
   }, 120_000);
+
+  it('a page of many images, each under the per-image cap, ends its own worker at the memory bound: the page is empty with the reason, the next document converts', async () => {
+    // the bound scaled down (640 MB by default) so the page is small: eight 9-megapixel images, 216 MB decoded
+    const bounded = createConversionEngine({ conversion, log: silentLog, poolSize: 1, workerExternalMb: 96 });
+    try {
+      const pdf = new Uint8Array(manyImages(8, 3000));
+      expect(pdf.byteLength).toBeLessThan(1_000_000);
+      await bounded.inspect(pdf);
+      const [page] = await bounded.convertPages(pdf, { pages: [1], backend: 'local' });
+      expect(page!.warnings.join('\n')).toMatch(/page 1 could not be converted \(the page worker stopped: it used more than 96 MB outside its heap\)/);
+      const next = await drawPdf((doc) => doc.fontSize(14).text('A plain page after the bomb.', 72, 72));
+      await bounded.inspect(next);
+      const [plain] = await bounded.convertPages(next, { pages: [1], backend: 'local' });
+      expect(plain!.warnings).toEqual([]);
+      expect(JSON.stringify(plain!.blocks)).toContain('A plain page after the bomb.');
+    } finally {
+      await bounded.close();
+    }
+  }, 120_000);
+
+  it('two small figures in opposite corners of a 14,400-point page are rendered one by one, not on one canvas as big as the page', async () => {
+    const pdf = new Uint8Array(farApartFigures(14_400));
+    await engine.inspect(pdf);
+    // the canvas is native memory in this process (the page worker is a thread): the shared one was 1.6 GB
+    const before = process.memoryUsage.rss();
+    let peak = before;
+    const watch = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage.rss());
+    }, 20);
+    try {
+      const [page] = await engine.convertPages(pdf, { pages: [1], backend: 'local' });
+      const figures = page!.blocks.filter((block) => block.kind === 'figure');
+      expect(figures).toHaveLength(2);
+      for (const figure of figures)
+        expect(figure.kind === 'figure' && figure.image ? Math.max(figure.image.width, figure.image.height) : 0).toBeGreaterThan(500);
+    } finally {
+      clearInterval(watch);
+    }
+    expect((peak - before) / 1024 / 1024).toBeLessThan(512);
+  }, 60_000);
 
   it('a content stream that inflates to 512 MB is PDF_MALFORMED before pdf.js reads it', async () => {
     expect(await inspectCode(flateBomb(512))).toBe('PDF_MALFORMED');

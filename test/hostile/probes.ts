@@ -78,6 +78,41 @@ export function imageBomb(side: number): Buffer {
   );
 }
 
+/**
+ * One page drawing `count` different side×side RGB images of zeros, each under the per-image cap
+ * (MAX_IMAGE_PIXELS), so only a bound on the page's whole footprint stops their sum.
+ */
+export function manyImages(count: number, side: number): Buffer {
+  const pixels = deflatedZeros(side * side * 3);
+  const names = Array.from({ length: count }, (_, n) => `/Im${n} ${5 + n} 0 R`).join(' ');
+  const draws = Array.from({ length: count }, (_, n) => `q 50 0 0 50 ${50 + (n % 10) * 52} ${150 + Math.floor(n / 10) * 52} cm /Im${n} Do Q`).join('\n');
+  return onePage(
+    Buffer.from(`${draws}\nBT /F1 12 Tf 72 72 Td (A page of many large images) Tj ET`, 'latin1'),
+    `<< /XObject << ${names} >> >>`,
+    Array.from({ length: count }, (_, n) => ({
+      id: 5 + n,
+      dict: `/Type /XObject /Subtype /Image /Width ${side} /Height ${side} /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /FlateDecode`,
+      stream: pixels,
+    })),
+  );
+}
+
+/**
+ * A page of `side`×`side` points with two small drawn figures (filled curves) in opposite corners: a
+ * render of the area both figures span is as large as the page.
+ */
+export function farApartFigures(side: number): Buffer {
+  const blob = (x: number, y: number) =>
+    `0.2 0.4 0.8 rg ${x} ${y} m ${x + 150} ${y + 300} ${x + 300} ${y + 300} ${x + 300} ${y} c ${x + 150} ${y - 100} ${x + 50} ${y - 50} ${x} ${y} c f`;
+  const content = `${blob(side * 0.15, side * 0.15)}\n${blob(side * 0.8, side * 0.8)}\nBT /F1 12 Tf ${side / 2} ${side / 2} Td (Two figures far apart) Tj ET`;
+  return buildPdf([
+    CATALOG,
+    PAGES,
+    { id: 3, dict: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${side} ${side}] /Resources << >> /Contents 4 0 R >>` },
+    { id: 4, dict: '', stream: Buffer.from(content, 'latin1') },
+  ]);
+}
+
 /** One page whose content stream inflates to `megabytes` MB of zeros (NULs are whitespace in a content stream). */
 export function flateBomb(megabytes: number): Buffer {
   return buildPdf([
@@ -118,6 +153,8 @@ export function probeSet(): Array<{ name: string; bytes: () => Buffer }> {
   return [
     { name: 'image 20000²', bytes: () => imageBomb(20_000) },
     { name: 'image 12000²', bytes: () => imageBomb(12_000) },
+    { name: '10 images of 7000² on one page', bytes: () => manyImages(10, 7_000) },
+    { name: 'two figures far apart on a 14400-point page', bytes: () => farApartFigures(14_400) },
     { name: 'flate bomb 512 MB', bytes: () => flateBomb(512) },
     { name: '2 million operators', bytes: () => operatorFlood(2_000_000) },
     { name: 'junk after %PDF- (190 MB)', bytes: () => junkAfterHeader(190 * 1024 * 1024) },

@@ -68,7 +68,7 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
         };
       },
       zip: (outputs, baseName) => engine.zip(outputs, baseName),
-      convertDocx: (docx) => engine.convertDocx(docx),
+      convertDocx: (docx, options) => engine.convertDocx(docx, options),
       zipFiles: (files, baseName) => engine.zipFiles(files, baseName),
       close: () => engine.close(),
     };

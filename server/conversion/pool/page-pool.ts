@@ -24,6 +24,16 @@ const OPEN_PER_WORKER = 2;
  * Page images are native memory (canvas), outside this limit.
  */
 const WORKER_HEAP_MB = 1024;
+/**
+ * A worker's memory outside that heap: decoded images are ArrayBuffers, which resourceLimits does not
+ * count. One image is capped (MAX_IMAGE_PIXELS, at most about 350 MB as pdf.js's RGB plus our RGBA
+ * copy), but a page may paint any number of them, each under the cap: ten 49-megapixel images on one
+ * 1.4 MB page took the process to 3.5 GB. A worker past this is terminated (its page comes out empty
+ * with the reason, the run goes on with a fresh worker); nothing else in the process is touched.
+ */
+const WORKER_EXTERNAL_MB = 640;
+/** How often a busy worker's memory is read: an interrupt, served even mid-decode; an image decodes in about a second. */
+const MEMORY_WATCH_MS = 100;
 
 type PoolRun = {
   pdf: Uint8Array;
@@ -58,8 +68,9 @@ export type PagePool = {
   /**
    * Reads a DOCX into blocks in a worker, in turn like an audit: mammoth's parse is long and memory-hungry
    * on a big document, and a worker's heap limit stops a runaway one without touching the caller's thread.
+   * The worker is the DOCX's own, so aborting (a cancel) terminates it mid-parse and stops nothing else.
    */
-  docx(docx: Uint8Array): Promise<DocxBlocks>;
+  docx(docx: Uint8Array, options?: { signal?: AbortSignal }): Promise<DocxBlocks>;
   close(): Promise<void>;
   readonly size: number;
 };
@@ -75,17 +86,23 @@ type Slot = {
   dead: boolean;
   /** jsdom and axe-core are loaded or loading: audits go here first */
   warm?: boolean;
+  /** set when the memory watch terminated it, so its exit names the reason */
+  overMemory?: boolean;
 };
 
-export function createPagePool(options: { size: number; workerUrl?: URL }): PagePool {
+export function createPagePool(options: { size: number; workerUrl?: URL; externalMb?: number }): PagePool {
   const size = Math.max(1, Math.floor(options.size));
+  const externalMb = options.externalMb ?? WORKER_EXTERNAL_MB;
   const workerUrl = options.workerUrl ?? new URL('./worker-entry.ts', import.meta.url);
   const slots: Slot[] = [];
+  /** workers outside the pool, each kept by one DOCX read */
+  const own = new Set<Slot>();
   let nextDocId = 1;
   let closed = false;
   const docIds = new Map<string, number>();
 
-  const spawn = (): Slot => {
+  /** A worker with its listeners; `spawn` puts it in the pool, a DOCX keeps it to itself. */
+  const startWorker = (): Slot => {
     const worker = new Worker(workerUrl, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB, maxYoungGenerationSizeMb: 16 } });
     const slot: Slot = { worker, busy: false, open: [], requests: new Map(), dead: false };
     worker.on('message', (message: FromWorker) => {
@@ -114,8 +131,35 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       slot.requests.clear();
     };
     worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
+    worker.on('exit', (code) =>
+      fail(new Error(slot.overMemory ? `it used more than ${externalMb} MB outside its heap` : `page worker exited with code ${code}`)),
+    );
     worker.unref();
+    watchMemory();
+    return slot;
+  };
+
+  let memoryWatch: NodeJS.Timeout | undefined;
+  /** Reads each busy worker's memory outside its heap, and terminates one past externalMb. */
+  const watchMemory = () => {
+    if (memoryWatch) return;
+    memoryWatch = setInterval(() => {
+      for (const slot of [...slots, ...own]) {
+        if (slot.dead || slot.overMemory || (!slot.task && slot.requests.size === 0)) continue;
+        slot.worker.getHeapStatistics().then(
+          (stats) => {
+            if (slot.dead || slot.overMemory || stats.external_memory < externalMb * 1024 * 1024) return;
+            slot.overMemory = true;
+            void slot.worker.terminate();
+          },
+          () => undefined,
+        );
+      }
+    }, MEMORY_WATCH_MS);
+    memoryWatch.unref();
+  };
+  const spawn = (): Slot => {
+    const slot = startWorker();
     slots.push(slot);
     return slot;
   };
@@ -345,16 +389,33 @@ export function createPagePool(options: { size: number; workerUrl?: URL }): Page
       slot.warm = true;
       slot.worker.postMessage({ type: 'warm' } satisfies ToWorker);
     },
-    docx: (docx) =>
-      inTurn(() => {
+    docx: (docx, { signal } = {}) =>
+      inTurn(async () => {
         if (closed) throw new Error('the conversion engine is closed');
-        return request<DocxBlocks>(anySlot(), (id) => ({ type: 'docx', id, docx }));
+        signal?.throwIfAborted();
+        // Not a pool worker: terminating one would also end the inspections other files queued on it.
+        // A fresh worker costs a fraction of a second against a DOCX's seconds, and takes mammoth's memory with it.
+        const slot = startWorker();
+        own.add(slot);
+        const stop = () => {
+          for (const pending of slot.requests.values()) pending.reject(signal!.reason);
+          slot.requests.clear();
+        };
+        signal?.addEventListener('abort', stop, { once: true });
+        try {
+          return await request<DocxBlocks>(slot, (id) => ({ type: 'docx', id, docx }));
+        } finally {
+          signal?.removeEventListener('abort', stop);
+          own.delete(slot);
+          await retire(slot).catch(() => undefined);
+        }
       }),
     async close() {
       closed = true;
       // a run waiting for a worker learns the pool is closed
       wakeWaiting();
-      await Promise.all(slots.slice().map(retire));
+      clearInterval(memoryWatch);
+      await Promise.all([...slots, ...own].map(retire));
     },
   };
 }

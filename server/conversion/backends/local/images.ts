@@ -240,6 +240,13 @@ export async function encodeImage(page: PDFPageProxy, image: PlacedImage): Promi
 
 /** Resolution of a figure drawn from several pieces: screen quality, a quarter of OCR's pixels. */
 const FIGURE_RENDER_DPI = 150;
+/**
+ * The most pixels one shared render of a page's figures may span (OCR's page at most). The canvas is
+ * native memory (Skia), which neither the worker's heap limit nor its memory watch sees: two small
+ * figures in opposite corners of a 14,400-point page spanned 400 megapixels, 1.6 GB. Past this each
+ * figure is rendered alone, at most MAX_IMAGE_SIDE on its long side.
+ */
+const MAX_SHARED_RENDER_PIXELS = 4500 * 4500;
 
 /**
  * Regions of the page rendered to PNG (a figure assembled from several image
@@ -261,6 +268,11 @@ export async function renderRegions(page: PDFPageProxy, boxes: Box[]): Promise<(
     x1: Math.max(...usable.map((box) => box.x1)),
     y1: Math.max(...usable.map((box) => box.y1)),
   };
+  if (usable.length > 1 && (all.x1 - all.x0) * (all.y1 - all.y0) * scale * scale > MAX_SHARED_RENDER_PIXELS) {
+    const alone: (FigureImage | undefined)[] = [];
+    for (const box of boxes) alone.push((await renderRegions(page, [box]))[0]);
+    return alone;
+  }
   const { createCanvas } = await import('@napi-rs/canvas');
   const canvas = createCanvas(Math.max(1, Math.round((all.x1 - all.x0) * scale)), Math.max(1, Math.round((all.y1 - all.y0) * scale)));
   const context = canvas.getContext('2d');
