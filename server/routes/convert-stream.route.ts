@@ -12,7 +12,7 @@ const KEEPALIVE_MS = 15_000;
 type StreamEvent = { event: 'progress' | 'completed' | 'failed' | 'cancelled'; data: Record<string, unknown> };
 
 /** What a snapshot says to a client: progress while live, one terminal event at the end. */
-function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): StreamEvent {
+function snapshotEvent(snapshot: Snapshot, links: () => { downloadUrl: string; htmlUrl: string }): StreamEvent {
   const base = {
     fileId: snapshot.fileId,
     jobId: snapshot.jobId,
@@ -23,7 +23,7 @@ function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string): StreamEve
   };
   const status = snapshot.jobStatus ?? snapshot.fileStatus;
   if (status === 'completed' || (snapshot.jobStatus === null && snapshot.fileStatus === 'completed')) {
-    return { event: 'completed', data: { ...base, pagesDone: snapshot.totalPages, downloadUrl: downloadUrl() } };
+    return { event: 'completed', data: { ...base, pagesDone: snapshot.totalPages, ...links() } };
   }
   if (status === 'failed')
     return { event: 'failed', data: { ...base, code: snapshot.errorCode ?? 'CONVERSION_FAILED', message: snapshot.errorMessage ?? 'The conversion failed' } };
@@ -94,7 +94,13 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
               write({ event: 'cancelled', data: { fileId: id, reason: 'deleted' } });
               return;
             }
-            if (!closed) write(snapshotEvent(snapshot, () => downloadUrl(downloadSecret, id, deps.clock.now())));
+            if (!closed)
+              write(
+                snapshotEvent(snapshot, () => {
+                  const now = deps.clock.now();
+                  return { downloadUrl: downloadUrl(downloadSecret, id, now), htmlUrl: downloadUrl(downloadSecret, id, now, 'html') };
+                }),
+              );
           } while (again && !closed);
         } catch (error) {
           deps.log.warn({ err: error, fileId: id }, 'conversion stream read failed');
