@@ -54,9 +54,9 @@ export function gatedEngine(config: TestApp['config'], log: TestApp['deps']['log
         if (renderGate) await renderGate.promise;
         return engine.render(document);
       },
-      openRender(meta, target) {
+      openRender(meta, target, options) {
         stats.renderCalls++;
-        const render = engine.openRender(meta, target);
+        const render = engine.openRender(meta, target, options);
         return {
           add: (page) => render.add(page),
           async finish() {
