@@ -333,19 +333,19 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
       const unconverted = await uploadPdf(app, token, ONE_PAGE);
       await fs.rm(dir, { recursive: true, force: true });
       expect((await api(app, token, 'POST', `/api/convert/${fileId}`, {})).status).toBe(200);
+
+      // While it converts: a file without a finished conversion gets the API's refusal as a sentence.
+      await page.goto(`${app.baseUrl}/#/figures/${unconverted}`);
+      const refusal = page.getByRole('alert');
+      await refusal.waitFor();
+      expect(await refusal.textContent()).toContain('no finished conversion');
+      expect(await refusal.textContent()).not.toMatch(/[{}]/);
       await until(
         () => jobState(app, fileId),
         (state) => state?.status === 'completed',
         60_000,
         'the pictures converted',
       );
-
-      // A file without a finished conversion: the API's refusal as a sentence.
-      await page.goto(`${app.baseUrl}/#/figures/${unconverted}`);
-      const refusal = page.getByRole('alert');
-      await refusal.waitFor();
-      expect(await refusal.textContent()).toContain('no finished conversion');
-      expect(await refusal.textContent()).not.toMatch(/[{}]/);
 
       await page.getByRole('link', { name: 'All converted files' }).click();
       await page.getByRole('link', { name: 'stations.pdf' }).click();
