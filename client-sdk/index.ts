@@ -16,7 +16,8 @@ export { TRPCClientError };
  */
 export function createFolioClient(options: FolioClientOptions): TRPCClient<AppRouter> {
   return createTRPCClient<AppRouter>({
-    links: [httpBatchLink({ url: apiUrl(options, '/trpc'), fetch: options.fetch, headers: () => authHeaders(options) })],
+    // Calls made together share one request; a long batch is split before its URL outgrows what proxies accept.
+    links: [httpBatchLink({ url: apiUrl(options, '/trpc'), fetch: options.fetch, headers: () => authHeaders(options), maxURLLength: 8_000 })],
   });
 }
 

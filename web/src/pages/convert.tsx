@@ -7,6 +7,7 @@ import type { BatchLane, FileItem, Me } from '../types.ts';
 const creditsFor = (pages: number | null) => pages ?? 0;
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 const LIST_REFRESH_MS = 5_000;
+const HTML_LINKS_SHOWN = 50;
 const LIVE = new Set(['pending', 'processing', 'assembling', 'waiting_batch', 'paused_budget', 'queued']);
 
 /** How the batch lane applies to a high-fidelity start of this many pages: off, the user's choice, or by itself. */
@@ -38,9 +39,13 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
       setError(messageOf(caught));
     }
   };
-  // An HTML link per finished file, asked once (links last 24 hours): a real link can open in a new tab, a button after a fetch would be blocked.
+  // An HTML link per finished file, asked once (links last 24 hours): a real link can open in a new tab, a button after a fetch would be
+  // blocked. Only the newest finished files get one, so a long list is not hundreds of calls.
   useEffect(() => {
-    const missing = files.filter((file) => file.status === 'completed' && !htmlLinks[file.id]);
+    const missing = files
+      .filter((file) => file.status === 'completed')
+      .slice(0, HTML_LINKS_SHOWN)
+      .filter((file) => !htmlLinks[file.id]);
     if (missing.length === 0) return;
     void Promise.all(
       missing.map((file) =>
