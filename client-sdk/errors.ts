@@ -1,6 +1,9 @@
 import { TRPCClientError } from '@trpc/client';
 import type { ErrorCode } from '../server/errors.ts';
 
+/** One field a VALIDATION_FAILED call got wrong: where (`path`, e.g. ["emailTo"]) and why, in words. */
+export type FolioErrorIssue = { path: Array<string | number>; message: string };
+
 /** Every stable code Folio answers with; a code from a newer server still arrives as a string. */
 export type FolioErrorCode = ErrorCode | 'NETWORK_ERROR' | 'ABORTED';
 
@@ -16,21 +19,35 @@ export class FolioError extends Error {
   /** seconds, from Retry-After on a 429 */
   readonly retryAfter: number | undefined;
   readonly details: Record<string, unknown> | undefined;
+  /** the fields a VALIDATION_FAILED call got wrong; empty otherwise */
+  readonly issues: FolioErrorIssue[];
 
   constructor(
     code: FolioErrorCode | (string & {}),
     message: string,
-    options: { status?: number; retryAfter?: number; details?: Record<string, unknown>; cause?: unknown } = {},
+    options: { status?: number; retryAfter?: number; details?: Record<string, unknown>; issues?: FolioErrorIssue[]; cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
     this.code = code;
     this.status = options.status ?? 0;
     this.retryAfter = options.retryAfter;
     this.details = options.details;
+    this.issues = options.issues ?? [];
   }
 }
 
-type ErrorBody = { code?: unknown; message?: unknown; details?: unknown };
+type ErrorBody = { code?: unknown; message?: unknown; details?: unknown; issues?: unknown };
+
+/** The validation issues of an answer, kept only in the shape we promise (a server's issue carries more). */
+function issuesOf(value: unknown): FolioErrorIssue[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((issue: unknown) => {
+    const { path, message } = (issue ?? {}) as { path?: unknown; message?: unknown };
+    if (typeof message !== 'string') return [];
+    const where = Array.isArray(path) ? path.filter((part): part is string | number => typeof part === 'string' || typeof part === 'number') : [];
+    return [{ path: where, message }];
+  });
+}
 
 /** Reads Folio's `{ code, message }` error body from a failed response; a body that is not ours still gives a readable error. */
 export async function errorFromResponse(response: Response): Promise<FolioError> {
@@ -50,7 +67,12 @@ export function errorFromBody(status: number, text: string, retryAfterHeader?: s
   const code = typeof body.code === 'string' ? body.code : codeForStatus(status);
   const message = typeof body.message === 'string' && body.message ? body.message : `Folio answered ${status}`;
   const details = body.details && typeof body.details === 'object' ? (body.details as Record<string, unknown>) : undefined;
-  return new FolioError(code, message, { status, retryAfter: Number.isFinite(retryAfter) ? retryAfter : undefined, details });
+  return new FolioError(code, message, {
+    status,
+    retryAfter: Number.isFinite(retryAfter) ? retryAfter : undefined,
+    details,
+    issues: issuesOf(body.issues),
+  });
 }
 
 function codeForStatus(status: number): FolioErrorCode {
@@ -70,11 +92,11 @@ function codeForStatus(status: number): FolioErrorCode {
 export function toFolioError(error: unknown): FolioError {
   if (error instanceof FolioError) return error;
   if (error instanceof TRPCClientError) {
-    const data = error.data as { code?: unknown; httpStatus?: unknown; details?: unknown } | undefined;
+    const data = error.data as { code?: unknown; httpStatus?: unknown; details?: unknown; issues?: unknown } | undefined;
     const status = typeof data?.httpStatus === 'number' ? data.httpStatus : 0;
     const code = typeof data?.code === 'string' ? data.code : status ? codeForStatus(status) : 'NETWORK_ERROR';
     const details = data?.details && typeof data.details === 'object' ? (data.details as Record<string, unknown>) : undefined;
-    return new FolioError(code, error.message, { status, details, cause: error });
+    return new FolioError(code, error.message, { status, details, issues: issuesOf(data?.issues), cause: error });
   }
   if (error instanceof Error && error.name === 'AbortError') return new FolioError('ABORTED', 'The request was cancelled', { cause: error });
   const message = error instanceof Error ? error.message : String(error);

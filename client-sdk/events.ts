@@ -1,13 +1,13 @@
 import { errorFromResponse, FolioError, toFolioError } from './errors.ts';
-import { apiUrl, authHeaders, type FolioClientOptions } from './options.ts';
+import { absoluteUrl, apiUrl, authHeaders, type FolioClientOptions } from './options.ts';
 
 type Counts = { fileId: string; jobId: string | null; chunksDone: number; totalChunks: number; pagesDone: number; totalPages: number };
 
 /** The events of GET /api/convert/:fileId/stream; `progress` repeats, the other three end the stream. */
 export type ConversionEvent =
   | (Counts & { type: 'progress'; status: string; phase: string })
-  /** downloadUrl is absolute (resolved against baseUrl) and valid 24 hours */
-  | (Counts & { type: 'completed'; downloadUrl: string })
+  /** the zip (downloadUrl) and its accessible HTML to open in a tab (htmlUrl): absolute (resolved against baseUrl), valid 24 hours */
+  | (Counts & { type: 'completed'; downloadUrl: string; htmlUrl: string })
   | (Counts & { type: 'failed'; code: string; message: string })
   | (Partial<Counts> & { type: 'cancelled'; fileId: string; reason?: string });
 
@@ -83,10 +83,9 @@ function parseBlock(block: string, options: FolioClientOptions): ConversionEvent
   if (!EVENT_TYPES.has(type) || data.length === 0) return undefined;
   const payload = JSON.parse(data.join('\n')) as Record<string, unknown>;
   const event = { ...payload, type } as ConversionEvent;
-  if (event.type === 'completed') event.downloadUrl = absolute(options, event.downloadUrl);
+  if (event.type === 'completed') {
+    event.downloadUrl = absoluteUrl(options, event.downloadUrl);
+    event.htmlUrl = absoluteUrl(options, event.htmlUrl);
+  }
   return event;
-}
-
-function absolute(options: FolioClientOptions, url: string): string {
-  return /^https?:/i.test(url) ? url : apiUrl(options, url);
 }

@@ -14,3 +14,8 @@ export async function authHeaders(options: FolioClientOptions): Promise<Record<s
   const token = typeof options.token === 'function' ? await options.token() : options.token;
   return token ? { authorization: `Bearer ${token}` } : {};
 }
+
+/** A link Folio gave out (download, HTML, figure picture, benchmark output) made absolute against baseUrl; absolute links pass through. */
+export function absoluteUrl(options: Pick<FolioClientOptions, 'baseUrl'>, url: string): string {
+  return /^https?:/i.test(url) ? url : apiUrl(options, url);
+}

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Config } from '../config.ts';
 
 /** The specification's close reasons for a user's action. */
@@ -32,4 +33,18 @@ export function isBatchEligible(batch: Config['batch'], job: { options: Record<s
   if (options.highFidelity !== true) return false;
   if (options.parser !== undefined && options.parser !== 'auto') return false;
   return job.totalPages >= batch.minPages || options._batchLane === true;
+}
+
+export const BatchLaneOffer = z.object({
+  /** the lane is on: a high-fidelity job on the default parser may use it */
+  enabled: z.boolean(),
+  /** from this many pages a high-fidelity job goes to the lane by itself; below it, only when the caller opts in */
+  minPages: z.number().int(),
+  /** the longest a parked job waits for the lane before it runs on-demand anyway */
+  timeoutHours: z.number().int(),
+});
+
+/** What a client needs to offer the lane before starting a conversion; no bucket or role leaves the server. */
+export function batchLaneOffer(batch: Config['batch']): z.infer<typeof BatchLaneOffer> {
+  return { enabled: batch.enabled, minPages: batch.minPages, timeoutHours: batch.timeoutHours };
 }

@@ -3,7 +3,8 @@ import { cancelConversion } from '../conversion-jobs/cancel-conversion.ts';
 import { processNow } from '../conversion-jobs/process-now.ts';
 import { ConvertOptions, startConversion } from '../conversion-jobs/start-conversion.ts';
 import { issueDownloadLink } from '../conversion-jobs/issue-download-link.ts';
-import { fileOwnerProcedure, router } from '../trpc/trpc.ts';
+import { BatchLaneOffer, batchLaneOffer } from '../batch/eligibility.ts';
+import { fileOwnerProcedure, router, userProcedure } from '../trpc/trpc.ts';
 
 export const conversionRouter = router({
   start: fileOwnerProcedure
@@ -54,17 +55,33 @@ export const conversionRouter = router({
     .output(z.object({ resumed: z.boolean(), jobId: z.uuid() }))
     .mutation(({ ctx, input }) => processNow(ctx.deps, { fileId: input.fileId })),
 
+  batchLane: userProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/batch-lane',
+        tags: ['conversion'],
+        summary: 'Whether the batch lane is on, and from how many pages a high-fidelity job goes to it by itself',
+        description:
+          'Below minPages a high-fidelity conversion on the default parser opts in with `_batchLane: true` in POST /api/convert/{fileId}; the job then waits for the lane (batchWaiting) until it runs, or until process-now.',
+        protect: true,
+      },
+    })
+    .input(z.void())
+    .output(BatchLaneOffer)
+    .query(({ ctx }) => batchLaneOffer(ctx.deps.config.batch)),
+
   downloadLink: fileOwnerProcedure
     .meta({
       openapi: {
         method: 'GET',
         path: '/api/files/{fileId}/download-link',
         tags: ['conversion'],
-        summary: 'A fresh zip link for a finished file, valid 24 hours',
+        summary: 'Fresh links for a finished file, valid 24 hours: the zip (url) and its accessible HTML to open in a browser tab (htmlUrl)',
         description: '409 CONFLICT while the file has no finished conversion.',
         protect: true,
       },
     })
-    .output(z.object({ url: z.string() }))
+    .output(z.object({ url: z.string(), htmlUrl: z.string() }))
     .query(({ ctx, input }) => issueDownloadLink(ctx.deps, { fileId: input.fileId })),
 });

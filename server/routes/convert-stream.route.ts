@@ -16,7 +16,7 @@ type StreamEvent = { event: 'progress' | 'completed' | 'failed' | 'cancelled'; d
  * leaves no job row to say so, only its file back at `uploaded`: `cancelHeard` (the notice came) tells it apart
  * from a file not yet started.
  */
-function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string, cancelHeard: boolean): StreamEvent {
+function snapshotEvent(snapshot: Snapshot, links: () => { downloadUrl: string; htmlUrl: string }, cancelHeard: boolean): StreamEvent {
   const base = {
     fileId: snapshot.fileId,
     jobId: snapshot.jobId,
@@ -27,7 +27,7 @@ function snapshotEvent(snapshot: Snapshot, downloadUrl: () => string, cancelHear
   };
   const status = snapshot.jobStatus ?? snapshot.fileStatus;
   if (status === 'completed' || (snapshot.jobStatus === null && snapshot.fileStatus === 'completed')) {
-    return { event: 'completed', data: { ...base, pagesDone: snapshot.totalPages, downloadUrl: downloadUrl() } };
+    return { event: 'completed', data: { ...base, pagesDone: snapshot.totalPages, ...links() } };
   }
   if (status === 'failed')
     return { event: 'failed', data: { ...base, code: snapshot.errorCode ?? 'CONVERSION_FAILED', message: snapshot.errorMessage ?? 'The conversion failed' } };
@@ -99,7 +99,17 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
               write({ event: 'cancelled', data: { fileId: id, reason: 'deleted' } });
               return;
             }
-            if (!closed) write(snapshotEvent(snapshot, () => downloadUrl(downloadSecret, id, deps.clock.now()), cancelHeard));
+            if (!closed)
+              write(
+                snapshotEvent(
+                  snapshot,
+                  () => {
+                    const now = deps.clock.now();
+                    return { downloadUrl: downloadUrl(downloadSecret, id, now), htmlUrl: downloadUrl(downloadSecret, id, now, 'html') };
+                  },
+                  cancelHeard,
+                ),
+              );
           } while (again && !closed);
         } catch (error) {
           deps.log.warn({ err: error, fileId: id }, 'conversion stream read failed');

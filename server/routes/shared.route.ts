@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { resolveSigningSecrets } from '../secrets.ts';
+import { SANDBOXED_DOCUMENT_HEADERS } from '../sharing/html.ts';
 import { openSharedHtml } from '../sharing/open-shared-html.ts';
 import type { RawRouteMount } from './index.ts';
 
@@ -19,13 +20,7 @@ export const mountSharedRoute: RawRouteMount = (app, deps) => {
         res.status(404).type('html').send(GONE_PAGE);
         return;
       }
-      res.status(200).set({
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': "sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'",
-        'referrer-policy': 'no-referrer',
-        'x-robots-tag': 'noindex',
-        'cache-control': 'private, no-store',
-      });
+      res.status(200).set(SANDBOXED_DOCUMENT_HEADERS);
       await pipeline(html, res);
     } catch (error) {
       deps.log.warn({ err: error }, 'shared document could not be served');

@@ -8,7 +8,7 @@ import { inlineResultKey } from '../files/docx.ts';
 import { publicUrl } from '../public-url.ts';
 import { enforceRateLimits } from '../rate-limit/take-rate-limit.ts';
 import type { ObjectStore } from '../storage/storage.ts';
-import { openZipEntry } from '../storage/zip-entry.ts';
+import { isDocumentHtml, openZipEntry } from '../storage/zip-entry.ts';
 import { sendShareEmails } from './send-share-emails.ts';
 import { findOwnedResultFile, insertFileShare, recordShareOutcome } from './sharing.queries.ts';
 
@@ -36,9 +36,6 @@ export const ShareFileResult = z.object({
 export type ShareFileResult = z.infer<typeof ShareFileResult>;
 
 export type ShareDeps = Pick<Deps, 'db' | 'config' | 'clock'> & { email: EmailService; store: ObjectStore; linkSecret: string };
-
-/** The HTML of a result zip: the document, not its report. */
-const isDocumentHtml = (name: string) => name.endsWith('.html') && !name.endsWith('.report.html');
 
 /**
  * POST /api/files/:fileId/share: the owner mails a link to the accessible

@@ -31,6 +31,9 @@ class StoreRangeReader extends yauzl.RandomAccessReader {
   }
 }
 
+/** The document's HTML in a result zip: the document, not its report. */
+export const isDocumentHtml = (name: string) => name.endsWith('.html') && !name.endsWith('.report.html');
+
 /**
  * The uncompressed bytes of the first entry of the zip stored at `key` whose
  * name `match` accepts, as a stream; undefined when no entry matches. Rejects

@@ -81,8 +81,18 @@ describe('client SDK', () => {
         .toString(),
     ).toBe('PK');
 
+    // The accessible HTML opens in a tab: served inline from the same zip, sandboxed so the document cannot act on the API.
+    expect(last.htmlUrl.startsWith(`${app.baseUrl}/api/download/${file.id}/html?token=`)).toBe(true);
+    const html = await fetch(last.htmlUrl);
+    expect(html.status).toBe(200);
+    expect(html.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(html.headers.get('content-security-policy')).toMatch(/^sandbox;/);
+    expect(await html.text()).toMatch(/^<!doctype html>/i);
+    expect((await fetch(last.htmlUrl.replace(/token=[^&]+/, 'token=1.x'))).status).toBe(403);
+
     const link = await folio.conversion.downloadLink.query({ fileId: file.id });
     expect((await fetch(`${app.baseUrl}${link.url}`)).status).toBe(200);
+    expect((await fetch(`${app.baseUrl}${link.htmlUrl}`)).status).toBe(200);
   }, 180_000);
 
   it('ends the iterator with cancelled when the conversion is cancelled', async () => {
@@ -117,6 +127,11 @@ describe('client SDK', () => {
     expect(anonymous).toMatchObject({ code: 'UNAUTHORIZED', status: 401 });
 
     const file = await uploadFile(options, new Blob([await fs.readFile(THREE_PAGES)], { type: 'application/pdf' }));
+    // A validation failure names each field, so a page can say what to fix.
+    const invalid = toFolioError(await folio.figures.describe.mutate({ fileId: file.id, figureId: 'p1-1', alt: '' }).catch((error: unknown) => error));
+    expect(invalid).toMatchObject({ code: 'VALIDATION_FAILED', status: 400 });
+    expect(invalid.issues.map((issue) => issue.path.join('.'))).toContain('alt');
+
     const idle = toFolioError(await folio.conversion.cancel.mutate({ fileId: file.id }).catch((error: unknown) => error));
     expect(idle).toMatchObject({ code: 'NO_ACTIVE_CONVERSION', status: 409 });
 

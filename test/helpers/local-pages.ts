@@ -1,4 +1,6 @@
+import { PDFDocument as PdfLibDocument, StandardFonts } from 'pdf-lib';
 import PDFDocument from 'pdfkit';
+import { encodeRgbPng } from '../../server/conversion/backends/local/png.ts';
 import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
 import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
@@ -19,6 +21,22 @@ export async function drawPdf(...pages: ((doc: Doc) => void)[]): Promise<Uint8Ar
   doc.end();
   await done;
   return new Uint8Array(Buffer.concat(chunks));
+}
+
+/** Two Letter pages, a picture on each between two lines of text: the first captioned ("Figure 1: Rain gauges on the station roof."), the second not. */
+export async function drawPicturesPdf(): Promise<Uint8Array> {
+  const pdf = await PdfLibDocument.create();
+  const font = await pdf.embedFont(StandardFonts.Helvetica);
+  const pixels = new Uint8Array(64 * 64 * 4).map((_, index) => (index % 4 === 3 ? 255 : (index * 37) % 251));
+  const picture = await pdf.embedPng(encodeRgbPng(pixels, 64, 64));
+  for (const [index, caption] of ['Figure 1: Rain gauges on the station roof.', undefined].entries()) {
+    const page = pdf.addPage([612, 792]);
+    page.drawText(`Section ${index + 1}: the monitoring stations and what they measure every month.`, { x: 72, y: 720, size: 11, font });
+    page.drawImage(picture, { x: 72, y: 480, width: 200, height: 200 });
+    if (caption) page.drawText(caption, { x: 72, y: 462, size: 10, font });
+    page.drawText('Readings are sent to the central office at the end of each day.', { x: 72, y: 420, size: 11, font });
+  }
+  return pdf.save();
 }
 
 /** Every page of a PDF through the local backend, as a page worker reads them (the document's facts first). */

@@ -1,13 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
-import { encodeRgbPng } from '../../server/conversion/backends/local/png.ts';
 import { sql } from '../../server/db/database.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { drawPicturesPdf } from '../helpers/local-pages.ts';
 import { api, balance, jobState, makePaid, uploadPdf } from './harness.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -20,19 +19,8 @@ let dir: string;
 
 /** Two pages, a picture on each: the first captioned, the second not. */
 async function picturesPdf(): Promise<string> {
-  const pdf = await PDFDocument.create();
-  const font = await pdf.embedFont(StandardFonts.Helvetica);
-  const pixels = new Uint8Array(64 * 64 * 4).map((_, index) => (index % 4 === 3 ? 255 : (index * 37) % 251));
-  const picture = await pdf.embedPng(encodeRgbPng(pixels, 64, 64));
-  for (const [index, caption] of ['Figure 1: Rain gauges on the station roof.', undefined].entries()) {
-    const page = pdf.addPage([612, 792]);
-    page.drawText(`Section ${index + 1}: the monitoring stations and what they measure every month.`, { x: 72, y: 720, size: 11, font });
-    page.drawImage(picture, { x: 72, y: 480, width: 200, height: 200 });
-    if (caption) page.drawText(caption, { x: 72, y: 462, size: 10, font });
-    page.drawText('Readings are sent to the central office at the end of each day.', { x: 72, y: 420, size: 11, font });
-  }
   const file = path.join(dir, 'stations.pdf');
-  await writeFile(file, await pdf.save());
+  await writeFile(file, await drawPicturesPdf());
   return file;
 }
 

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerBenchmarkJobs } from '../../jobs/benchmark/benchmark.worker.ts';
 import { registerConversionJobs } from '../../jobs/conversion/conversion.worker.ts';
 import { recordEmailEvent } from '../../server/delivery-events/delivery-events.queries.ts';
 import { recordEmailSend } from '../../server/email/email.queries.ts';
@@ -11,9 +13,21 @@ import { startDnsFake } from '../fakes/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { chromiumPath, expectNoAxeViolations, launchChromium } from '../helpers/browser.ts';
-import { api, CORPUS, gatedEngine, makePaid, THREE_PAGES } from '../service/harness.ts';
+import { drawPicturesPdf } from '../helpers/local-pages.ts';
+import { until } from '../helpers/wait.ts';
+import { api, CORPUS, gatedEngine, jobState, makePaid, THREE_PAGES, uploadPdf } from '../service/harness.ts';
 
-const ENV = { CHUNK_PAGES: '1', CHUNK_CONCURRENCY: '2', CHUNK_HEARTBEAT_INTERVAL_MS: '100', CONVERSION_POOL_SIZE: '1', ADMIN_EMAILS: 'admin@example.com' };
+const ENV = {
+  CHUNK_PAGES: '1',
+  CHUNK_CONCURRENCY: '2',
+  CHUNK_HEARTBEAT_INTERVAL_MS: '100',
+  CONVERSION_POOL_SIZE: '1',
+  ADMIN_EMAILS: 'admin@example.com',
+  // the lane is on (nothing drives it here): a one-page high-fidelity job opts in and waits for it
+  BATCH_CONVERSION_ENABLED: 'true',
+  BATCH_CONVERSION_S3_BUCKET: 'web-batch',
+  BATCH_CONVERSION_ROLE_ARN: 'arn:aws:iam::123456789012:role/web-batch',
+};
 const SLOW = 120_000;
 /** One tagged page: the full conversion stays short on a loaded machine. */
 const ONE_PAGE = path.join(CORPUS, 'verapdf-ua1-7.4.2-headings.pdf');
@@ -38,6 +52,7 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
       engine: (core) => (engine = gatedEngine(core.config, core.log)).provider,
     });
     await registerConversionJobs(app.deps, { schedule: false });
+    await registerBenchmarkJobs(app.deps);
     browser = await launchChromium();
   }, SLOW);
   afterAll(async () => {
@@ -113,10 +128,21 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
       const zip = await fs.readFile((await download.path())!);
       expect(zip.subarray(0, 2).toString()).toBe('PK');
 
+      // The accessible HTML opens in a new tab that cannot reach back into the app.
+      const html = page.getByRole('link', { name: /open the accessible HTML/ });
+      expect(await html.getAttribute('target')).toBe('_blank');
+      expect((await html.getAttribute('rel'))?.split(' ')).toContain('noopener');
+      const [tab] = await Promise.all([page.context().waitForEvent('page'), html.click()]);
+      await tab.waitForLoadState();
+      expect(tab.url()).toContain('/html?token=');
+      expect(await tab.getByRole('heading').count()).toBeGreaterThan(0);
+      await tab.close();
+
       // The file list refreshes itself: the file shows as completed with its pages and cost.
       const row = page.getByRole('row', { name: /verapdf-ua1-7\.4\.2-headings\.pdf/ });
       await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('completed');
       expect(await row.textContent()).toContain('No');
+      await row.getByRole('link', { name: /Open the HTML/ }).waitFor();
       await expectNoAxeViolations(page, 'the convert page after a conversion');
       await page.context().close();
     },
@@ -149,7 +175,10 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
     async () => {
       const user = await signedIn('web-pages@example.com');
       expect(await user.getByRole('link', { name: 'Email admin' }).count()).toBe(0);
+      expect(await user.getByRole('link', { name: 'Alerts' }).count()).toBe(0);
       for (const [name, heading] of [
+        ['Figures', 'Describe figures'],
+        ['Benchmark', 'Benchmark'],
         ['Webhooks', 'Webhooks'],
         ['Account', 'Account'],
       ] as const) {
@@ -157,6 +186,11 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
         await user.getByRole('heading', { level: 1, name: heading }).waitFor();
         await expectNoAxeViolations(user, `the ${name} page`);
       }
+      await user.getByRole('heading', { name: 'Conversion history' }).waitFor();
+      expect(await user.getByRole('heading', { name: 'Grant credits' }).count()).toBe(0);
+      // an admin page by its address alone is not shown: the convert page is
+      await user.goto(`${app.baseUrl}/#/alerts`);
+      await user.getByRole('heading', { level: 1, name: 'Convert a PDF' }).waitFor();
       await user.context().close();
 
       const admin = await signedIn('admin@example.com');
@@ -251,4 +285,248 @@ describe.skipIf(!chromiumPath)('web app in Chromium', () => {
     },
     SLOW,
   );
+
+  it(
+    'opts a high-fidelity conversion into the batch lane, shows it waiting in the file list, and process now runs it at once',
+    async () => {
+      const page = await signedIn('web-batch@example.com');
+      engine.holdConvert();
+      try {
+        await page.locator('input[type="file"]').setInputFiles(ONE_PAGE);
+        await page.locator('#estimate').waitFor();
+        expect(await page.getByLabel(/Use the batch lane/).count()).toBe(0);
+        await page.getByLabel('High fidelity').check();
+        await page.getByLabel(/Use the batch lane/).check();
+        await expectNoAxeViolations(page, 'the convert page offering the batch lane');
+        await page.getByRole('button', { name: 'Start conversion' }).click();
+
+        const run = page.getByRole('region', { name: /^Converting/ });
+        await run.getByRole('status').filter({ hasText: 'Waiting for the batch lane' }).waitFor();
+        const row = page.getByRole('row', { name: /verapdf-ua1-7\.4\.2-headings\.pdf/ });
+        await expect.poll(() => row.textContent(), { timeout: 15_000 }).toMatch(/Waiting for the batch lane.*Yes/);
+        await row.getByRole('button', { name: 'Process now' }).waitFor();
+
+        await run.getByRole('button', { name: 'Process now' }).click();
+        await expect.poll(() => run.getByRole('status').textContent(), { timeout: 15_000 }).not.toContain('Waiting for the batch lane');
+        await expect.poll(() => row.textContent(), { timeout: 15_000 }).not.toContain('Yes');
+        expect(await page.getByRole('alert').count()).toBe(0);
+        await run.getByRole('button', { name: 'Cancel conversion' }).click();
+        await run.getByRole('status').filter({ hasText: 'Cancelled' }).waitFor();
+      } finally {
+        engine.releaseConvert();
+      }
+      await page.context().close();
+    },
+    SLOW,
+  );
+
+  it(
+    'describes the pictures a conversion left without alt text, marks one decorative, and the outputs are rendered again',
+    async () => {
+      const email = 'web-figures@example.com';
+      const page = await signedIn(email);
+      const token = await app.token(email);
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'folio-web-figures-'));
+      const pdf = path.join(dir, 'stations.pdf');
+      await fs.writeFile(pdf, await drawPicturesPdf());
+      const fileId = await uploadPdf(app, token, pdf);
+      const unconverted = await uploadPdf(app, token, ONE_PAGE);
+      await fs.rm(dir, { recursive: true, force: true });
+      expect((await api(app, token, 'POST', `/api/convert/${fileId}`, {})).status).toBe(200);
+
+      // While it converts: a file without a finished conversion gets the API's refusal as a sentence.
+      await page.goto(`${app.baseUrl}/#/figures/${unconverted}`);
+      const refusal = page.getByRole('alert');
+      await refusal.waitFor();
+      expect(await refusal.textContent()).toContain('no finished conversion');
+      expect(await refusal.textContent()).not.toMatch(/[{}]/);
+      await until(
+        () => jobState(app, fileId),
+        (state) => state?.status === 'completed',
+        60_000,
+        'the pictures converted',
+      );
+
+      await page.getByRole('link', { name: 'All converted files' }).click();
+      await page.getByRole('link', { name: 'stations.pdf' }).click();
+      const second = page.getByRole('region', { name: 'Picture 2, page 2: Needs a description' });
+      await second.waitFor();
+      const first = page.getByRole('region', { name: /^Picture 1, page 1/ });
+      expect(await first.textContent()).toContain('Figure 1: Rain gauges on the station roof.');
+      expect(await second.textContent()).toContain('Readings are sent to the central office');
+      const picture = second.getByRole('img');
+      await expect.poll(() => picture.evaluate((image) => (image as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
+      await expectNoAxeViolations(page, 'the figures page');
+
+      await second.getByLabel('Alt text for picture 2').fill('A rain gauge on a flat roof');
+      await second.getByRole('button', { name: 'Save picture 2' }).click();
+      const saved = page.getByRole('status').filter({ hasText: 'rendered again' });
+      await saved.waitFor({ timeout: 30_000 });
+      expect(await saved.textContent()).toContain('the accessibility check passed');
+      await page.getByRole('region', { name: 'Picture 2, page 2: Described by a person' }).waitFor();
+
+      await first.getByRole('radio', { name: /Decorative/ }).check();
+      await first.getByRole('button', { name: 'Save picture 1' }).click();
+      await page.getByRole('region', { name: 'Picture 1, page 1: Marked decorative' }).waitFor({ timeout: 30_000 });
+
+      const rendered = page.getByRole('link', { name: /Open the re-rendered HTML/ });
+      expect(await rendered.getAttribute('target')).toBe('_blank');
+      const html = await (await fetch(new URL((await rendered.getAttribute('href'))!, app.baseUrl))).text();
+      expect(html).toContain('alt="A rain gauge on a flat roof"');
+      const listed = (await (await api(app, token, 'GET', `/api/files/${fileId}/figures`)).json()) as {
+        figures: Array<{ id: string; alt: string | null; decorative: boolean }>;
+      };
+      expect(listed.figures.map(({ id, alt, decorative }) => ({ id, alt, decorative }))).toEqual([
+        { id: 'p1-1', alt: null, decorative: true },
+        { id: 'p2-1', alt: 'A rain gauge on a flat roof', decorative: false },
+      ]);
+      await page.context().close();
+    },
+    SLOW,
+  );
+
+  it(
+    'lets an admin mute and reroute alerts and grant credits, with the API refusals as sentences',
+    async () => {
+      const page = await signedIn('admin@example.com');
+      await page.getByRole('link', { name: 'Alerts' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Alert settings' }).waitFor();
+      await expectNoAxeViolations(page, 'the alert settings page');
+
+      const alarms = page.getByRole('region', { name: 'Monitoring alarms' });
+      await alarms.getByLabel('Mute monitoring alarms').check();
+      await alarms.getByRole('button', { name: 'Save monitoring alarms' }).click();
+      await alarms.getByRole('status').filter({ hasText: 'Monitoring alarms are muted.' }).waitFor();
+
+      const failures = page.getByRole('region', { name: 'Email delivery failures' });
+      const to = failures.getByLabel(/^Send the email of email delivery failures to/);
+      await to.fill('not-an-address');
+      await failures.getByRole('button', { name: 'Save email delivery failures' }).click();
+      const refusal = failures.getByRole('alert');
+      await refusal.waitFor();
+      expect(await refusal.textContent()).toMatch(/^Input validation failed: emailTo: /);
+      expect(await refusal.textContent()).not.toMatch(/[{}[\]]/);
+      await to.fill('ops@example.com');
+      await failures.getByRole('button', { name: 'Save email delivery failures' }).click();
+      await failures.getByRole('status').filter({ hasText: 'go by email and messenger to ops@example.com' }).waitFor();
+      const stored = (await (await api(app, await app.token('admin@example.com'), 'GET', '/api/admin/alert-settings')).json()) as {
+        settings: Array<{ alertType: string; enabled: boolean; emailTo: string | null }>;
+      };
+      expect(stored.settings).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ alertType: 'monitoring_alarm', enabled: false }),
+          expect.objectContaining({ alertType: 'email_delivery_failure', enabled: true, emailTo: 'ops@example.com' }),
+        ]),
+      );
+
+      await page.getByRole('link', { name: 'Account' }).click();
+      const grant = page.getByRole('region', { name: 'Grant credits' });
+      await grant.waitFor();
+      await expectNoAxeViolations(page, 'the account page of an admin');
+      await grant.getByLabel('Customer email').fill('web-grantee@example.com');
+      await grant.getByRole('button', { name: 'Grant credits' }).click();
+      const missing = grant.getByRole('alert');
+      await missing.waitFor();
+      expect(await missing.textContent()).toContain('credits');
+      await grant.getByLabel('Credits').fill('25');
+      await grant.getByLabel(/^Reason/).fill('Pilot customer');
+      await grant.getByRole('button', { name: 'Grant credits' }).click();
+      await grant.getByRole('status').filter({ hasText: 'Granted 25 credits to web-grantee@example.com; their balance is 25.' }).waitFor();
+      expect(await grant.getByRole('alert').count()).toBe(0);
+      await page.context().close();
+    },
+    SLOW,
+  );
+
+  it(
+    'starts a pipeline comparison and watches the session every 3 seconds until the results stand side by side',
+    async () => {
+      const email = 'web-bench@example.com';
+      const page = await signedIn(email);
+      await uploadPdf(app, await app.token(email), ONE_PAGE);
+      const polls: number[] = [];
+      page.on('request', (request) => void (request.url().includes('benchmark.get') && polls.push(Date.now())));
+
+      await page.getByRole('link', { name: 'Benchmark' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Benchmark' }).waitFor();
+      await page.getByLabel('local + UX optimizer', { exact: true }).check();
+      expect(await page.locator('#benchmark-cost').textContent()).toContain('Costs 2 credits (1 page × 2 pipelines)');
+      await page.getByRole('button', { name: 'Start the comparison' }).click();
+      const done = page.getByRole('status').filter({ hasText: 'Complete: 2 pipelines compared.' });
+      await done.waitFor({ timeout: 60_000 });
+
+      expect(polls.length).toBeGreaterThanOrEqual(2);
+      expect(polls[1]! - polls[0]!).toBeGreaterThanOrEqual(2_900);
+      const table = page.getByRole('table', { name: 'Pipelines side by side' });
+      expect(await table.getByRole('columnheader').allTextContents()).toEqual(['Measure', '1. local', '2. local + UX optimizer']);
+      const wcag = await table
+        .getByRole('row', { name: /^Accessibility check/ })
+        .getByRole('cell')
+        .allTextContents();
+      expect(wcag).toHaveLength(2);
+      for (const cell of wcag) expect(cell).toMatch(/^(passed|failed)$/);
+      expect(await table.getByRole('link', { name: 'HTML of pipeline 2' }).count()).toBe(1);
+      await expectNoAxeViolations(page, 'the benchmark page with results');
+      await page.context().close();
+    },
+    SLOW,
+  );
+
+  it(
+    'converts by keyboard alone, with visible focus at every stop: sign in, pick the file, start, download',
+    async () => {
+      const email = 'web-keyboard@example.com';
+      const token = await app.token(email);
+      await api(app, token, 'GET', '/api/me');
+      await makePaid(app, email, 20);
+      const context = await browser.newContext({ acceptDownloads: true });
+      const page = await context.newPage();
+      await page.goto(app.baseUrl);
+      await page.locator('input[name="token"]').waitFor();
+
+      await tabTo(page, (focused) => focused.name === 'token', 'the token field');
+      await page.keyboard.type(token);
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { level: 1, name: 'Convert a PDF' }).waitFor();
+
+      await tabTo(page, (focused) => focused.type === 'file', 'the file input');
+      const [chooser] = await Promise.all([page.waitForEvent('filechooser'), page.keyboard.press('Space')]);
+      await chooser.setFiles(ONE_PAGE);
+      await page.locator('#estimate').waitFor({ timeout: 60_000 });
+      await tabTo(page, (focused) => focused.text === 'Start conversion', 'the start button');
+      await page.keyboard.press('Enter');
+
+      await page.getByRole('link', { name: /^Download/ }).waitFor({ timeout: 90_000 });
+      await tabTo(page, (focused) => focused.tag === 'A' && focused.text.startsWith('Download'), 'the Download link');
+      const [download] = await Promise.all([page.waitForEvent('download'), page.keyboard.press('Enter')]);
+      expect(download.suggestedFilename()).toBe('verapdf-ua1-7.4.2-headings.zip');
+      await context.close();
+    },
+    SLOW,
+  );
 });
+
+type Focused = { tag: string; name: string; type: string; text: string; visible: boolean };
+
+/** Presses Tab until `want` holds for the focused element (at most 40 stops), and checks that its focus can be seen. */
+async function tabTo(page: Page, want: (focused: Focused) => boolean, what: string) {
+  for (let stop = 0; stop < 40; stop++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate((): Focused => {
+      const element = document.activeElement ?? document.body;
+      const style = getComputedStyle(element);
+      return {
+        tag: element.tagName,
+        name: element.getAttribute('name') ?? '',
+        type: element.getAttribute('type') ?? '',
+        text: (element.textContent ?? '').trim(),
+        visible: element.matches(':focus-visible') && style.outlineStyle !== 'none' && Number.parseFloat(style.outlineWidth) >= 2,
+      };
+    });
+    if (want(focused)) {
+      expect(focused.visible, `${what} shows where the focus is`).toBe(true);
+      return;
+    }
+  }
+  throw new Error(`Tab never reached ${what}`);
+}

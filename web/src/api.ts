@@ -18,5 +18,9 @@ export function messageOf(error: unknown): string {
   const folioError = toFolioError(error);
   if (folioError.code === 'UNAUTHORIZED') return 'Your session has ended or the token is not valid. Sign in again.';
   if (folioError.code === 'TOO_MANY_REQUESTS' && folioError.retryAfter) return `${folioError.message} Try again in ${folioError.retryAfter} s.`;
+  if (folioError.issues.length > 0) {
+    const fields = folioError.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+    return `${folioError.message}: ${fields.join('; ')}.`;
+  }
   return folioError.message;
 }

@@ -3,7 +3,10 @@ import { useEffect, useState } from 'preact/hooks';
 import { folio, messageOf, session } from './api.ts';
 import { AccountPage } from './pages/account.tsx';
 import { AdminPage } from './pages/admin.tsx';
+import { AlertsPage } from './pages/alerts.tsx';
+import { BenchmarkPage } from './pages/benchmark.tsx';
 import { ConvertPage } from './pages/convert.tsx';
+import { FiguresPage } from './pages/figures.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
 import type { Me } from './types.ts';
@@ -11,10 +14,16 @@ import './style.css';
 
 const ROUTES = [
   { path: '#/convert', label: 'Convert', admin: false },
+  { path: '#/figures', label: 'Figures', admin: false },
+  { path: '#/benchmark', label: 'Benchmark', admin: false },
   { path: '#/webhooks', label: 'Webhooks', admin: false },
   { path: '#/account', label: 'Account', admin: false },
   { path: '#/admin', label: 'Email admin', admin: true },
+  { path: '#/alerts', label: 'Alerts', admin: true },
 ] as const;
+
+/** `#/figures/<fileId>` belongs to the Figures page; the part after the page's path is its argument. */
+const matches = (hash: string, path: string) => hash === path || hash.startsWith(`${path}/`);
 
 function useHashRoute() {
   const [hash, setHash] = useState(location.hash || '#/convert');
@@ -48,7 +57,8 @@ function App() {
     if (session.token()) void loadMe();
   }, []);
 
-  const route = ROUTES.find((entry) => entry.path === hash && (!entry.admin || me?.isAdmin)) ?? ROUTES[0];
+  const route = ROUTES.find((entry) => matches(hash, entry.path) && (!entry.admin || me?.isAdmin)) ?? ROUTES[0];
+  const argument = matches(hash, route.path) ? decodeURIComponent(hash.slice(route.path.length + 1)) : '';
   useEffect(() => {
     document.title = me ? `${route.label} · Folio` : 'Sign in · Folio';
   }, [route, me]);
@@ -101,8 +111,14 @@ function App() {
           <WebhooksPage />
         ) : route.path === '#/account' ? (
           <AccountPage me={me} onChange={loadMe} />
+        ) : route.path === '#/figures' ? (
+          <FiguresPage fileId={argument} />
+        ) : route.path === '#/benchmark' ? (
+          <BenchmarkPage onBalanceChange={loadMe} />
         ) : route.path === '#/admin' ? (
           <AdminPage />
+        ) : route.path === '#/alerts' ? (
+          <AlertsPage />
         ) : (
           <ConvertPage me={me} onBalanceChange={loadMe} />
         )}

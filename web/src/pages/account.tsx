@@ -61,6 +61,67 @@ export function AccountPage(props: { me: Me; onChange: () => void }) {
           </table>
         )}
       </section>
+      {props.me.isAdmin && <GrantCredits onGranted={props.onChange} />}
     </>
+  );
+}
+
+/** Admins only: credits to a customer by address (a new address gets a customer, its credits waiting for the first sign-in). */
+function GrantCredits(props: { onGranted: () => void }) {
+  const [email, setEmail] = useState('');
+  const [credits, setCredits] = useState('');
+  const [reason, setReason] = useState('');
+  const [message, setMessage] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+
+  const grant = async (event: Event) => {
+    event.preventDefault();
+    setError('');
+    setMessage('');
+    setBusy(true);
+    try {
+      const receipt = await folio.credits.grant.mutate({ email: email.trim(), credits: Number(credits), reason });
+      setMessage(
+        `Granted ${receipt.credits} credits to ${receipt.email}; their balance is ${receipt.balance}. ${receipt.receiptSent ? 'A receipt was mailed.' : 'No receipt went out.'}`,
+      );
+      setCredits('');
+      setReason('');
+      props.onGranted();
+    } catch (caught) {
+      setError(messageOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="grant-heading">
+      <h2 id="grant-heading">Grant credits</h2>
+      {/* the server checks every field, and its answer is shown as a sentence */}
+      <form noValidate onSubmit={(event) => void grant(event)}>
+        <div class="field">
+          <label for="grant-email">Customer email</label>
+          <input id="grant-email" type="email" autoComplete="off" maxLength={320} value={email} onInput={(event) => setEmail(event.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="grant-credits">Credits</label>
+          <input id="grant-credits" type="number" min={1} max={1000000} step={1} value={credits} onInput={(event) => setCredits(event.currentTarget.value)} />
+        </div>
+        <div class="field">
+          <label for="grant-reason">Reason (kept in the audit log)</label>
+          <input id="grant-reason" maxLength={500} value={reason} onInput={(event) => setReason(event.currentTarget.value)} />
+        </div>
+        <button class="primary" type="submit" disabled={busy}>
+          Grant credits
+        </button>
+      </form>
+      <p role="status">{message}</p>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+    </section>
   );
 }

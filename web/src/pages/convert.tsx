@@ -1,13 +1,20 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ConversionEvent, type UploadedFile, uploadFile, watchConversion } from '../../../client-sdk/index.ts';
 import { folio, messageOf, sdkOptions } from '../api.ts';
-import type { FileItem, Me } from '../types.ts';
+import type { BatchLane, FileItem, Me } from '../types.ts';
 
 /** One credit per page (the specification's HIGH_FIDELITY_CREDIT_MULTIPLIER is 1). */
 const creditsFor = (pages: number | null) => pages ?? 0;
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? '' : 's'}`;
 const LIST_REFRESH_MS = 5_000;
+const HTML_LINKS_SHOWN = 50;
 const LIVE = new Set(['pending', 'processing', 'assembling', 'waiting_batch', 'paused_budget', 'queued']);
+
+/** How the batch lane applies to a high-fidelity start of this many pages: off, the user's choice, or by itself. */
+function laneChoice(lane: BatchLane | null, pages: number | null): 'off' | 'optional' | 'automatic' {
+  if (!lane?.enabled) return 'off';
+  return (pages ?? 0) >= lane.minPages ? 'automatic' : 'optional';
+}
 
 type Run = { fileId: string; name: string; event: ConversionEvent | null; startedAt: number; rate: number | null; error: string };
 
@@ -15,6 +22,9 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
   const [uploaded, setUploaded] = useState<UploadedFile | null>(null);
   const [progress, setProgress] = useState<number | null>(null);
   const [highFidelity, setHighFidelity] = useState(false);
+  const [lane, setLane] = useState<BatchLane | null>(null);
+  const [batchOptIn, setBatchOptIn] = useState(false);
+  const [htmlLinks, setHtmlLinks] = useState<Record<string, string>>({});
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [dragging, setDragging] = useState(false);
@@ -29,8 +39,26 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
       setError(messageOf(caught));
     }
   };
+  // An HTML link per finished file, asked once (links last 24 hours): a real link can open in a new tab, a button after a fetch would be
+  // blocked. Only the newest finished files get one, so a long list is not hundreds of calls.
+  useEffect(() => {
+    const missing = files
+      .filter((file) => file.status === 'completed')
+      .slice(0, HTML_LINKS_SHOWN)
+      .filter((file) => !htmlLinks[file.id]);
+    if (missing.length === 0) return;
+    void Promise.all(
+      missing.map((file) =>
+        folio.conversion.downloadLink.query({ fileId: file.id }).then(
+          (link) => [file.id, link.htmlUrl] as const,
+          () => undefined,
+        ),
+      ),
+    ).then((found) => setHtmlLinks((current) => ({ ...current, ...Object.fromEntries(found.filter((entry) => entry !== undefined)) })));
+  }, [files]);
   useEffect(() => {
     void refresh();
+    folio.conversion.batchLane.query().then(setLane, (caught: unknown) => setError(messageOf(caught)));
     const timer = setInterval(() => void refresh(), LIST_REFRESH_MS);
     return () => {
       clearInterval(timer);
@@ -83,7 +111,8 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
     setBusy(true);
     setError('');
     try {
-      await folio.conversion.start.mutate({ fileId: uploaded.id, highFidelity });
+      const optedIn = highFidelity && laneChoice(lane, uploaded.pages) === 'optional' && batchOptIn;
+      await folio.conversion.start.mutate({ fileId: uploaded.id, highFidelity, ...(optedIn ? { _batchLane: true } : {}) });
       void watch(uploaded.id, uploaded.name);
       setUploaded(null);
       void refresh();
@@ -159,6 +188,21 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
               <input type="radio" name="fidelity" checked={highFidelity} onChange={() => setHighFidelity(true)} /> High fidelity
             </label>
           </fieldset>
+          {highFidelity && laneChoice(lane, uploaded.pages) === 'optional' && lane && (
+            <p>
+              <label>
+                <input type="checkbox" checked={batchOptIn} onChange={(event) => setBatchOptIn(event.currentTarget.checked)} /> Use the batch lane: the pages
+                wait for an overnight batch run (at most {lane.timeoutHours} hours) instead of converting now. You can still choose “Process now” while it
+                waits.
+              </label>
+            </p>
+          )}
+          {highFidelity && laneChoice(lane, uploaded.pages) === 'automatic' && lane && (
+            <p class="notice">
+              A high-fidelity conversion of {lane.minPages} pages or more goes to the batch lane: it waits for a batch run (at most {lane.timeoutHours} hours).
+              Choose “Process now” while it waits to convert at once.
+            </p>
+          )}
           <button class="primary" type="button" disabled={busy} onClick={() => void start()}>
             Start conversion
           </button>
@@ -201,7 +245,7 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
                   <td>{file.name}</td>
                   <td>
                     {file.status}
-                    {file.phase && LIVE.has(file.status) ? `: ${file.phase}` : ''}
+                    {file.batchWaiting ? ': Waiting for the batch lane' : file.phase && LIVE.has(file.status) ? `: ${file.phase}` : ''}
                     {file.errorMessage ? ` (${file.errorMessage})` : ''}
                   </td>
                   <td>{file.pages ?? '—'}</td>
@@ -212,6 +256,16 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
                       <button type="button" onClick={() => void download(file.id)}>
                         Download <span class="visually-hidden">{file.name}</span>
                       </button>
+                    )}
+                    {file.status === 'completed' && htmlLinks[file.id] && (
+                      <a href={htmlLinks[file.id]} target="_blank" rel="noopener">
+                        Open the HTML <span class="visually-hidden">of {file.name}</span> (new tab)
+                      </a>
+                    )}
+                    {file.status === 'completed' && file.contentType === 'application/pdf' && (
+                      <a href={`#/figures/${file.id}`}>
+                        Describe figures <span class="visually-hidden">of {file.name}</span>
+                      </a>
                     )}
                     {LIVE.has(file.status) && run?.fileId !== file.id && (
                       <button type="button" onClick={() => void watch(file.id, file.name)}>
@@ -236,11 +290,16 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
 
 function RunPanel(props: { run: Run; onCancel: () => void; onProcessNow: () => void }) {
   const { run } = props;
+  const heading = useRef<HTMLHeadingElement>(null);
+  // The start button is gone once a run begins: focus moves to the run, so a keyboard user goes on from there.
+  useEffect(() => heading.current?.focus(), [run.fileId, run.startedAt]);
   const event = run.event;
   const zipName = `${run.name.replace(/\.[^.]+$/, '') || 'document'}.zip`;
   return (
     <section aria-labelledby="run-heading">
-      <h2 id="run-heading">Converting {run.name}</h2>
+      <h2 id="run-heading" ref={heading} tabIndex={-1}>
+        Converting {run.name}
+      </h2>
       {!event ? (
         <p role="status">Connecting…</p>
       ) : event.type === 'progress' ? (
@@ -266,7 +325,11 @@ function RunPanel(props: { run: Run; onCancel: () => void; onProcessNow: () => v
         </>
       ) : event.type === 'completed' ? (
         <p role="status">
-          Finished: {plural(event.totalPages, 'page')}. <a href={event.downloadUrl}>Download {zipName}</a> (the link works for 24 hours).
+          Finished: {plural(event.totalPages, 'page')}. <a href={event.downloadUrl}>Download {zipName}</a> or{' '}
+          <a href={event.htmlUrl} target="_blank" rel="noopener">
+            open the accessible HTML (new tab)
+          </a>
+          ; the links work for 24 hours.
         </p>
       ) : event.type === 'failed' ? (
         <p role="alert" class="error">
