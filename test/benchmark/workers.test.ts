@@ -19,7 +19,7 @@ const root = path.resolve(import.meta.dirname, '..', '..');
 // The SIGKILL test's deployment has a short visibility timeout, so a killed worker's job comes back within the
 // test, yet longer than a run takes on a loaded machine. API and workers share the queue settings, as processes of
 // one deployment do: the sender's policy goes with each job.
-const VISIBILITY_TIMEOUT_SECONDS = 60;
+const VISIBILITY_TIMEOUT_SECONDS = 25;
 const SHORT_TIMEOUT_ENV = {
   BENCHMARK_VISIBILITY_TIMEOUT_SECONDS: String(VISIBILITY_TIMEOUT_SECONDS),
   BENCHMARK_RETRY_LIMIT: '3',
