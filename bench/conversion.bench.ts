@@ -9,11 +9,11 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { loadConfig } from '../server/config.ts';
 import type { ConversionEngine } from '../server/conversion/engine.ts';
-import { PAGES_PER_CALL } from '../server/conversion/cli/convert-files.ts';
+import { mapConcurrently, PAGES_PER_CALL } from '../server/conversion/cli/convert-files.ts';
 import { createConversionEngine } from '../server/conversion/create-conversion-engine.ts';
 import type { PageResult } from '../server/conversion/model.ts';
 import { silentLog } from '../server/log.ts';
-import { htmlHeadings, normaliseHeading, readCorpus, type CorpusEntry } from '../test/helpers/corpus.ts';
+import { CORPUS_DIR, htmlHeadings, normaliseHeading, readCorpus, type CorpusEntry } from '../test/helpers/corpus.ts';
 import { report } from './report.ts';
 
 const run_ = promisify(execFile);
@@ -34,6 +34,92 @@ export async function run() {
   await benchPdfjsFloor(corpus, bytes);
   const pdftohtml = await benchPdftohtml(corpus);
   await benchEngine(corpus, bytes, pdftohtml);
+  await benchThroughput(corpus, bytes);
+  await benchCliStart();
+}
+
+/**
+ * The corpus as `folio convert` runs a folder (as many documents at once as the pool has workers, each
+ * converted, rendered and audited) on one worker and on two: the second worker's gain is the ratio.
+ * Documents with OCR pages are left out, as in the engine figures.
+ */
+async function benchThroughput(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>) {
+  const config = loadConfig();
+  const rates: Record<number, number> = {};
+  for (const poolSize of [1, 2]) {
+    const engine = createConversionEngine({ conversion: config.conversion, log: silentLog, poolSize });
+    try {
+      await convertWhole(engine, bytes.get('verapdf-ua1-7.4.2-headings.pdf') ?? bytes.values().next().value!, 'warm-up.pdf');
+      const files = corpus.filter((entry) => !ocrFiles.has(entry.file));
+      const started = performance.now();
+      const done = await mapConcurrently(files, engine.concurrency, (entry) =>
+        convertWhole(engine, bytes.get(entry.file)!, entry.file).then(
+          (result) => result.pages.length,
+          () => 0,
+        ),
+      );
+      const pages = done.reduce((sum, count) => sum + count, 0);
+      rates[poolSize] = pages / ((performance.now() - started) / 1000);
+      report('conversion', `engine_pages_per_s_pool_${poolSize}`, rates[poolSize]!, 'pages/s', { pages, documentsAtOnce: engine.concurrency });
+    } finally {
+      await engine.close();
+    }
+  }
+  report('conversion', 'engine_two_workers_vs_one', rates[2]! / rates[1]!, 'ratio', { aim: 1.7 });
+  report('conversion', 'engine_vs_pdfjs_text_ratio_two_workers', rates[2]! / floor.pagesPerSecond, 'ratio', { aim: 0.3 });
+}
+
+/**
+ * A one-page conversion through the CLI, from process start to exit, beside pdftohtml on the same page:
+ * hyperfine (a Debian package) when it is installed, else a plain loop of runs.
+ */
+async function benchCliStart() {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'folio-bench-cli-'));
+  const onePage = path.join(CORPUS_DIR, 'faa-amt-handbook-page.pdf');
+  const plainPage = path.join(CORPUS_DIR, 'verapdf-ua1-7.4.2-headings.pdf');
+  try {
+    for (const [label, file] of [
+      ['figures', onePage],
+      ['text', plainPage],
+    ] as const) {
+      const folio = `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(ROOT, 'bin/folio.cjs'))} convert ${JSON.stringify(file)} -o ${JSON.stringify(dir)}`;
+      const peer = `pdftohtml -q -s -i ${JSON.stringify(file)} ${JSON.stringify(path.join(dir, 'peer.html'))}`;
+      const [ours, theirs] = await wallSeconds([folio, peer]);
+      if (ours === undefined) continue;
+      report('conversion', `cli_one_page_seconds_${label}`, ours, 's', { file: path.basename(file), aim: 1.0, pdftohtmlSeconds: theirs });
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Mean wall seconds of each shell command (after one warm-up run that fills the compile cache). */
+async function wallSeconds(commands: string[]): Promise<(number | undefined)[]> {
+  const hasHyperfine = await run_('hyperfine', ['--version']).then(
+    () => true,
+    () => false,
+  );
+  if (hasHyperfine) {
+    const json = path.join(os.tmpdir(), `folio-hyperfine-${process.pid}.json`);
+    await run_('hyperfine', ['-N', '--warmup', '1', '--runs', '5', '--export-json', json, ...commands]).catch(() => null);
+    const results = JSON.parse(await readFile(json, 'utf8').catch(() => '{"results":[]}')) as { results: { mean: number }[] };
+    await rm(json, { force: true });
+    return commands.map((_, index) => results.results[index]?.mean);
+  }
+  const means: (number | undefined)[] = [];
+  for (const command of commands) {
+    const times: number[] = [];
+    for (let runIndex = 0; runIndex < 6; runIndex++) {
+      const started = performance.now();
+      const ok = await run_('sh', ['-c', command]).then(
+        () => true,
+        () => false,
+      );
+      if (runIndex > 0 && ok) times.push((performance.now() - started) / 1000);
+    }
+    means.push(times.length > 0 ? times.reduce((a, b) => a + b, 0) / times.length : undefined);
+  }
+  return means;
 }
 
 /** Seconds and pages of pdf.js getTextContent over every page of every file: the floor for our local backend. */
@@ -60,6 +146,8 @@ async function benchPdfjsFloor(corpus: CorpusEntry[], bytes: Map<string, Uint8Ar
   report('conversion', 'pdfjs_text_pages_per_s', floor.pagesPerSecond, 'pages/s', { pages, files: corpus.length });
 }
 const floor = { pagesPerSecond: 0 };
+/** documents with OCR pages, found by the engine pass: the throughput pass leaves them out too */
+const ocrFiles = new Set<string>();
 
 type PeerResult = { html: Map<string, string> };
 
@@ -111,6 +199,7 @@ async function benchEngine(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>
       ours.set(entry.file, result.html);
       // A document with OCR pages is timed apart: OCR dominates it and says nothing about the text path.
       const bucket = result.pages.some((page) => page.ocr) ? ocr : text;
+      if (bucket === ocr) ocrFiles.add(entry.file);
       bucket.pages += result.pages.length;
       bucket.ms += ms;
       bucket.convertMs += result.convertMs;

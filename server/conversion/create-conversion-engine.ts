@@ -18,12 +18,6 @@ import { checkPdfBytes } from './backends/local/pdf-bytes.ts';
  * parser call out, the vision backend falling back to the local one per page.
  */
 
-/**
- * Documents this short convert on fewer workers than a pool of two has to spare, and are done before
- * an audit's imports (jsdom, axe-core: ~0.3 s) would be: those imports start with the render instead.
- */
-const WARM_AUDIT_MAX_PAGES = 8;
-
 type Facts = { meta: DocumentFacts['meta']; labels: Map<number, string> };
 
 export const createConversionEngine: CreateConversionEngine = (options) => {
@@ -84,7 +78,11 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       checkPdfBytes(pdf);
       const sourceName = inspectOptions?.sourceName ?? 'document.pdf';
       // the conversion that usually follows an inspect needs the same facts: read the PDF once
-      const { meta } = await documentFacts(pdf, hashOf(pdf), sourceName);
+      const facts = documentFacts(pdf, hashOf(pdf), sourceName);
+      // A second worker loads the audit's jsdom and axe-core (~0.3 s) while the first reads the document:
+      // a short document's audit then starts at once, a long one's finds them loaded. The worker takes pages too.
+      getPool().warmAudit();
+      const { meta } = await facts;
       return { ...meta, sourceName };
     },
 
@@ -149,8 +147,6 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     },
 
     openRender(meta, target, extras) {
-      // a short document leaves a worker idle: it loads the audit's jsdom and axe-core meanwhile
-      if (!closed && meta.pageCount <= WARM_AUDIT_MAX_PAGES) getPool().warmAudit();
       // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
       const opened = import('./render/stream.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
       opened.catch(() => undefined);
