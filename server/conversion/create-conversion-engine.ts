@@ -18,6 +18,9 @@ import { checkPdfBytes } from './backends/local/pdf-bytes.ts';
  * parser call out, the vision backend falling back to the local one per page.
  */
 
+/** Longest document whose pages convert beside a worker holding the audit's jsdom (a few tens of MB). */
+const WARM_AUDIT_MAX_PAGES = 50;
+
 type Facts = { meta: DocumentFacts['meta']; labels: Map<number, string> };
 
 export const createConversionEngine: CreateConversionEngine = (options) => {
@@ -83,6 +86,8 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
       // a short document's audit then starts at once, a long one's finds them loaded. The worker takes pages too.
       getPool().warmAudit();
       const { meta } = await facts;
+      // a long document's pages would share that worker with jsdom for minutes: it starts afresh for them
+      if (meta.pageCount > WARM_AUDIT_MAX_PAGES) getPool().coolAudit();
       return { ...meta, sourceName };
     },
 

@@ -59,6 +59,8 @@ export type PagePool = {
    * pool has), so on two cores the audit's imports overlap the page conversion instead of following it.
    */
   warmAudit(): void;
+  /** Stops the warmed worker when it is idle: memory back for a long run, which starts workers afresh. */
+  coolAudit(): void;
   /**
    * Opens the document in a worker and reads its metadata and page labels there, so the
    * engine's own thread never loads pdf.js; the worker keeps it open for the pages that follow.
@@ -388,6 +390,10 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
       if (!slot) return;
       slot.warm = true;
       slot.worker.postMessage({ type: 'warm' } satisfies ToWorker);
+    },
+    coolAudit() {
+      for (const slot of slots.filter((candidate) => candidate.warm && !candidate.busy && !candidate.task && candidate.requests.size === 0))
+        void retire(slot).catch(() => undefined);
     },
     docx: (docx, { signal } = {}) =>
       inTurn(async () => {
