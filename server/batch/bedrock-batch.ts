@@ -30,7 +30,7 @@ type RemoteJobStatus =
   | 'Scheduled';
 
 /** The record counts GetModelInvocationJob reports (absent until the job has run). */
-export type RemoteCounts = { total?: number; processed?: number; success?: number; error?: number };
+type RemoteCounts = { total?: number; processed?: number; success?: number; error?: number };
 
 export type RemoteJob = { jobArn: string; jobName?: string; status: RemoteJobStatus; message?: string; counts?: RemoteCounts };
 

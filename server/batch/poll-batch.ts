@@ -25,7 +25,7 @@ export const OVERDUE_STOP_WAIT_MS = 60 * 60 * 1000;
  * upper end of a PDF page's input (Anthropic gives 1,500–3,000 tokens a page,
  * the prompt included) and a page of HTML out.
  */
-export const ESTIMATED_RECORD_TOKENS = { input: 3000, output: 1000 } as const;
+const ESTIMATED_RECORD_TOKENS = { input: 3000, output: 1000 } as const;
 
 /** What came back for a batch job. */
 type Collected = {
@@ -100,7 +100,7 @@ async function collectOutputs(
  * errored records are not billed), each at ESTIMATED_RECORD_TOKENS, at the
  * batch price. None is usable, so none is accepted.
  */
-export function estimateFromCounts(remote: Pick<RemoteJob, 'counts'>): Pick<Collected, 'accepted' | 'returned' | 'costUsd'> & { estimated: true } {
+function estimateFromCounts(remote: Pick<RemoteJob, 'counts'>): Pick<Collected, 'accepted' | 'returned' | 'costUsd'> & { estimated: true } {
   const counts = remote.counts ?? {};
   const answered = counts.success ?? Math.max(0, (counts.processed ?? 0) - (counts.error ?? 0));
   const returned = Number.isFinite(answered) ? Math.max(0, Math.trunc(answered)) : 0;
