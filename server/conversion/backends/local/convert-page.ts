@@ -2,11 +2,11 @@ import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf
 import type { Block, PageResult } from '../../model.ts';
 import { blocksText, classify, structuralReasons } from '../../page-content.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
-import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage } from './images.ts';
+import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage, renderRegion } from './images.ts';
 import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
 import { readFormulaTex } from './math-layout.ts';
-import { ocrPage } from './ocr.ts';
+import { ocrPage, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -127,10 +127,22 @@ async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: n
   return { doc, page, pageNumber, options, items, textLayerWords, linkById, linkAreas, annotations, view: { x0, y0, x1, y1 }, budget: createImageBudget() };
 }
 
+/**
+ * Below this share of ink a page OCR found no words on is blank (a white
+ * scan, specks, a scanner's edge shadow); above it, a picture without text.
+ */
+const BLANK_INK = 0.015;
+
 /** A page with no text layer, or one that cannot be read: its picture, read by OCR. */
 async function convertScannedPage(input: PageInput, garbled: boolean): Promise<Converted> {
   const { doc, page, pageNumber, options } = input;
   const result = await ocrPage(doc, page, pageNumber, options.docLang);
+  if (result.blocks.length === 0 && result.ink < BLANK_INK) {
+    // a blank page gives no text at all, not specks read as letters; its page marker stays
+    return { blocks: [], reasons: [], warnings: [`page ${pageNumber} is blank: nothing on it reads as text`] };
+  }
+  if (result.blocks.length === 0 || result.confidence < UNREADABLE_CONFIDENCE)
+    return unreadablePage(input, result.blocks.length === 0 ? undefined : result.confidence);
   const why = garbled ? 'text layer cannot be read (a font without a Unicode map)' : 'has no text layer';
   const turned = result.turned ? `, the scan turned ${result.turned}° to read it` : '';
   return {
@@ -140,6 +152,27 @@ async function convertScannedPage(input: PageInput, garbled: boolean): Promise<C
       `page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`,
     ],
     ocr: { lang: result.lang },
+  };
+}
+
+/**
+ * A page OCR cannot read (handwriting, a damaged scan) or found no words on:
+ * its picture with a visible notice, never the guessed text, and the reason
+ * `unreadable` so the report sends it to the vision backend.
+ */
+async function unreadablePage(input: PageInput, confidence: number | undefined): Promise<Converted> {
+  const { page, pageNumber, view } = input;
+  const picture = await renderRegion(page, view).catch(() => undefined);
+  const image = picture && input.budget.take(picture) ? picture : undefined;
+  const why = confidence === undefined ? 'no text was found on it' : `OCR read it with ${Math.round(confidence)}% confidence`;
+  const notice = `This page could not be read reliably (${why}); it is shown as its picture. Convert it with high fidelity (the vision backend) to get its text.`;
+  return {
+    blocks: [
+      { kind: 'paragraph', page: pageNumber, content: [{ kind: 'emphasis', strong: true, children: [{ kind: 'text', text: notice }] }] },
+      { kind: 'figure', page: pageNumber, ...(image ? { image } : {}), decorative: false, needsAlt: true },
+    ],
+    reasons: ['unreadable'],
+    warnings: [`page ${pageNumber} could not be read reliably (${why}); it is shown as its picture: convert it with high fidelity (--backend vision)`],
   };
 }
 
