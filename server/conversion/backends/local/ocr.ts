@@ -64,8 +64,19 @@ const SCRIPT_LANGS: Record<string, string> = { Latin: 'en', Arabic: 'ar', Han: '
 /** The script a language is written in: its own for these, Latin for the rest. */
 const scriptOf = (lang: string) => (['ar', 'zh', 'ja', 'ko'].includes(primary(lang)) ? primary(lang) : 'latin');
 
+type OcrBox = { x0: number; y0: number; x1: number; y1: number };
 type TesseractWorker = {
-  recognize(image: Buffer): Promise<{ data: { text: string; confidence: number } }>;
+  recognize(
+    image: Buffer,
+    options?: object,
+    output?: { text?: boolean; blocks?: boolean },
+  ): Promise<{
+    data: {
+      text: string;
+      confidence: number;
+      blocks?: { paragraphs: { lines: { words: { text: string; confidence: number; bbox: OcrBox }[] }[] }[] }[] | null;
+    };
+  }>;
   detect(image: Buffer): Promise<{ data: { orientation_degrees: number | null; script: string | null } }>;
   terminate(): Promise<unknown>;
 };
@@ -274,3 +285,62 @@ function toBlocks(text: string, pageNumber: number): { blocks: Block[]; words: n
   }
   return { blocks, words };
 }
+
+/**
+ * Words read with less confidence than this are specks and bits of pictures
+ * (on a paper's first page: 0–38 for "oo", "R", "SR", "ON" beside its
+ * figure, 40–96 for the names and words of its text); short ones up to the
+ * second bound.
+ */
+const NOISE_CONFIDENCE = 30;
+const SHORT_NOISE_CONFIDENCE = 50;
+
+/** A word OCR read, in page space (points, y up), as the text layer's items are. */
+export type OcrWord = { text: string; confidence: number; x0: number; y0: number; x1: number; y1: number };
+
+/**
+ * The words on an upright page with their boxes, to put in place of a text
+ * layer that lies: its runs keep their places, so columns and reading order
+ * still come from the layout. Undefined for a turned page (/Rotate), whose
+ * boxes would need turning back.
+ */
+export async function ocrWords(
+  doc: PDFDocumentProxy,
+  page: PDFPageProxy,
+  docLang: string,
+): Promise<{ words: OcrWord[]; confidence: number; lang: string } | undefined> {
+  if (page.rotate % 360 !== 0) return undefined;
+  const known = languageOf(doc);
+  const lang = (await known.declared) ?? known.lastRead ?? docLang;
+  const { png, ink } = await renderPagePng(page);
+  if (ink === 0) return undefined;
+  const worker = await recogniser(codeFor(lang));
+  const { data } = await worker.recognize(png, {}, { text: true, blocks: true });
+  const [vx0 = 0, , vx1 = 612, vy1 = 792] = page.view;
+  // renderPagePng's scale, from the width it rendered
+  const scale = pngWidth(png) / (vx1 - vx0);
+  const words: OcrWord[] = [];
+  for (const block of data.blocks ?? []) {
+    for (const paragraph of block.paragraphs) {
+      for (const line of paragraph.lines) {
+        for (const word of line.words) {
+          const text = word.text.trim();
+          // specks, rules and pictures read as letters: uncertain and short
+          if (text === '' || word.confidence < NOISE_CONFIDENCE || (word.confidence < SHORT_NOISE_CONFIDENCE && text.length <= 2)) continue;
+          words.push({
+            text,
+            confidence: word.confidence,
+            x0: vx0 + word.bbox.x0 / scale,
+            x1: vx0 + word.bbox.x1 / scale,
+            y0: vy1 - word.bbox.y1 / scale,
+            y1: vy1 - word.bbox.y0 / scale,
+          });
+        }
+      }
+    }
+  }
+  return { words, confidence: data.confidence, lang };
+}
+
+/** A PNG's width, from its IHDR chunk. */
+const pngWidth = (png: Buffer) => png.readUInt32BE(16);
