@@ -10,9 +10,9 @@ import { ocrPage, ocrWords, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
-import { buildSegments, type LinkArea } from './segments.ts';
+import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
-import { countWords, readTextLayer, type TextItem } from './text-layer.ts';
+import { countWords, readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
 
 /**
@@ -81,6 +81,11 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     // a page drawn with more operators than any real page is read for its text alone: drawing analysis, its
     // pictures and OCR (which renders every operator again) would take minutes and gigabytes
     const flooded = (read?.fnArray.length ?? 0) > MAX_PAGE_OPERATORS;
+    // right-to-left ligatures pdf.js reverses letter by letter are put right from the glyphs drawn
+    if (!flooded && RTL_LETTER.test(layerText)) {
+      const glyphs = read ?? (await page.getOperatorList().catch(() => null));
+      if (glyphs) input.items = repairReversedLigatures(input.items, glyphs);
+    }
     const list = flooded ? null : read;
     const images = list ? findImages(list) : [];
     let converted: Converted;
