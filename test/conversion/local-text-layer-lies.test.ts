@@ -76,6 +76,11 @@ describe('text layers that are not language', () => {
     expect(isNotLanguage('Die große Straße führt über die Brücke zum schönen Schloss und der Bürgermeister grüßt die Gäste im Frühling')).toBe(false);
     expect(isNotLanguage('Wojewoda zwrócił uwagę na konieczność szybkiego przygotowania nowych przepisów dotyczących ochrony środowiska')).toBe(false);
     expect(isNotLanguage('const ctx = new Map(); for (const src of list) if (src.len > max) ptr = fmt(src, cfg, std, tmp, msg);')).toBe(false);
+    expect(isNotLanguage('Vláda schválila nový zákon o ochraně přírody, který má zlepšit stav krajiny a zajistit čistou vodu pro obyvatele všech krajů')).toBe(
+      false,
+    );
+    // a table of units and abbreviations: short words without vowels are no sign of a lying map
+    expect(isNotLanguage('kHz MHz GHz dBm mW Hz rpm kPa Nm km mm cm kg mg ml std avg max min qty pcs ctn pkg xyz abc')).toBe(false);
     // too few words to tell, or another script with a few Latin abbreviations
     expect(isNotLanguage('Chqj Fqndmdudkc')).toBe(false);
     expect(isNotLanguage('한국어 보고서의 내용은 다음과 같습니다 PDF HTML XML 데이터 처리 방법 연구 결과 분석')).toBe(false);

@@ -34,7 +34,7 @@ const MIN_JUDGED_WORDS = 12;
 /** Share of a language's commonest words in running text: 25–45% in prose; a shifted map gives 0–3%. */
 const STOP_SHARE_TEXT = 0.12;
 const STOP_SHARE_NONE = 0.04;
-/** Share of words of three letters or more without a vowel: 0–10% in Latin-script prose, 40–70% with a shifted map. */
+/** Share of words of four letters or more without a vowel: 0–10% in Latin-script prose, 40–70% with a shifted map. */
 const VOWELLESS_SHARE = 0.35;
 
 const stopWordSets = Object.values(STOP_WORDS).map((list) => new Set(list));
@@ -59,7 +59,7 @@ function shiftLetters(word: string, k: number): string {
  * variables and marks in tables, capitals abbreviations, not words): hardly any of a language's commonest words
  * while the same letters moved one to three places along the alphabet have
  * their share of them (the shift test), or hardly any common words and many
- * longer words without a vowel. Undecided (false) with fewer than 12 words of three letters or more.
+ * words of four letters or more without a vowel. Undecided (false) with fewer than 12 words of three letters or more.
  */
 export function isNotLanguage(text: string): boolean {
   return judgeLanguage(text) === 'not';
@@ -80,7 +80,10 @@ export function judgeLanguage(text: string): 'language' | 'not' | undefined {
   for (const k of [1, -1, 2, -2, 3, -3]) {
     if (stopShare(words.map((word) => shiftLetters(word, k))) >= STOP_SHARE_TEXT) return 'not';
   }
-  return long.filter((word) => !/[aeiouyà-öø-ÿ]/.test(word)).length > long.length * VOWELLESS_SHARE ? 'not' : 'language';
+  // units and abbreviations ("kHz", "dBm", "std") are short: vowels are judged on words of four letters or more
+  const longer = words.filter((word) => word.length >= 4);
+  if (longer.length < MIN_JUDGED_WORDS / 2) return 'language';
+  return longer.filter((word) => !/[aeiouyà-öø-ÿ]/.test(word)).length > longer.length * VOWELLESS_SHARE ? 'not' : 'language';
 }
 
 /**
