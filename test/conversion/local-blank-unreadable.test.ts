@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
+import type { Block } from '../../server/conversion/model.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
 import { convertLocally } from '../helpers/local-pages.ts';
 
@@ -107,7 +108,7 @@ describe('pages OCR cannot read', () => {
     expect(page!.ocr).toBe(false);
     expect(page!.blocks.map((block) => block.kind)).toEqual(['paragraph', 'figure']);
     expect(blocksText(page!.blocks)).toMatch(/^This page could not be read reliably \(OCR read it with \d+% confidence\); it is shown as its picture\./);
-    const figure = page!.blocks[1] as Extract<(typeof page.blocks)[number], { kind: 'figure' }>;
+    const figure = page!.blocks[1] as Extract<Block, { kind: 'figure' }>;
     expect(figure.image?.mime).toMatch(/^image\//);
     expect(figure.needsAlt).toBe(true);
     expect(page!.warnings.join('\n')).toMatch(/could not be read reliably .*--backend vision/);
