@@ -130,7 +130,8 @@ export function replaceRuns(
     let best = -1;
     let bestDistance = Number.POSITIVE_INFINITY;
     items.forEach((item, index) => {
-      if (!fonts.has(item.font) || item.size <= 0) return;
+      // an empty run (a line's end) or a space keeps its text: a word given to it would be lost
+      if (!fonts.has(item.font) || item.size <= 0 || item.text.trim() === '') return;
       const inside =
         cx >= item.x - item.size * 0.2 && cx <= item.x + item.width + item.size * 0.2 && cy >= item.y - item.size * 0.35 && cy <= item.y + item.size * 0.95;
       const distance = Math.abs(cy - (item.y + item.size * 0.3));
