@@ -127,5 +127,19 @@ function formatSummary(rows: FileSummary[]): string {
       .join('  ')
       .trimEnd();
   const converted = rows.filter((row) => row.ok).length;
-  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...body.map(line), '', `${converted} of ${rows.length} file(s) converted`].join('\n');
+  // pages OCR could not read are pictures in the output: say which, and what reads them
+  const unreadable = rows
+    .filter((row) => (row.unreadablePages ?? []).length > 0)
+    .map(
+      (row) =>
+        `${row.file}: page(s) ${row.unreadablePages!.join(', ')} could not be read reliably and are shown as pictures; convert them with --backend vision`,
+    );
+  return [
+    line(header),
+    line(widths.map((width) => '-'.repeat(width))),
+    ...body.map(line),
+    '',
+    `${converted} of ${rows.length} file(s) converted`,
+    ...unreadable,
+  ].join('\n');
 }

@@ -80,6 +80,8 @@ export type ConversionReport = {
   costUsd: number;
   /** figures nobody has described yet (figures.ts ids): the ones that keep wcagStatus failed */
   figuresNeedingAlt?: { id: string; page: number; caption?: string }[];
+  /** pages that could not be read reliably (reason `unreadable`): shown as their picture, for the vision backend */
+  unreadablePages?: { page: number; label: string }[];
   [key: string]: unknown;
 };
 

@@ -28,8 +28,8 @@ const FLOORS: Record<string, { fourgramRecall: number; wordPrecision: number }> 
   'multi_page.pdf': { fourgramRecall: 0.99, wordPrecision: 0.99 },
   'picture_classification.pdf': { fourgramRecall: 0.99, wordPrecision: 0.99 },
   'redp5110_sampled.pdf': { fourgramRecall: 0.94, wordPrecision: 0.9 },
-  'right_to_left_02.pdf': { fourgramRecall: 0.57, wordPrecision: 0.68 },
-  'right_to_left_03.pdf': { fourgramRecall: 0.32, wordPrecision: 0.56 },
+  'right_to_left_02.pdf': { fourgramRecall: 0.66, wordPrecision: 0.71 },
+  'right_to_left_03.pdf': { fourgramRecall: 0.78, wordPrecision: 0.68 },
   'table_mislabeled_as_picture.pdf': { fourgramRecall: 0.85, wordPrecision: 0.98 },
 };
 

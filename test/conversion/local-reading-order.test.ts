@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../server/conversion/model.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { blocksText } from '../../server/conversion/page-content.ts';
 import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
 
 const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { ocr: false })).pages;
@@ -188,5 +189,32 @@ describe('right-to-left lines', () => {
     // the issue saw "…الم فإن الحكومة المصرية تضع صوو وعليه،": the line's first word last
     expect(texts[0]).toMatch(/^وعليه، فإن الحكومة المصرية تضع صوو عييهاوخ/);
     expect(texts.join(' ')).toContain('(2024 - 2026)');
+  });
+
+  it('puts back the lam-alef ligatures pdf.js reverses letter by letter (right_to_left_02.pdf, untagged)', async () => {
+    const pages = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'layout', 'right_to_left_02.pdf'))));
+    const text = pages[0]!.blocks.map(blockText).join(' ');
+    // "لأ", "لإ" and "لآ" are one glyph each on this page: read reversed they were "األمووون", "اإلرهوووخ", "اآلتا"
+    expect(text).toContain('الأمووون');
+    expect(text).toContain('الإرهوووخ');
+    expect(text).toContain('الآتا');
+    expect(text).not.toMatch(/األ|اإل|اآل/);
+  });
+
+  it('keeps the spaces a tagged right-to-left page implies by gaps and line ends, its ligatures and its dates in order (right_to_left_03.pdf)', async () => {
+    const pages = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'layout', 'right_to_left_03.pdf'))));
+    // most of the page is two tables: their cells' text too
+    const text = blocksText(pages[0]!.blocks);
+    // words drawn one by one, no space glyph between them: "کارگزاریآرمونبورس" before
+    expect(text).toContain('کارگزاری آرمون بورس');
+    expect(text).toContain('بر اساس قيمت های جهانی');
+    // a cell's text wrapped between two marked contents: "اخذنموده"
+    expect(text).toContain('اخذ نموده است؟');
+    // lam-alef: "کاال" and "فوالدهای"
+    expect(text).toContain('استاندارد کالا');
+    expect(text).toContain('فولادهای');
+    // the dates' pieces are drawn from the right: "19/09/1403"
+    expect(text).toContain('1403/09/19');
+    expect(text).not.toContain('19/09/1403');
   });
 });

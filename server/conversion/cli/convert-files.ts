@@ -185,6 +185,8 @@ export type FileSummary = {
   wcagStatus?: 'passed' | 'failed';
   /** ids of the figures still without a description (what --alt takes) */
   figuresNeedingAlt?: string[];
+  /** labels of the pages that could not be read reliably, shown as pictures (for --backend vision) */
+  unreadablePages?: string[];
   ms: number;
   outputs?: string[];
   error?: { code: string; message: string };
@@ -267,6 +269,7 @@ export async function convertFile(
       ...counts,
       wcagStatus: outputs.report.wcagStatus,
       figuresNeedingAlt: (outputs.report.figuresNeedingAlt ?? []).map((figure) => figure.id),
+      unreadablePages: (outputs.report.unreadablePages ?? []).map((page) => page.label),
       outputs: [outputs.html, outputs.taggedPdf, outputs.reportJson, outputs.reportHtml].filter((file) => file !== undefined),
     });
   } catch (error) {

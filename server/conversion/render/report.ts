@@ -107,6 +107,7 @@ export function createReportBuilder() {
   const warnings: ReportWarning[] = [];
   const blocks: Record<string, number> = {};
   const undescribed: FolioReport['figuresNeedingAlt'] = [];
+  const unreadable: NonNullable<FolioReport['unreadablePages']> = [];
   let words = 0;
   let costUsd = 0;
   let conversionMs = 0;
@@ -114,6 +115,14 @@ export function createReportBuilder() {
     addPage(p: PageResult): void {
       backends[p.backend] = (backends[p.backend] ?? 0) + 1;
       if (p.ocr) warnings.push({ page: p.page, kind: 'ocr', message: `Page ${p.label} was recognised by OCR: check the text against the original` });
+      if (p.reasons.includes('unreadable')) {
+        unreadable.push({ page: p.page, label: p.label });
+        warnings.push({
+          page: p.page,
+          kind: 'unreadable',
+          message: `Page ${p.label} could not be read reliably and is shown as its picture: convert it with the vision backend`,
+        });
+      }
       for (const w of p.warnings) warnings.push({ page: p.page, kind: 'backend', message: w });
       words += countBlocks(p.blocks, blocks);
       for (const { id, figure } of pageFigures(p)) {
@@ -162,6 +171,7 @@ export function createReportBuilder() {
         ocrPages: pages.filter((p) => p.ocr).length,
         pageDetails: pages,
         figuresNeedingAlt: [...undescribed],
+        unreadablePages: [...unreadable],
         warnings: all,
         audit,
         timings: { conversionMs: Math.round(conversionMs), ...timings },
@@ -209,7 +219,11 @@ export function renderReportHtml(report: FolioReport): string {
 <dt>Source</dt><dd>${e(report.sourceName)}</dd>
 <dt>Language</dt><dd>${e(report.lang)}</dd>
 <dt>Tagged source PDF</dt><dd>${report.tagged ? 'Yes' : 'No'}</dd>
-<dt>Pages</dt><dd>${e(report.pages)} (${e(report.standardPages)} standard, ${e(report.complexPages)} complex, ${e(report.ocrPages)} OCR)</dd>
+<dt>Pages</dt><dd>${e(report.pages)} (${e(report.standardPages)} standard, ${e(report.complexPages)} complex, ${e(report.ocrPages)} OCR)</dd>${
+    report.unreadablePages?.length
+      ? `\n<dt>Could not be read</dt><dd>${e(report.unreadablePages.map((p) => p.label).join(', '))}: shown as pictures; convert with the vision backend</dd>`
+      : ''
+  }
 <dt>Backends</dt><dd>${e(
     Object.entries(report.backends)
       .map(([k, v]) => `${k}: ${v}`)

@@ -2,18 +2,18 @@ import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf
 import type { Block, PageResult } from '../../model.ts';
 import { blocksText, classify, structuralReasons } from '../../page-content.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
-import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage } from './images.ts';
+import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage, renderRegion } from './images.ts';
 import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
 import { readFormulaTex } from './math-layout.ts';
-import { ocrPage } from './ocr.ts';
+import { ocrPage, ocrWords, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
-import { buildSegments, type LinkArea } from './segments.ts';
+import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
-import { countWords, readTextLayer, type TextItem } from './text-layer.ts';
-import { hasInk, isGarbled } from './text-layer-quality.ts';
+import { countWords, readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
+import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
 
 /**
  * The local backend: one page of an open pdf.js document to a PageResult,
@@ -70,7 +70,10 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
       .filter((item) => !item.artifact)
       .map((item) => item.text)
       .join(' ');
-    const garbled = isGarbled(layerText);
+    // a layer of punctuation soup (no Unicode map), or of letters that are no language (a shifted map)
+    const lying = lyingFonts(input.items);
+    const unreadableLayer = isGarbled(layerText) ? 'garbled' : lying.size > 0 ? 'lies' : undefined;
+    const garbled = unreadableLayer !== undefined;
     // the operator list is the costliest read of a page: only untagged pages and pages without text need it
     const tree =
       options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
@@ -78,17 +81,28 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     // a page drawn with more operators than any real page is read for its text alone: drawing analysis, its
     // pictures and OCR (which renders every operator again) would take minutes and gigabytes
     const flooded = (read?.fnArray.length ?? 0) > MAX_PAGE_OPERATORS;
+    // right-to-left ligatures pdf.js reverses letter by letter are put right from the glyphs drawn
+    if (!flooded && RTL_LETTER.test(layerText)) {
+      const glyphs = read ?? (await page.getOperatorList().catch(() => null));
+      if (glyphs) input.items = repairReversedLigatures(input.items, glyphs);
+    }
     const list = flooded ? null : read;
     const images = list ? findImages(list) : [];
     let converted: Converted;
+    let reread: Awaited<ReturnType<typeof rereadLyingRuns>>;
     if (flooded) {
       converted = await convertUntaggedPage(input, null, []);
       converted.warnings.push(
         `page ${pageNumber} draws ${read!.fnArray.length} operators, more than the ${MAX_PAGE_OPERATORS} a page may; only its text was read (no drawings, pictures or OCR)`,
       );
       converted.reasons.push('low-coverage');
+    } else if (unreadableLayer === 'lies' && options.ocr !== false && (reread = await rereadLyingRuns(input, lying))) {
+      converted = await convertUntaggedPage(reread.input, list, images);
+      converted.warnings.unshift(reread.warning);
+      converted.reasons.push('ocr');
+      converted.ocr = { lang: reread.lang };
     } else if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
-      converted = await convertScannedPage(input, garbled);
+      converted = await convertScannedPage(input, unreadableLayer);
     } else if (tree?.children?.length) {
       converted = await convertTaggedPage(input, tree);
     } else {
@@ -127,11 +141,48 @@ async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: n
   return { doc, page, pageNumber, options, items, textLayerWords, linkById, linkAreas, annotations, view: { x0, y0, x1, y1 }, budget: createImageBudget() };
 }
 
+/**
+ * A page whose text layer lies in some fonts (a shifted Unicode map): those
+ * fonts' runs take the words OCR reads in their boxes, and the page is laid
+ * out as usual, so its columns, headings and order still come from where
+ * the runs are. Whole-page OCR (convertScannedPage) reads two columns as one
+ * when their lines align. Undefined when OCR cannot give word boxes (a turned
+ * page) or read too little, and the page is OCR'd whole instead.
+ */
+async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ input: PageInput; warning: string; lang: string } | undefined> {
+  const { doc, page, pageNumber, options } = input;
+  const read = await ocrWords(doc, page, options.docLang);
+  if (!read || read.words.length < MIN_TEXT_WORDS || read.confidence < UNREADABLE_CONFIDENCE) return undefined;
+  const { items, replaced } = replaceRuns(input.items, fonts, read.words);
+  return {
+    input: { ...input, items },
+    lang: read.lang,
+    warning: `page ${pageNumber}: the text layer of ${fonts.size} font(s) is not language (a Unicode map that names other letters than the ones drawn); the text of their ${replaced} run(s) was recognised by OCR (confidence ${Math.round(read.confidence)}%) and should be checked`,
+  };
+}
+
+/**
+ * Below this share of ink a page OCR found no words on is blank (a white
+ * scan, specks, a scanner's edge shadow); above it, a picture without text.
+ */
+const BLANK_INK = 0.015;
+
 /** A page with no text layer, or one that cannot be read: its picture, read by OCR. */
-async function convertScannedPage(input: PageInput, garbled: boolean): Promise<Converted> {
+async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | undefined): Promise<Converted> {
   const { doc, page, pageNumber, options } = input;
   const result = await ocrPage(doc, page, pageNumber, options.docLang);
-  const why = garbled ? 'text layer cannot be read (a font without a Unicode map)' : 'has no text layer';
+  if (result.blocks.length === 0 && result.ink < BLANK_INK) {
+    // a blank page gives no text at all, not specks read as letters; its page marker stays
+    return { blocks: [], reasons: [], warnings: [`page ${pageNumber} is blank: nothing on it reads as text`] };
+  }
+  if (result.blocks.length === 0 || result.confidence < UNREADABLE_CONFIDENCE)
+    return unreadablePage(input, result.blocks.length === 0 ? undefined : result.confidence);
+  const why =
+    layer === 'garbled'
+      ? 'text layer cannot be read (a font without a Unicode map)'
+      : layer === 'lies'
+        ? "text layer is not language (a font's Unicode map is shifted or wrong: its letters are not the ones drawn)"
+        : 'has no text layer';
   const turned = result.turned ? `, the scan turned ${result.turned}° to read it` : '';
   return {
     blocks: result.blocks,
@@ -140,6 +191,27 @@ async function convertScannedPage(input: PageInput, garbled: boolean): Promise<C
       `page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`,
     ],
     ocr: { lang: result.lang },
+  };
+}
+
+/**
+ * A page OCR cannot read (handwriting, a damaged scan) or found no words on:
+ * its picture with a visible notice, never the guessed text, and the reason
+ * `unreadable` so the report sends it to the vision backend.
+ */
+async function unreadablePage(input: PageInput, confidence: number | undefined): Promise<Converted> {
+  const { page, pageNumber, view } = input;
+  const picture = await renderRegion(page, view).catch(() => undefined);
+  const image = picture && input.budget.take(picture) ? picture : undefined;
+  const why = confidence === undefined ? 'no text was found on it' : `OCR read it with ${Math.round(confidence)}% confidence`;
+  const notice = `This page could not be read reliably (${why}); it is shown as its picture. Convert it with high fidelity (the vision backend) to get its text.`;
+  return {
+    blocks: [
+      { kind: 'paragraph', page: pageNumber, content: [{ kind: 'emphasis', strong: true, children: [{ kind: 'text', text: notice }] }] },
+      { kind: 'figure', page: pageNumber, ...(image ? { image } : {}), decorative: false, needsAlt: true },
+    ],
+    reasons: ['unreadable'],
+    warnings: [`page ${pageNumber} could not be read reliably (${why}); it is shown as its picture: convert it with high fidelity (--backend vision)`],
   };
 }
 

@@ -6,7 +6,7 @@
  * voice; not a general identifier.
  */
 
-const STOP_WORDS: Record<string, string[]> = {
+export const STOP_WORDS: Record<string, string[]> = {
   en: ['the', 'and', 'of', 'to', 'in', 'is', 'that', 'for', 'it', 'with', 'as', 'was', 'on', 'are', 'this', 'be', 'by', 'not', 'or', 'from'],
   de: ['der', 'die', 'und', 'in', 'den', 'von', 'zu', 'das', 'mit', 'sich', 'des', 'auf', 'für', 'ist', 'im', 'dem', 'nicht', 'ein', 'eine', 'wir'],
   fr: ['le', 'la', 'les', 'de', 'des', 'et', 'un', 'une', 'du', 'est', 'que', 'pour', 'dans', 'qui', 'par', 'sur', 'pas', 'au', 'avec', 'ce'],

@@ -113,7 +113,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   return segments.filter((segment) => segment.text !== '');
 }
 
-const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
+export const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
 const LETTER = /\p{L}/u;
 
 /** Text is right-to-left when right-to-left letters are most of its strong letters (the bidi algorithm's paragraph level, by count). */

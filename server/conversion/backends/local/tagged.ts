@@ -2,6 +2,7 @@ import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.
 import type { FigureImage } from './images.ts';
 import { parseHtml, serializeMathml } from '../vision/html-to-blocks.ts';
 import { cleanString } from './pdf.ts';
+import { RTL_LETTER } from './segments.ts';
 import { inlineText, runsToInlines, type Run } from './inline.ts';
 import { formulaToTex } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
@@ -82,12 +83,78 @@ const BLOCK_ROLES = new Set([
 /** Build the text-by-id map from the text layer: items of one id joined in stream order. */
 export function textByMarkedContent(items: TextItem[]): Map<string, string> {
   const map = new Map<string, string>();
-  for (const item of items) {
+  let previous: TextItem | undefined;
+  for (const item of leftToRightRunsInOrder(items)) {
     if (!item.mcid || item.artifact) continue;
     const before = map.get(item.mcid) ?? '';
-    map.set(item.mcid, item.eol && item.text === '' ? (before === '' ? '' : `${before}\n`) : before + item.text + (item.eol ? '\n' : ''));
+    const text = impliedSpace(previous, item) ? ` ${item.text}` : item.text;
+    if (item.text !== '') previous = item;
+    map.set(item.mcid, item.eol && item.text === '' ? (before === '' ? '' : `${before}\n`) : before + text + (item.eol ? '\n' : ''));
   }
   return map;
+}
+
+const STRONG_LTR = /[\p{N}\p{Script=Latin}]/u;
+const SEPARATOR = /^[\s/.:,-]+$/u;
+
+/**
+ * A right-to-left line's stream draws its pieces from the right, numbers and
+ * Latin words too ("19" "/" "09" "/" "1403" for the date 1403/09/19), while
+ * those read left to right. Pieces of such a run (digits or Latin letters,
+ * and the separators between them), drawn leftwards on one line and next to
+ * right-to-left text, swap their texts end for end, so the run reads in its
+ * own direction through whichever marked contents hold it.
+ */
+function leftToRightRunsInOrder(items: TextItem[]): TextItem[] {
+  const out = [...items];
+  const drawn = out.map((item, index) => ({ item, index })).filter(({ item }) => !item.artifact && item.mcid && item.text.trim() !== '');
+  const sameLine = (a: TextItem, b: TextItem) => Math.abs(a.y - b.y) <= Math.max(a.size, b.size) * 0.3;
+  const isLtrPiece = (item: TextItem) => !RTL_LETTER.test(item.text) && (STRONG_LTR.test(item.text) || SEPARATOR.test(item.text));
+  let start = 0;
+  while (start < drawn.length) {
+    let end = start;
+    while (
+      end + 1 < drawn.length &&
+      isLtrPiece(drawn[start]!.item) &&
+      isLtrPiece(drawn[end + 1]!.item) &&
+      sameLine(drawn[end]!.item, drawn[end + 1]!.item) &&
+      drawn[end + 1]!.item.x + drawn[end + 1]!.item.width <= drawn[end]!.item.x + 0.5
+    )
+      end++;
+    const run = drawn.slice(start, end + 1);
+    const strong = run.filter(({ item }) => STRONG_LTR.test(item.text)).length;
+    const before = drawn[start - 1]?.item;
+    const beside = before && RTL_LETTER.test(before.text) && sameLine(before, run[0]!.item);
+    if (run.length >= 3 && strong >= 2 && beside && STRONG_LTR.test(run[0]!.item.text) && STRONG_LTR.test(run.at(-1)!.item.text)) {
+      const texts = run.map(({ item }) => item.text).reverse();
+      run.forEach(({ index }, at) => {
+        out[index] = { ...out[index]!, text: texts[at]! };
+      });
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+/**
+ * Whether a space belongs between two runs drawn one after the other on a
+ * line with right-to-left text, the page drawing no space glyph: word
+ * processors place right-to-left words, and the Latin words and numbers
+ * among them, one by one, and pdf.js gives each its own run ("بلغة" "R" "و"
+ * "Python"). A gap of 0.15 em or more between them is a space (letters of
+ * one word touch: their gap is 0), and so is a line's end between two marked
+ * contents (a cell's text wrapped). The next id's text starts with it, so a
+ * word split over two marked contents keeps it too. Left-to-right lines are
+ * left to pdf.js, which puts in the spaces their gaps imply.
+ */
+function impliedSpace(previous: TextItem | undefined, item: TextItem): boolean {
+  if (!previous || item.text === '' || /^\s/.test(item.text) || /\s$/.test(previous.text)) return false;
+  if (!RTL_LETTER.test(previous.text) && !RTL_LETTER.test(item.text)) return false;
+  const size = Math.max(previous.size, item.size);
+  // a line ends between two marked contents (a cell's text wrapped): a word ends there, unless it is hyphenated
+  if (Math.abs(previous.y - item.y) > size * 0.3) return previous.mcid !== item.mcid && !/[-\u00ad]$/.test(previous.text);
+  const gap = Math.max(item.x - (previous.x + previous.width), previous.x - (item.x + item.width));
+  return gap >= size * 0.15;
 }
 
 export function structTreeToBlocks(root: StructNode, context: TaggedContext): Block[] {

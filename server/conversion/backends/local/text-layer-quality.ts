@@ -1,4 +1,6 @@
 import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { STOP_WORDS } from './language.ts';
+import type { TextItem } from './text-layer.ts';
 
 /**
  * Whether a page's text layer can be trusted as its text, or the page must be
@@ -25,4 +27,132 @@ export function isGarbled(text: string): boolean {
   const alnum = (visible.match(/[\p{L}\p{N}]/gu) ?? []).length;
   const privateUse = (visible.match(/[\u{E000}-\u{F8FF}\u{F0000}-\u{FFFFD}]/gu) ?? []).length;
   return privateUse > visible.length * 0.3 || alnum < visible.length * 0.5 || (letters === 0 && visible.length >= 5 && !/^[\d\s.,:/()+-]+$/.test(visible));
+}
+
+/** Latin words a layer must have before it is judged as language: fewer say too little either way. */
+const MIN_JUDGED_WORDS = 12;
+/** Share of a language's commonest words in running text: 25–45% in prose; a shifted map gives 0–3%. */
+const STOP_SHARE_TEXT = 0.12;
+const STOP_SHARE_NONE = 0.04;
+/** Share of words of four letters or more without a vowel: 0–10% in Latin-script prose, 40–70% with a shifted map. */
+const VOWELLESS_SHARE = 0.35;
+
+const stopWordSets = Object.values(STOP_WORDS).map((list) => new Set(list));
+
+/** The highest share of one language's commonest words among the words. */
+function stopShare(words: string[]): number {
+  let best = 0;
+  for (const set of stopWordSets) best = Math.max(best, words.filter((word) => set.has(word)).length / words.length);
+  return best;
+}
+
+/** The letters moved k places along the alphabet, as a font map shifted by k codes would show them. */
+function shiftLetters(word: string, k: number): string {
+  return word.replace(/[a-z]/g, (letter) => String.fromCharCode(97 + ((letter.charCodeAt(0) - 97 + k + 26) % 26)));
+}
+
+/**
+ * A text layer of valid letters that is not language: a font whose Unicode
+ * map is shifted ("sgd Rbhdmbd ne KZmftZfd" for "the Science of Language").
+ * No check on characters catches it. Two tests, on the Latin words only
+ * (other scripts are left alone), of two letters or more with a lower-case one (single letters are
+ * variables and marks in tables, capitals abbreviations, not words): hardly any of a language's commonest words
+ * while the same letters moved one to three places along the alphabet have
+ * their share of them (the shift test), or hardly any common words and many
+ * words of four letters or more without a vowel. Undecided (false) with fewer than 12 words of three letters or more.
+ */
+export function isNotLanguage(text: string): boolean {
+  return judgeLanguage(text) === 'not';
+}
+
+/** isNotLanguage's verdict, with undefined where there are too few words to tell. */
+export function judgeLanguage(text: string): 'language' | 'not' | undefined {
+  const all = text.match(/\p{L}+/gu) ?? [];
+  const latin = all.filter((word) => /^[A-Za-z\u00C0-\u024F]+$/.test(word));
+  // a page in another script with some Latin names and abbreviations in it is not judged by them
+  if (latin.join('').length < all.join('').length / 2) return undefined;
+  const words = latin.filter((word) => word.length >= 2 && /[a-z]/.test(word)).map((word) => word.toLowerCase());
+  const long = words.filter((word) => word.length >= 3);
+  // a math font's two-letter names ("ia", "ib") are no words to judge language by
+  if (long.length < MIN_JUDGED_WORDS) return undefined;
+  const share = stopShare(words);
+  if (share >= STOP_SHARE_NONE) return 'language';
+  for (const k of [1, -1, 2, -2, 3, -3]) {
+    if (stopShare(words.map((word) => shiftLetters(word, k))) >= STOP_SHARE_TEXT) return 'not';
+  }
+  // units and abbreviations ("kHz", "dBm", "std") are short: vowels are judged on words of four letters or more
+  const longer = words.filter((word) => word.length >= 4);
+  if (longer.length < MIN_JUDGED_WORDS / 2) return 'language';
+  return longer.filter((word) => !/[aeiouyà-öø-ÿ]/.test(word)).length > longer.length * VOWELLESS_SHARE ? 'not' : 'language';
+}
+
+/**
+ * The fonts whose runs are to be read from the page's picture when its text
+ * layer lies (the whole page, or the runs of one font, is not language):
+ * each font found not to be language, and, when the whole page is not, the
+ * fonts too short to judge (a shifted map rarely stops at one font). Empty
+ * when the layer can be trusted.
+ */
+export function lyingFonts(items: TextItem[]): Set<string> {
+  const byFont = new Map<string, string[]>();
+  for (const item of items) {
+    if (item.artifact) continue;
+    let texts = byFont.get(item.font);
+    if (!texts) byFont.set(item.font, (texts = []));
+    texts.push(item.text);
+  }
+  const verdicts = new Map([...byFont].map(([font, texts]) => [font, judgeLanguage(texts.join(' '))]));
+  const pageLies = judgeLanguage([...byFont.values()].map((texts) => texts.join(' ')).join(' ')) === 'not';
+  const fonts = new Set<string>();
+  for (const [font, verdict] of verdicts) if (verdict === 'not' || (pageLies && verdict === undefined)) fonts.add(font);
+  return pageLies || [...verdicts.values()].includes('not') ? fonts : new Set();
+}
+
+/** Whether a page's text layer lies (see lyingFonts). */
+export function layerLies(items: TextItem[]): boolean {
+  return lyingFonts(items).size > 0;
+}
+
+/**
+ * The runs of the given fonts with the words OCR read inside their boxes in
+ * place of their text (left to right); a run of such a font OCR found
+ * nothing in says nothing. Each word goes to one run: the one whose box holds
+ * its centre, the nearest baseline when several do.
+ */
+export function replaceRuns(
+  items: TextItem[],
+  fonts: Set<string>,
+  words: { text: string; x0: number; y0: number; x1: number; y1: number }[],
+): { items: TextItem[]; replaced: number } {
+  const taken = new Map<number, { x: number; text: string }[]>();
+  for (const word of words) {
+    const [cx, cy] = [(word.x0 + word.x1) / 2, (word.y0 + word.y1) / 2];
+    let best = -1;
+    let bestDistance = Number.POSITIVE_INFINITY;
+    items.forEach((item, index) => {
+      // an empty run (a line's end) or a space keeps its text: a word given to it would be lost
+      if (!fonts.has(item.font) || item.size <= 0 || item.text.trim() === '') return;
+      const inside =
+        cx >= item.x - item.size * 0.2 && cx <= item.x + item.width + item.size * 0.2 && cy >= item.y - item.size * 0.35 && cy <= item.y + item.size * 0.95;
+      const distance = Math.abs(cy - (item.y + item.size * 0.3));
+      if (inside && distance < bestDistance) [best, bestDistance] = [index, distance];
+    });
+    if (best < 0) continue;
+    let list = taken.get(best);
+    if (!list) taken.set(best, (list = []));
+    list.push({ x: word.x0, text: word.text });
+  }
+  let replaced = 0;
+  const out = items.map((item, index) => {
+    // a run that is only a space keeps words of its line apart
+    if (!fonts.has(item.font) || item.text.trim() === '') return item;
+    replaced++;
+    const found = (taken.get(index) ?? []).sort((a, b) => a.x - b.x).map((word) => word.text);
+    // OCR's words are whole: spaces around them, since a word drawn in two fonts ("h" "a" "ve") went to one of its runs
+    const joined = found.join(' ');
+    // …but a line-end hyphen stays last, for the paragraph to join its word
+    const text = found.length > 0 ? ` ${joined}${joined.endsWith('-') ? '' : ' '}` : '';
+    return { ...item, text };
+  });
+  return { items: out, replaced };
 }

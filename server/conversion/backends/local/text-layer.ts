@@ -1,4 +1,5 @@
-import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { OperatorList } from './drawing.ts';
 
 /**
  * The page's text layer in page space (origin bottom-left, y up), as pdf.js
@@ -59,4 +60,49 @@ export function countWords(text: string): number {
   let count = 0;
   for (const word of matches) count += /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(word) ? word.length : 1;
   return count;
+}
+
+/** An Arabic letter or mark: what a word of a right-to-left run is made of. */
+const ARABIC = /^[\p{Script=Arabic}]+$/u;
+
+/**
+ * Right-to-left ligatures put back in order. A lam-alef is one glyph whose
+ * Unicode is two letters ("لا"); pdf.js reverses a right-to-left run letter
+ * by letter, so the ligature comes out as "ال" ("کاال" for "کالا"), and the
+ * text alone cannot tell it from a real alef-lam. The operator list has the
+ * glyphs: each word drawn (glyphs between spaces, all Arabic) that holds a
+ * glyph of several letters is found in the items as pdf.js reversed it,
+ * letter by letter, and replaced by the word reversed glyph by glyph.
+ */
+export function repairReversedLigatures(items: TextItem[], list: OperatorList): TextItem[] {
+  const fixes = new Map<string, string>();
+  for (let index = 0; index < list.fnArray.length; index++) {
+    if (list.fnArray[index] !== OPS.showText) continue;
+    const glyphs = ((list.argsArray[index] as unknown[])?.[0] ?? []) as ({ unicode?: string } | number | null)[];
+    let word: string[] = [];
+    const settle = () => {
+      if (word.some((letter) => letter.length > 1) && word.every((letter) => ARABIC.test(letter))) {
+        const wrong = [...word.join('')].reverse().join('');
+        const right = [...word].reverse().join('');
+        if (wrong !== right) fixes.set(wrong, right);
+      }
+      word = [];
+    };
+    for (const glyph of glyphs) {
+      // numbers are kerning: a word goes on across them
+      if (typeof glyph === 'number' || !glyph) continue;
+      const letter = glyph.unicode ?? '';
+      if (letter.trim() === '' || !ARABIC.test(letter)) settle();
+      else word.push(letter);
+    }
+    settle();
+  }
+  if (fixes.size === 0) return items;
+  // longest first, so a word's fix is not cut short by a shorter one inside it
+  const ordered = [...fixes].sort((a, b) => b[0].length - a[0].length);
+  return items.map((item) => {
+    let text = item.text;
+    for (const [wrong, right] of ordered) if (text.includes(wrong)) text = text.replaceAll(wrong, right);
+    return text === item.text ? item : { ...item, text };
+  });
 }

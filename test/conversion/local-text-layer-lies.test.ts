@@ -1,0 +1,112 @@
+import { createRequire } from 'node:module';
+import PDFDocument from 'pdfkit';
+import { afterAll, describe, expect, it } from 'vitest';
+import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
+import { isNotLanguage } from '../../server/conversion/backends/local/text-layer-quality.ts';
+import { blocksText } from '../../server/conversion/page-content.ts';
+import { convertLocally } from '../helpers/local-pages.ts';
+
+/**
+ * Text layers that lie: a font whose Unicode map names other letters than
+ * the ones drawn ("sgd Rbhdmbd ne KZmftZfd" for "the Science of Language").
+ * The page is drawn by pdfkit with DejaVu Sans and its ToUnicode map then
+ * shifted by one letter, so the picture is right and the text layer wrong,
+ * as on the first pages of two ACL papers in ../shared/corpus/layout.
+ */
+
+const require = createRequire(import.meta.url);
+
+const LEFT = [
+  'Language models have become the centre',
+  'of many technologies for years. Recently,',
+  'due to large scale training and human',
+  'annotation, they have become valuable,',
+  'and the largest of them are closed',
+  'behind proprietary interfaces.',
+];
+const RIGHT = [
+  'We believe that full access to open',
+  'models is critical to the study of their',
+  'strengths and weaknesses, and we release',
+  'the weights with the training data and',
+  'the evaluation code.',
+];
+
+/** Moves each ASCII letter one place back along the alphabet (b→a, a→z), as a shifted font map does. */
+const shift = (code: number) => {
+  if (code >= 0x61 && code <= 0x7a) return code === 0x61 ? 0x7a : code - 1;
+  if (code >= 0x41 && code <= 0x5a) return code === 0x41 ? 0x5a : code - 1;
+  return code;
+};
+
+/** Two columns of prose in DejaVu Sans; with `lie`, the font's ToUnicode map shifted. */
+async function twoColumnPage(lie: boolean): Promise<Uint8Array> {
+  const doc = new PDFDocument({ size: 'A4', margin: 0, compress: false });
+  const chunks: Buffer[] = [];
+  doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+  doc.font(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')).fontSize(10);
+  LEFT.forEach((line, index) => doc.text(line, 56, 120 + index * 14, { lineBreak: false }));
+  RIGHT.forEach((line, index) => doc.text(line, 306, 120 + index * 14, { lineBreak: false }));
+  doc.end();
+  await done;
+  const pdf = Buffer.concat(chunks).toString('latin1');
+  if (!lie) return new Uint8Array(Buffer.from(pdf, 'latin1'));
+  // the CMap's bfrange arrays hold one UTF-16 value per glyph; the stream is uncompressed and the same length after
+  const lying = pdf.replace(/beginbfrange[\s\S]*?endbfrange/g, (cmap) =>
+    cmap.replace(/<([0-9a-f]{4})>(?=[\s\]])/gi, (_, hex: string) => `<${shift(Number.parseInt(hex, 16)).toString(16).padStart(4, '0')}>`),
+  );
+  expect(lying).not.toBe(pdf);
+  return new Uint8Array(Buffer.from(lying, 'latin1'));
+}
+
+const words = (text: string) => text.toLowerCase().match(/\p{L}+/gu) ?? [];
+
+afterAll(async () => {
+  await closeOcr();
+});
+
+describe('text layers that are not language', () => {
+  it('finds a shifted map by its letters and leaves prose, code, tables and mathematics alone', () => {
+    expect(isNotLanguage('NKLn . ÜbbdkdqZshmf sgd Rbhdmbd ne KZmftZfd Lncdkr Chqj Fqndmdudkc Odsd VZkrg ÜjrghsZ AgZfhZ Qncmdx Jhmmdx')).toBe(true);
+    expect(
+      isNotLanguage('KZmftZfd lncdkr gZud adbnld tahpthsntr hm ansg MKO qdrdZqbg Zmc hm bnlldqbhZk oqnctbs needqhmfr Zr sgdhq bnlldqbhZk hlonqsZmbd'),
+    ).toBe(true);
+    expect(isNotLanguage([...LEFT, ...RIGHT].join(' '))).toBe(false);
+    expect(isNotLanguage('Die große Straße führt über die Brücke zum schönen Schloss und der Bürgermeister grüßt die Gäste im Frühling')).toBe(false);
+    expect(isNotLanguage('Wojewoda zwrócił uwagę na konieczność szybkiego przygotowania nowych przepisów dotyczących ochrony środowiska')).toBe(false);
+    expect(isNotLanguage('const ctx = new Map(); for (const src of list) if (src.len > max) ptr = fmt(src, cfg, std, tmp, msg);')).toBe(false);
+    expect(isNotLanguage('Vláda schválila nový zákon o ochraně přírody, který má zlepšit stav krajiny a zajistit čistou vodu pro obyvatele všech krajů')).toBe(
+      false,
+    );
+    // a table of units and abbreviations: short words without vowels are no sign of a lying map
+    expect(isNotLanguage('kHz MHz GHz dBm mW Hz rpm kPa Nm km mm cm kg mg ml std avg max min qty pcs ctn pkg xyz abc')).toBe(false);
+    // too few words to tell, or another script with a few Latin abbreviations
+    expect(isNotLanguage('Chqj Fqndmdudkc')).toBe(false);
+    expect(isNotLanguage('한국어 보고서의 내용은 다음과 같습니다 PDF HTML XML 데이터 처리 방법 연구 결과 분석')).toBe(false);
+  });
+
+  it('reads a lying font from the page picture, keeping its columns in order, and says so', { timeout: 60_000 }, async () => {
+    const { pages } = await convertLocally(await twoColumnPage(true), { name: 'lying.pdf' });
+    const [page] = pages;
+    const text = blocksText(page!.blocks);
+    expect(words(text), text).not.toContain('sgd');
+    const expected = words([...LEFT, ...RIGHT].join(' '));
+    const found = new Set(words(text));
+    expect(expected.filter((word) => found.has(word)).length / expected.length).toBeGreaterThanOrEqual(0.9);
+    // the left column is read before the right one, as the runs lie on the page
+    expect(text.indexOf('proprietary')).toBeGreaterThan(-1);
+    expect(text.indexOf('proprietary'), text).toBeLessThan(text.indexOf('believe that full'));
+    expect(page!.ocr).toBe(true);
+    expect(page!.reasons).toContain('ocr');
+    expect(page!.warnings.join('\n')).toMatch(/text layer of 1 font\(s\) is not language .* recognised by OCR/);
+  });
+
+  it('trusts the same page with an honest map', { timeout: 30_000 }, async () => {
+    const { pages } = await convertLocally(await twoColumnPage(false), { name: 'honest.pdf' });
+    expect(pages[0]!.ocr).toBe(false);
+    const text = blocksText(pages[0]!.blocks);
+    expect(text).toContain('Language models have become');
+    expect(text.indexOf('proprietary'), text).toBeLessThan(text.indexOf('believe that full'));
+  });
+});
