@@ -152,6 +152,29 @@ describe('tables: header rows and merged cells', () => {
   });
 });
 
+/** The last page of a paper: most of it a reference list in 8 pt, the text's last paragraphs in 9.3 pt, a bold 11 pt heading. */
+function referencesPage(doc: Doc) {
+  const body = [
+    'access to other health professionals. Numerous clini-',
+    'cians will be involved in the health-care provision of',
+    'these young people and adults, but the primary man-',
+    'aging clinician in adult care should always involve an',
+  ];
+  body.forEach((line, index) =>
+    doc
+      .font('Times-Roman')
+      .fontSize(9.3)
+      .text(line, 55, 80 + index * 13, { lineBreak: false }),
+  );
+  doc.font('Times-Bold').fontSize(11).text('Conclusion', 55, 150, { lineBreak: false });
+  doc.font('Times-Roman').fontSize(9.3).text('The authors have no potential conflicts of interest.', 55, 170, { lineBreak: false });
+  for (let index = 0; index < 40; index++)
+    doc
+      .font('Times-Roman')
+      .fontSize(8)
+      .text(`${index + 1}. Author A, Author B. A study of many things in many places. J Med 2014;16:53-9.`, 300, 80 + index * 11, { lineBreak: false });
+}
+
 describe('headings set in bold at the body size', () => {
   it('finds the bold lines set apart as headings, the bold first line as the title and the h1, and leaves bold sentences and a bold footer alone', async () => {
     const { meta, pages } = await convertLocally(await drawPdf(wordDocument), { name: 'printing.pdf', ocr: false });
@@ -164,5 +187,11 @@ describe('headings set in bold at the body size', () => {
       ['H2', 'The Modern Era'],
     ]);
     expect(html.title).toBe('The Evolution of the Printing Press');
+  });
+
+  it('keeps text a little bigger than a page of small print as paragraphs, not headings', async () => {
+    const { pages } = await convertLocally(await drawPdf(referencesPage), { ocr: false });
+    const headings = pages[0]!.blocks.filter((block) => block.kind === 'heading').map((block) => (block.kind === 'heading' ? inlineText(block.content) : ''));
+    expect(headings).toEqual(['Conclusion']);
   });
 });

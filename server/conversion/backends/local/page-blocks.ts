@@ -117,6 +117,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     };
     const tables = tablesByColumn[columnIndex]!;
     const code = codeLines(column, looksLikeHeading, context.monoFonts);
+    const prose = proseRuns(column, body, looksLikeHeading);
     let listing: { block: Block & { kind: 'code' }; left: number; last: Segment } | undefined;
     for (const [index, segment] of column.entries()) {
       if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment) && !notes.bySegment.has(segment)) {
@@ -182,7 +183,9 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
       const lineGap = gapFor(size);
       const isHeading =
-        looksLikeHeading(segment) || numberedHeading(segment, gap, lineGap) || styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor);
+        (looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body)) ||
+        numberedHeading(segment, gap, lineGap) ||
+        styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor);
       if (isHeading) {
         flushParagraph();
         flushList();
@@ -327,6 +330,42 @@ function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>, he
     out.push(segment);
   }
   return out;
+}
+
+/**
+ * Lines a little bigger than the page's body that run on as a paragraph: three
+ * or more of one size, one under the other at a line's pitch (an italic word
+ * may set a line's main font apart, so the font is not asked). A
+ * page of small print (a reference list at 8 pt) makes the document's real
+ * body text (9.3 pt) look like headings by size; set as a paragraph, it is
+ * not one. Big type (a title over several lines) is left to the size rule.
+ */
+function proseRuns(column: Segment[], body: number, candidate: (segment: Segment) => boolean): Set<Segment> {
+  // the lines of a column may alternate with another column's (a page read as one column): chains are found by position
+  const lines = column.filter((segment) => candidate(segment) && segment.size < body * 1.4);
+  const follows = (a: Segment, b: Segment) => Math.abs(a.size - b.size) < 0.3 && Math.abs(a.x - b.x) < a.size * 2 && a.y - b.y > 0 && a.y - b.y <= a.size * 1.6;
+  const prose = new Set<Segment>();
+  const seen = new Set<Segment>();
+  for (const start of lines) {
+    if (seen.has(start)) continue;
+    const chain = [start];
+    seen.add(start);
+    for (let index = 0; index < chain.length; index++) {
+      for (const other of lines) {
+        if (!seen.has(other) && (follows(chain[index]!, other) || follows(other, chain[index]!))) {
+          seen.add(other);
+          chain.push(other);
+        }
+      }
+    }
+    if (chain.length >= 3) for (const segment of chain) prose.add(segment);
+  }
+  return prose;
+}
+
+/** A sentence a little bigger than the body ("The authors have no potential conflicts of interest."): five words or more and a full stop. */
+function modestSentence(segment: Segment, body: number): boolean {
+  return segment.size < body * 1.4 && /[^.]\.$/.test(segment.text) && segment.text.split(/\s+/).length >= 5;
 }
 
 /** Code tokens no heading has: angle-bracket placeholders, braces, a statement's semicolon, an assignment. */
