@@ -49,8 +49,8 @@ export function findAlignedTables(column: Segment[], page: number): Map<Segment,
           }
           return out;
         });
-        // without header lines above, the first row heads the columns unless it reads like the rows under it
-        if (head.lines.length === 0 && !likeBody(bodyRows)) for (const cell of bodyRows[0]!) Object.assign(cell, { header: true, scope: 'col' });
+        // without header lines above, the first row heads the columns (a guess, as the table is)
+        if (head.lines.length === 0) for (const cell of bodyRows[0]!) Object.assign(cell, { header: true, scope: 'col' });
         const tableRows = [...head.rows, ...bodyRows];
         run.unshift(...head.lines);
         const block: Block = { kind: 'table', page, rows: tableRows, uncertain: true };
@@ -78,21 +78,6 @@ type Row = { y: number; cells: Segment[] };
 
 /** Text that is a number, a sign or a mark, not a label. */
 const NOT_A_LABEL = /^[^\p{L}]*$|^\p{L}$/u;
-
-/**
- * The first row reads like the rows under it when some column holds numbers
- * or marks all the way down, its first cell included ("Persons with
- * disabilities * *" over "Children * *"): then it is data, not a header.
- */
-function likeBody(rows: TableCell[][]): boolean {
-  if (rows.length < 2) return false;
-  const text = (cell: TableCell) =>
-    cell.content
-      .map((inline) => ('text' in inline ? inline.text : ''))
-      .join('')
-      .trim();
-  return rows[0]!.some((cell, c) => text(cell) !== '' && NOT_A_LABEL.test(text(cell)) && rows.slice(1).every((row) => NOT_A_LABEL.test(text(row[c]!))));
-}
 
 /**
  * Header lines set above an aligned table, apart from its rows: each of their
