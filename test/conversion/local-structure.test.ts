@@ -1,3 +1,4 @@
+import { createCanvas } from '@napi-rs/canvas';
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
 import type { Block, TableCell } from '../../server/conversion/model.ts';
@@ -174,6 +175,32 @@ function referencesPage(doc: Doc) {
       .fontSize(8)
       .text(`${index + 1}. Author A, Author B. A study of many things in many places. J Med 2014;16:53-9.`, 300, 80 + index * 11, { lineBreak: false });
 }
+
+/** A picture, then its caption's label in bold on a line of its own and its text under it. */
+function figureWithLabelApart(doc: Doc) {
+  const canvas = createCanvas(200, 120);
+  const context = canvas.getContext('2d');
+  const gradient = context.createLinearGradient(0, 0, 200, 120);
+  gradient.addColorStop(0, '#1060c0');
+  gradient.addColorStop(1, '#f0a020');
+  context.fillStyle = gradient;
+  context.fillRect(0, 0, 200, 120);
+  doc.font('Helvetica').fontSize(10).text('The samples were photographed before they were cut.', 60, 60, { lineBreak: false });
+  doc.image(canvas.toBuffer('image/png'), 60, 80, { width: 200, height: 120 });
+  doc.font('Helvetica-Bold').fontSize(9).text('Figure 3.', 60, 210, { lineBreak: false });
+  doc.font('Helvetica').fontSize(9).text('A sample before cutting.', 60, 226, { lineBreak: false });
+  doc.font('Helvetica').fontSize(10).text('Each sample was then cut into four parts and weighed again.', 60, 270, { lineBreak: false });
+}
+
+describe('captions', () => {
+  it('takes a "Figure N." label set apart from its text, and that text, as one figcaption', async () => {
+    const { pages } = await convertLocally(await drawPdf(figureWithLabelApart), { ocr: false });
+    const figure = pages[0]!.blocks.find((block) => block.kind === 'figure');
+    expect(figure?.kind === 'figure' && inlineText(figure.caption)).toBe('Figure 3. A sample before cutting.');
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.some((text) => /^(Figure 3|A sample)/.test(text))).toBe(false);
+  });
+});
 
 describe('headings set in bold at the body size', () => {
   it('finds the bold lines set apart as headings, the bold first line as the title and the h1, and leaves bold sentences and a bold footer alone', async () => {
