@@ -46,6 +46,10 @@ export type DocumentHeadings = {
 export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
   const numberedStyles = new Map<string, number[]>();
   const styles = new Map<string, HeadingStyle>();
+  const uses = new Map<string, number>();
+  // the style of the line that opens the document, before any text: its title when no other heading shares that style
+  let opening: string | undefined;
+  let pagesSeen = 0;
   let families = new Set<string>();
   const visit = (blocks: Block[], each: (heading: Heading) => void) => {
     for (const block of blocks) {
@@ -66,6 +70,9 @@ export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
     }
     // the other styles by prominence; each goes just under the deepest numbered style more prominent than it
     const ranked = [...styles.entries()].sort((a, b) => b[1].size - a[1].size || Number(b[1].bold) - Number(a[1].bold));
+    // a title set smaller than its sections (a bold body-size title over bigger bold headings) still heads them all
+    const title = opening !== undefined && uses.get(opening) === 1 && !numberedStyles.has(opening) ? ranked.findIndex(([key]) => key === opening) : -1;
+    if (title > 0) ranked.unshift(...ranked.splice(title, 1));
     let last = 0;
     for (const [key] of ranked) {
       const known = plan.get(key);
@@ -85,6 +92,11 @@ export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
     add(page) {
       if (!ours(page)) return;
       plan = undefined;
+      pagesSeen++;
+      if (pagesSeen === 1) {
+        const first = page.blocks.find((block) => block.kind === 'heading' || block.kind === 'paragraph' || block.kind === 'list');
+        if (first?.kind === 'heading' && first.style) opening = styleKey(first.style);
+      }
       visit(page.blocks, (heading) => {
         const style = styleOf(heading);
         const numbering = numberingDepth(blocksText([heading]));
@@ -92,6 +104,7 @@ export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
         if (!style) return;
         const key = styleKey(style);
         styles.set(key, style);
+        uses.set(key, (uses.get(key) ?? 0) + 1);
         if (numbering?.family === 'dotted') numberedStyles.set(key, [...(numberedStyles.get(key) ?? []), numbering.depth]);
       });
     },

@@ -271,10 +271,10 @@ describe('tables from ruling lines', () => {
     expect(page!.warnings.some((warning) => /table\(s\) inferred from layout/.test(warning))).toBe(true);
   });
 
-  it('claims no header row when nothing marks one (no bold, rules all alike), but keeps the spans', async () => {
+  it('takes a nested header (a cell over two columns, one spanning down beside their sub-headers) as the header without bold or a heavier rule', async () => {
     const [page] = await convertBytes(await ruledTablePdf({ boldHeader: false, heavyRule: false }), 'ruled.pdf');
     const table = page!.blocks.find((block) => block.kind === 'table');
-    expect(table?.kind === 'table' && table.rows.flat().some((cell) => cell.header)).toBe(false);
+    expect(table?.kind === 'table' && table.rows.map((row) => row.every((cell) => cell.header))).toEqual([true, true, false, false]);
     expect(table?.kind === 'table' && table.rows[0]!.map((cell) => [text(cell.content), cell.rowSpan, cell.colSpan])).toEqual([
       ['Item', 2, undefined],
       ['Measurements', undefined, 2],

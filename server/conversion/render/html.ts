@@ -408,7 +408,13 @@ function inferHeaderRow(block: Extract<Block, { kind: 'table' }>): Extract<Block
   if (rows.length < 2 || rows.some((r) => r.some((c) => c.header))) return undefined;
   const first = rows[0]!.map((c) => inlineText(c.content));
   if (first.length < 2 || first.some((text) => text === '' || /^[\d\s.,%$€£¥+\-–()]+$/.test(text))) return undefined;
-  return { ...block, rows: [rows[0]!.map((c) => ({ ...c, header: true, scope: (c.colSpan ?? 1) > 1 ? 'colgroup' : 'col' })), ...rows.slice(1)] };
+  // a first-row cell spanning down carries the rows beside it into the header (a nested header: "TEDs" over "simple", "all")
+  let headerRows = 1;
+  const deepest = Math.max(...rows[0]!.map((c) => c.rowSpan ?? 1));
+  if (deepest > 1 && deepest < rows.length && rows.slice(1, deepest).every((row) => row.every((c) => !/^[\d\s.,%$€£¥+\-–()]*$/.test(inlineText(c.content)))))
+    headerRows = deepest;
+  const asHeader = (row: TableCell[]) => row.map((c) => ({ ...c, header: true, scope: (c.colSpan ?? 1) > 1 ? ('colgroup' as const) : ('col' as const) }));
+  return { ...block, rows: [...rows.slice(0, headerRows).map(asHeader), ...rows.slice(headerRows)] };
 }
 
 /**

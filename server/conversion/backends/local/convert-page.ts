@@ -7,6 +7,7 @@ import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
 import { readFormulaTex } from './math-layout.ts';
 import { ocrPage, ocrWords, UNREADABLE_CONFIDENCE } from './ocr.ts';
+import { boldFontIds, monoFontIds } from './font-styles.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -317,30 +318,4 @@ function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): 
   return annotations.map((annotation) =>
     annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation,
   );
-}
-
-/**
- * Which of the page's fonts are bold, from the names pdf.js loaded with the
- * operator list ("ABCDEF+Helvetica-Bold"); fonts not loaded count as regular.
- */
-/** Which of the page's fonts are monospaced (Courier, a "Mono" face, TeX's CMTT), from the names pdf.js loaded. */
-function monoFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
-  const mono = new Set<string>();
-  for (const id of new Set(items.map((item) => item.font))) {
-    if (!page.commonObjs.has(id)) continue;
-    const font = page.commonObjs.get(id) as { name?: string; isMonospace?: boolean } | null;
-    if (font?.isMonospace || /mono|courier|consol|menlo|inconsolata|CMTT|typewriter|lucidaconsole|sourcecodepro|firacode/i.test(font?.name ?? '')) mono.add(id);
-  }
-  return mono;
-}
-
-function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
-  const bold = new Set<string>();
-  for (const id of new Set(items.map((item) => item.font))) {
-    if (!page.commonObjs.has(id)) continue;
-    const font = page.commonObjs.get(id) as { name?: string; bold?: boolean } | null;
-    // TeX's bold faces are CMBX/CMB (and their Latin Modern twins); many foundries abbreviate Bold as Bd
-    if (font?.bold || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$/i.test(font?.name ?? '')) bold.add(id);
-  }
-  return bold;
 }

@@ -4,7 +4,8 @@ import { detectLanguage } from './language.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import type { StructNode } from './tagged.ts';
 import { readTextLayer } from './text-layer.ts';
-import { isUsableTitle, largestText, undoubled } from './title.ts';
+import { boldFirstLine, isUsableTitle, largestText, undoubled } from './title.ts';
+import { boldFontIds } from './font-styles.ts';
 
 /** What every page of a document needs to know: title, language, whether it is tagged, page labels. */
 
@@ -54,7 +55,12 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
 async function firstPageTitle(doc: PDFDocumentProxy): Promise<string | undefined> {
   const page = await doc.getPage(1);
   try {
-    return largestText(await readTextLayer(page));
+    const items = await readTextLayer(page);
+    const largest = largestText(items);
+    if (largest) return largest;
+    // fonts are known by name only once the page's operators are read: worth it only when no bigger text names the document
+    await page.getOperatorList();
+    return boldFirstLine(items, boldFontIds(page, items));
   } catch {
     return undefined;
   } finally {

@@ -63,6 +63,31 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       (gap > lineGap || gap <= 0)
     );
   };
+  // a line wholly bold, at body size or a little above, short and set apart from the lines around it, is a heading
+  // (a word processor's "Heading 2": bold, 13.4 pt over a 12 pt body) — unless the page sets its body in bold too
+  const boldBody = context.all.filter((segment) => Math.abs(segment.size - body) < 0.6);
+  const boldShare =
+    boldBody.filter((segment) => context.boldFonts.has(segment.font)).reduce((sum, segment) => sum + segment.text.length, 0) /
+    Math.max(
+      1,
+      boldBody.reduce((sum, segment) => sum + segment.text.length, 0),
+    );
+  const styledHeading = (segment: Segment, next: Segment | undefined, column: Segment[], gap: number, lineGap: number, gapFor: (size: number) => number) => {
+    const fonts = segment.fonts?.length ? segment.fonts : [segment.font];
+    if (boldShare > 0.4 || !fonts.every((font) => context.boldFonts.has(font)) || fonts.some((font) => context.monoFonts.has(font))) return false;
+    const text = segment.text;
+    const letters = (text.match(/\p{L}/gu) ?? []).length;
+    if (segment.size < body * 0.95 || text.length > 120 || text.split(/\s+/).length > 12 || letters < text.replace(/\s/g, '').length * 0.6) return false;
+    if (!/^[\p{Lu}\d"“‘(]/u.test(text) || /[.,;:!?\-–]$/.test(text) || CODE_TOKENS.test(text) || TABLE_CAPTION.test(text)) return false;
+    // alone on its line (not a table's bold cell, not a run-in label) and apart from the text above and below
+    if (column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
+    if (!(gap > lineGap || gap <= 0)) return false;
+    // a heading introduces text under it: a bold last line (a footer, a signature) is not one
+    if (!next) return false;
+    const below = segment.y - next.y;
+    const nextBold = (next.fonts?.length ? next.fonts : [next.font]).every((font) => context.boldFonts.has(font));
+    return below > gapFor(Math.max(segment.size, next.size)) || below < 0 || !nextBold;
+  };
   const styleOf = (segment: Segment) => ({ size: Math.round(segment.size * 2) / 2, bold: context.boldFonts.has(segment.font) });
 
   const blocks: Block[] = [];
@@ -86,10 +111,15 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     };
     let previous: Segment | undefined;
     const pitch = linePitch(column);
+    const gapFor = (size: number) => {
+      const usual = pitch.get(Math.round(size * 2) / 2);
+      return usual ? Math.max(size * 1.3, usual * 1.3) : size * 1.6;
+    };
     const tables = tablesByColumn[columnIndex]!;
     const code = codeLines(column, looksLikeHeading, context.monoFonts);
+    const prose = proseRuns(column, body, looksLikeHeading);
     let listing: { block: Block & { kind: 'code' }; left: number; last: Segment } | undefined;
-    for (const segment of column) {
+    for (const [index, segment] of column.entries()) {
       if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment) && !notes.bySegment.has(segment)) {
         flushParagraph();
         flushList();
@@ -151,9 +181,11 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       const gap = previous ? previous.y - segment.y : 0;
       const size = Math.max(segment.size, previous?.size ?? 0);
       // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
-      const usual = pitch.get(Math.round(size * 2) / 2);
-      const lineGap = usual ? Math.max(size * 1.3, usual * 1.3) : size * 1.6;
-      const isHeading = looksLikeHeading(segment) || numberedHeading(segment, gap, lineGap);
+      const lineGap = gapFor(size);
+      const isHeading =
+        (looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body)) ||
+        numberedHeading(segment, gap, lineGap) ||
+        styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor);
       if (isHeading) {
         flushParagraph();
         flushList();
@@ -226,7 +258,29 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     flushParagraph();
     flushList();
   }
+  captionsBelow(blocks);
   return { blocks, anchors };
+}
+
+/** A caption set under its table: "Table 2. text" (or its label apart, then its text), only where the table has none above. */
+const TABLE_CAPTION_BELOW = /^[[(【<]?\s*(table|tabelle|tableau|tabla|tab\.|표|表)\s*[\dIVX]+[a-z]?[\])】>]?\s*[.:：]/i;
+
+function captionsBelow(blocks: Block[]): void {
+  for (let index = 0; index < blocks.length; index++) {
+    const table = blocks[index]!;
+    const next = blocks[index + 1];
+    if (table.kind !== 'table' || table.caption?.length || next?.kind !== 'paragraph') continue;
+    const text = textOf(next.content).trim();
+    if (!TABLE_CAPTION_BELOW.test(text) && !TABLE_LABEL_ONLY.test(text)) continue;
+    const after = blocks[index + 2];
+    if (TABLE_LABEL_ONLY.test(text) && after?.kind === 'paragraph' && !TABLE_CAPTION.test(textOf(after.content))) {
+      table.caption = [...next.content, { kind: 'text', text: ' ' }, ...after.content];
+      blocks.splice(index + 1, 2);
+    } else {
+      table.caption = next.content;
+      blocks.splice(index + 1, 1);
+    }
+  }
 }
 
 /**
@@ -276,6 +330,42 @@ function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>, he
     out.push(segment);
   }
   return out;
+}
+
+/**
+ * Lines a little bigger than the page's body that run on as a paragraph: three
+ * or more of one size, one under the other at a line's pitch (an italic word
+ * may set a line's main font apart, so the font is not asked). A
+ * page of small print (a reference list at 8 pt) makes the document's real
+ * body text (9.3 pt) look like headings by size; set as a paragraph, it is
+ * not one. Big type (a title over several lines) is left to the size rule.
+ */
+function proseRuns(column: Segment[], body: number, candidate: (segment: Segment) => boolean): Set<Segment> {
+  // the lines of a column may alternate with another column's (a page read as one column): chains are found by position
+  const lines = column.filter((segment) => candidate(segment) && segment.size < body * 1.4);
+  const follows = (a: Segment, b: Segment) => Math.abs(a.size - b.size) < 0.3 && Math.abs(a.x - b.x) < a.size * 2 && a.y - b.y > 0 && a.y - b.y <= a.size * 1.6;
+  const prose = new Set<Segment>();
+  const seen = new Set<Segment>();
+  for (const start of lines) {
+    if (seen.has(start)) continue;
+    const chain = [start];
+    seen.add(start);
+    for (let index = 0; index < chain.length; index++) {
+      for (const other of lines) {
+        if (!seen.has(other) && (follows(chain[index]!, other) || follows(other, chain[index]!))) {
+          seen.add(other);
+          chain.push(other);
+        }
+      }
+    }
+    if (chain.length >= 3) for (const segment of chain) prose.add(segment);
+  }
+  return prose;
+}
+
+/** A sentence a little bigger than the body ("The authors have no potential conflicts of interest."): five words or more and a full stop. */
+function modestSentence(segment: Segment, body: number): boolean {
+  return segment.size < body * 1.4 && /[^.]\.$/.test(segment.text) && segment.text.split(/\s+/).length >= 5;
 }
 
 /** Code tokens no heading has: angle-bracket placeholders, braces, a statement's semicolon, an assignment. */

@@ -238,6 +238,9 @@ function placeFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, figures
   return [...blocks.flatMap((block) => [...(before.get(block) ?? []), block]), ...trailing];
 }
 
+/** A figure's label alone ("Figure 3.", "Fig. 2:"), its text set apart. */
+const FIGURE_LABEL_ONLY = /^(figure|fig\.?|abbildung|abb\.|figura|afbeelding)\s*[A-Z]?\d+[a-z]?[.:]?$/iu;
+
 /** How far (points) a caption's first line may sit from its figure's edge. */
 const CAPTION_REACH = 40;
 
@@ -268,6 +271,12 @@ function captionFigures(blocks: Block[], anchors: Map<Block, BlockAnchor>, figur
     if (caption?.kind !== 'paragraph') continue;
     figure.caption = caption.content;
     taken.add(caption);
+    // a label set apart from its text ("Figure 2." in bold, the text a paragraph of its own) is one caption
+    const rest = blocks[blocks.indexOf(caption) + 1];
+    if (FIGURE_LABEL_ONLY.test(inlineText(caption.content).trim()) && rest?.kind === 'paragraph' && !FIGURE_CAPTION.test(inlineText(rest.content).trim())) {
+      figure.caption = [...caption.content, { kind: 'text', text: ' ' }, ...rest.content];
+      taken.add(rest);
+    }
   }
   return taken.size === 0 ? blocks : blocks.filter((block) => !taken.has(block));
 }

@@ -108,13 +108,65 @@ function gridTables(
     const hs = group.filter((entry) => entry.horizontal).map((entry) => entry.line);
     const vs = group.filter((entry) => !entry.horizontal).map((entry) => entry.line);
     const xs = distinct([...vs.map((line) => line.at), ...openSides(hs, vs)]);
-    const edges = [...hs, ...impliedRowEdges(hs, vs)];
+    const ruled = [...hs, ...impliedRowEdges(hs, vs)];
+    const thinnest = Math.min(...ruled.map((line) => line.width));
+    const edges = [...ruled, ...subRowEdges(xs, distinct(ruled.map((line) => line.at)).reverse(), segments, thinnest)];
     const ys = distinct(edges.map((line) => line.at)).reverse();
     if (ys.length < 3 || xs.length < 3) continue;
     const table = buildTable(xs, ys, edges, vs, segments, page, boldFonts);
     if (table) tables.push(table);
   }
   return tables;
+}
+
+/**
+ * Rows a grid leaves unruled: between two rules, several text lines that run
+ * across most of the columns are rows of their own ("OTSL" and "HTML" under
+ * one "6"), and a cell with a single line set between them (vertically
+ * centred) spans them. Each such row edge is drawn only over the columns
+ * whose text is cut by it, so the lone cells merge down (rowspan). A cell
+ * whose text merely wraps onto a second line has no partner line in the
+ * other columns and cuts nothing.
+ */
+function subRowEdges(xs: number[], ys: number[], segments: Segment[], width: number): Line[] {
+  const out: Line[] = [];
+  const columnOf = (segment: Segment) =>
+    xs.findIndex((x, index) => index < xs.length - 1 && (segment.x + segment.right) / 2 >= x && (segment.x + segment.right) / 2 < xs[index + 1]!);
+  for (let r = 0; r + 1 < ys.length; r++) {
+    const inside = segments.filter((segment) => {
+      const cy = segment.y + segment.size * 0.3;
+      return cy < ys[r]! && cy > ys[r + 1]! && columnOf(segment) >= 0;
+    });
+    // baselines of the band, each with the columns it has text in
+    const lines: { y: number; middle: number; columns: Set<number> }[] = [];
+    for (const segment of [...inside].sort((a, b) => b.y - a.y)) {
+      const line = lines.find((entry) => Math.abs(entry.y - segment.y) < Math.max(1, segment.size * 0.25));
+      if (line) line.columns.add(columnOf(segment));
+      else lines.push({ y: segment.y, middle: segment.y + segment.size * 0.3, columns: new Set([columnOf(segment)]) });
+    }
+    const used = new Set(lines.flatMap((line) => [...line.columns]));
+    const full = lines.filter((line) => line.columns.size >= 2 && line.columns.size * 2 >= used.size);
+    if (full.length < 2) continue;
+    // every column either has its text on the full lines only (one per line) or is one line set among them (spanning)
+    const cut = new Set<number>();
+    let regular = true;
+    for (const column of used) {
+      const own = lines.filter((line) => line.columns.has(column));
+      if (own.every((line) => full.includes(line))) {
+        if (own.length >= 2) cut.add(column);
+      } else if (own.length !== 1) regular = false;
+    }
+    if (!regular || cut.size < 2) continue;
+    for (let index = 0; index + 1 < full.length; index++) {
+      const at = (full[index]!.middle + full[index + 1]!.middle) / 2;
+      for (const column of cut) {
+        const upper = full[index]!.columns.has(column);
+        const lower = full[index + 1]!.columns.has(column);
+        if (upper || lower) out.push({ at, from: xs[column]!, to: xs[column + 1]!, width });
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -208,6 +260,15 @@ function buildTable(xs: number[], ys: number[], hs: Line[], vs: Line[], segments
     const usual = [...interior].sort((a, b) => a - b)[Math.floor(interior.length / 2)] ?? 0;
     const heavier = interior.findIndex((width) => width >= usual * 1.5 && width - usual > 0.2);
     if (heavier >= 0 && heavier < 2 && heavier < rows - 1) headerRows = heavier + 1;
+  }
+  // a nested header: a first row of labels where one cell stands over several columns (their sub-headers under it) and
+  // others span down beside those sub-headers is a header, bold or not
+  if (headerRows === 0) {
+    const first = all.filter((region) => region.r1 === 0);
+    const grouping = first.some((region) => region.c2 > region.c1 && region.c2 - region.c1 + 1 < cols);
+    const spanningDown = first.some((region) => region.r2 > 0 && region.r2 < rows - 1);
+    const labels = first.every((region) => region.text && !/^[\d\s.,%$€£¥+\-–()]+$/.test(region.runs.map((run) => run.text).join('')));
+    if (grouping && spanningDown && labels) headerRows = 1;
   }
   // a header cell spanning down takes the rows it covers into the header
   for (const region of regions.values()) if (region.r1 < headerRows) headerRows = Math.max(headerRows, region.r2 + 1);

@@ -10,7 +10,8 @@ import type { TextItem } from './text-layer.ts';
  * set closer than a column gutter). Every later pass works on segments.
  */
 
-export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
+/** `fonts`: every font its text is set in (a line wholly bold, or bold only in part); `font` is that of most of it. */
+export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[]; fonts?: string[] };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
 export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
@@ -88,6 +89,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         current.x = Math.min(current.x, item.x);
         current.right = Math.max(current.right, item.x + item.width);
         current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
+        if (item.text.trim() !== '' && !current.fonts!.includes(item.font)) current.fonts!.push(item.font);
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
         if (item.text.trim().length > longest) {
           longest = item.text.trim().length;
@@ -105,6 +107,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         font: item.font,
         text: item.text,
         runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
+        fonts: item.text.trim() === '' ? [] : [item.font],
       };
       segments.push(current);
     }

@@ -1,3 +1,4 @@
+import { numberingDepth } from '../../heading-levels.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -87,4 +88,33 @@ export function largestText(items: TextItem[]): string | undefined {
     return text;
   }
   return undefined;
+}
+
+/**
+ * A title set in bold at the body's size (a word processor's plain
+ * document): the page's first line, wholly bold, short, not a numbered
+ * section, and set apart from the text under it by more than a line's pitch.
+ */
+export function boldFirstLine(items: TextItem[], bold: Set<string>): string | undefined {
+  const usable = items.filter((item) => !item.artifact && item.text.trim() !== '' && item.size > 0);
+  const lines: { y: number; size: number; items: TextItem[] }[] = [];
+  for (const item of [...usable].sort((a, b) => b.y - a.y || a.x - b.x)) {
+    const line = lines.at(-1);
+    if (line && Math.abs(line.y - item.y) <= Math.max(line.size, item.size) * 0.5) line.items.push(item);
+    else lines.push({ y: item.y, size: item.size, items: [item] });
+  }
+  if (lines.length < 3) return undefined;
+  const [first, second, third] = lines as [(typeof lines)[0], (typeof lines)[0], (typeof lines)[0]];
+  if (!first.items.every((item) => bold.has(item.font))) return undefined;
+  const text = first.items
+    .sort((a, b) => a.x - b.x)
+    .map((item) => item.text)
+    .join(' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const words = text.split(' ').length;
+  if (words < 2 || words > 15 || /[.,;:]$/.test(text) || numberingDepth(text) || !readsAsWords(text) || !/^[\p{Lu}\d]/u.test(text)) return undefined;
+  // apart: the gap under it wider than the pitch of the lines that follow
+  const pitch = second.y - third.y;
+  return first.y - second.y > Math.max(pitch, first.size) * 1.5 ? text : undefined;
 }

@@ -1,0 +1,224 @@
+import { createCanvas } from '@napi-rs/canvas';
+import { JSDOM } from 'jsdom';
+import { describe, expect, it } from 'vitest';
+import type { Block, TableCell } from '../../server/conversion/model.ts';
+import { renderHtml } from '../../server/conversion/render/html.ts';
+import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+
+/**
+ * Structure the local engine infers on untagged pages nobody tagged: tables'
+ * header rows and merged cells, tables aligned without rules, captions under
+ * tables, and headings set in bold at the body's size. Pages drawn here.
+ */
+
+type Table = Extract<Block, { kind: 'table' }>;
+const tablesOf = (blocks: Block[]) => blocks.filter((block): block is Table => block.kind === 'table');
+const cellText = (cell: TableCell) => inlineText(cell.content).trim();
+const shape = (table: Table) => table.rows.map((row) => row.map((cell) => [cellText(cell), cell.header, cell.rowSpan ?? 1, cell.colSpan ?? 1]));
+
+/** A grid without bold or heavier rules: "Depth" and "Name" span both header rows beside "Scores" over "low" and "high"; each depth has two unruled rows. */
+function subRowGrid(doc: Doc) {
+  doc.font('Helvetica').fontSize(10);
+  const xs = [60, 120, 200, 260, 320];
+  const line = (x1: number, y1: number, x2: number, y2: number) => doc.lineWidth(0.4).moveTo(x1, y1).lineTo(x2, y2).stroke();
+  for (const y of [100, 140, 176, 212]) line(xs[0]!, y, xs[4]!, y);
+  line(xs[2]!, 120, xs[4]!, 120);
+  // the rule between "low" and "high" starts under "Scores", which spans both
+  for (const x of xs) line(x, x === xs[3] ? 120 : 100, x, 212);
+  const at = (value: string, column: number, y: number) => doc.text(value, xs[column]! + 6, y, { lineBreak: false });
+  at('Depth', 0, 114);
+  at('Name', 1, 114);
+  doc.text('Scores', xs[2]! + 30, 106, { lineBreak: false });
+  at('low', 2, 126);
+  at('high', 3, 126);
+  for (const [top, depth] of [
+    [140, '6'],
+    [176, '4'],
+  ] as const) {
+    at(depth, 0, top + 12);
+    for (const [offset, name, low, high] of [
+      [4, 'alpha', '0.91', '0.97'],
+      [20, 'beta', '0.88', '0.93'],
+    ] as const) {
+      at(name, 1, top + offset);
+      at(low, 2, top + offset);
+      at(high, 3, top + offset);
+    }
+  }
+  doc.text('Table 2. Scores by depth, two runs per depth.', 60, 222, { lineBreak: false });
+  doc.text('The runs were repeated on a second machine with the same results.', 60, 262, { lineBreak: false });
+}
+
+/** A table without rules: two header lines over its last two columns ("Paid by the State" wrapped), then rows of marks. */
+function alignedWithHeader(doc: Doc) {
+  doc.font('Helvetica').fontSize(10);
+  doc.text('Which groups are served, and by whom? (Select all that apply)', 60, 80, { lineBreak: false });
+  doc.font('Helvetica-Bold').text('Paid by', 300, 112, { lineBreak: false }).text('Charities', 380, 112, { lineBreak: false });
+  doc.text('the State', 298, 124, { lineBreak: false });
+  doc.font('Helvetica');
+  ['Persons with disabilities', 'Children', 'Women', 'The elderly', 'Migrants'].forEach((group, index) => {
+    const y = 145 + index * 18;
+    doc.text('o', 60, y, { lineBreak: false }).text(group, 95, y, { lineBreak: false });
+    doc.text('*', 318, y, { lineBreak: false }).text('*', 398, y, { lineBreak: false });
+  });
+  doc.text('Thank you for answering the questionnaire.', 60, 260, { lineBreak: false });
+}
+
+/** A word processor's document: a bold body-size title, bold headings a little bigger, regular 12 pt text. */
+function wordDocument(doc: Doc) {
+  const para = (y: number, lines: string[]) =>
+    lines.forEach((text, index) =>
+      doc
+        .font('Times-Roman')
+        .fontSize(12)
+        .text(text, 72, y + index * 14, { lineBreak: false }),
+    );
+  doc.font('Times-Bold').fontSize(12).text('The Evolution of the Printing Press', 72, 72, { lineBreak: false });
+  para(100, ['The printing press changed how people read and how ideas travelled across', 'the continent within a few decades of its invention.']);
+  doc.font('Times-Bold').fontSize(13.4).text('Early Presses (15th Century)', 72, 150, { lineBreak: false });
+  para(178, ['Movable type reached Mainz around 1450, and presses spread to a hundred', 'cities before the end of the century.']);
+  doc.font('Times-Bold').fontSize(12).text('A bold sentence that runs on over two lines is emphasis in the text and', 72, 230, { lineBreak: false });
+  doc.font('Times-Bold').fontSize(12).text('not a heading at all', 72, 244, { lineBreak: false });
+  para(272, ['After that paragraph the text goes on in its regular face for a while longer.']);
+  doc.font('Times-Bold').fontSize(13.4).text('The Modern Era', 72, 310, { lineBreak: false });
+  para(338, ['Offset printing and then digital presses took over in the twentieth century.']);
+  doc.font('Times-Bold').fontSize(12).text('Printed in Mainz', 72, 780, { lineBreak: false });
+}
+
+describe('tables: header rows and merged cells', () => {
+  it('splits unruled rows under one cell (a rowspan), takes a nested header without bold, and takes "Table N." under the table as its caption', async () => {
+    const { pages } = await convertLocally(await drawPdf(subRowGrid), { ocr: false });
+    const [table] = tablesOf(pages[0]!.blocks);
+    expect(shape(table!)).toEqual([
+      [
+        ['Depth', true, 2, 1],
+        ['Name', true, 2, 1],
+        ['Scores', true, 1, 2],
+      ],
+      [
+        ['low', true, 1, 1],
+        ['high', true, 1, 1],
+      ],
+      [
+        ['6', false, 2, 1],
+        ['alpha', false, 1, 1],
+        ['0.91', false, 1, 1],
+        ['0.97', false, 1, 1],
+      ],
+      [
+        ['beta', false, 1, 1],
+        ['0.88', false, 1, 1],
+        ['0.93', false, 1, 1],
+      ],
+      [
+        ['4', false, 2, 1],
+        ['alpha', false, 1, 1],
+        ['0.91', false, 1, 1],
+        ['0.97', false, 1, 1],
+      ],
+      [
+        ['beta', false, 1, 1],
+        ['0.88', false, 1, 1],
+        ['0.93', false, 1, 1],
+      ],
+    ]);
+    expect(inlineText(table!.caption)).toBe('Table 2. Scores by depth, two runs per depth.');
+    const paragraphs = pages[0]!.blocks
+      .filter((block) => block.kind === 'paragraph')
+      .map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : ''));
+    expect(paragraphs.some((text) => text.startsWith('Table 2'))).toBe(false);
+  });
+
+  it('heads a table aligned without rules with the header lines above it, each cell over its column, and keeps the first row as data', async () => {
+    const { meta, pages } = await convertLocally(await drawPdf(alignedWithHeader), { ocr: false });
+    const [table] = tablesOf(pages[0]!.blocks);
+    expect(table!.rows.map((row) => row.map((cell) => [cellText(cell), cell.header]))).toEqual([
+      [
+        ['', true],
+        ['', true],
+        ['Paid by the State', true],
+        ['Charities', true],
+      ],
+      ...['Persons with disabilities', 'Children', 'Women', 'The elderly', 'Migrants'].map((group) => [
+        ['o', false],
+        [group, false],
+        ['*', false],
+        ['*', false],
+      ]),
+    ]);
+    // the question above stays text
+    const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
+    expect(html.querySelector('main p')?.textContent).toMatch(/^Which groups are served/);
+    expect([...html.querySelectorAll('thead th')].map((cell) => cell.textContent)).toEqual(['', '', 'Paid by the State', 'Charities']);
+  });
+});
+
+/** The last page of a paper: most of it a reference list in 8 pt, the text's last paragraphs in 9.3 pt, a bold 11 pt heading. */
+function referencesPage(doc: Doc) {
+  const body = [
+    'access to other health professionals. Numerous clini-',
+    'cians will be involved in the health-care provision of',
+    'these young people and adults, but the primary man-',
+    'aging clinician in adult care should always involve an',
+  ];
+  body.forEach((line, index) =>
+    doc
+      .font('Times-Roman')
+      .fontSize(9.3)
+      .text(line, 55, 80 + index * 13, { lineBreak: false }),
+  );
+  doc.font('Times-Bold').fontSize(11).text('Conclusion', 55, 150, { lineBreak: false });
+  doc.font('Times-Roman').fontSize(9.3).text('The authors have no potential conflicts of interest.', 55, 170, { lineBreak: false });
+  for (let index = 0; index < 40; index++)
+    doc
+      .font('Times-Roman')
+      .fontSize(8)
+      .text(`${index + 1}. Author A, Author B. A study of many things in many places. J Med 2014;16:53-9.`, 300, 80 + index * 11, { lineBreak: false });
+}
+
+/** A picture, then its caption's label in bold on a line of its own and its text under it. */
+function figureWithLabelApart(doc: Doc) {
+  const canvas = createCanvas(200, 120);
+  const context = canvas.getContext('2d');
+  const gradient = context.createLinearGradient(0, 0, 200, 120);
+  gradient.addColorStop(0, '#1060c0');
+  gradient.addColorStop(1, '#f0a020');
+  context.fillStyle = gradient;
+  context.fillRect(0, 0, 200, 120);
+  doc.font('Helvetica').fontSize(10).text('The samples were photographed before they were cut.', 60, 60, { lineBreak: false });
+  doc.image(canvas.toBuffer('image/png'), 60, 80, { width: 200, height: 120 });
+  doc.font('Helvetica-Bold').fontSize(9).text('Figure 3.', 60, 210, { lineBreak: false });
+  doc.font('Helvetica').fontSize(9).text('A sample before cutting.', 60, 226, { lineBreak: false });
+  doc.font('Helvetica').fontSize(10).text('Each sample was then cut into four parts and weighed again.', 60, 270, { lineBreak: false });
+}
+
+describe('captions', () => {
+  it('takes a "Figure N." label set apart from its text, and that text, as one figcaption', async () => {
+    const { pages } = await convertLocally(await drawPdf(figureWithLabelApart), { ocr: false });
+    const figure = pages[0]!.blocks.find((block) => block.kind === 'figure');
+    expect(figure?.kind === 'figure' && inlineText(figure.caption)).toBe('Figure 3. A sample before cutting.');
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.some((text) => /^(Figure 3|A sample)/.test(text))).toBe(false);
+  });
+});
+
+describe('headings set in bold at the body size', () => {
+  it('finds the bold lines set apart as headings, the bold first line as the title and the h1, and leaves bold sentences and a bold footer alone', async () => {
+    const { meta, pages } = await convertLocally(await drawPdf(wordDocument), { name: 'printing.pdf', ocr: false });
+    expect(meta.title).toBe('The Evolution of the Printing Press');
+    const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
+    const headings = [...html.querySelectorAll('main h1, main h2, main h3')].map((heading) => [heading.tagName, heading.textContent]);
+    expect(headings).toEqual([
+      ['H1', 'The Evolution of the Printing Press'],
+      ['H2', 'Early Presses (15th Century)'],
+      ['H2', 'The Modern Era'],
+    ]);
+    expect(html.title).toBe('The Evolution of the Printing Press');
+  });
+
+  it('keeps text a little bigger than a page of small print as paragraphs, not headings', async () => {
+    const { pages } = await convertLocally(await drawPdf(referencesPage), { ocr: false });
+    const headings = pages[0]!.blocks.filter((block) => block.kind === 'heading').map((block) => (block.kind === 'heading' ? inlineText(block.content) : ''));
+    expect(headings).toEqual(['Conclusion']);
+  });
+});
