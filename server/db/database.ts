@@ -64,6 +64,13 @@ export async function createDatabase(url: string, options: { maximumPoolSize?: n
     interceptors: [resultParser, writeWatch],
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? 10,
+    // Slonik's default sends DISCARD ALL after every use of a connection: a
+    // second round trip per query, and every cached plan (the PL/pgSQL
+    // functions' too) thrown away, so the send log and the event recording
+    // were planned afresh on every call. Nothing here leaves session state
+    // on a pooled connection (no session SET, temp table, LISTEN or session
+    // advisory lock; those use their own clients), so there is nothing to discard.
+    resetConnection: async () => {},
     // Slonik retries whole transactions on serialization failures; our
     // transactions hold no side effects, so a retry is safe.
     transactionRetryLimit: 5,
