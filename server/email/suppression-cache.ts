@@ -8,7 +8,7 @@ import type { SuppressionReason } from './types.ts';
  * a write made by this process takes effect at once (below), one made by
  * another process (the worker's poller) within this time.
  */
-export const SUPPRESSION_CACHE_MS = 30_000;
+const SUPPRESSION_CACHE_MS = 30_000;
 const MAX_ENTRIES = 50_000;
 
 // One counter for the whole process: any write to the suppression list made
