@@ -25,6 +25,33 @@ const resultParser: Interceptor = {
   },
 };
 
+const writeWatchers: Array<{ table: RegExp; onWrite: () => void }> = [];
+
+/**
+ * Calls `onWrite` after every statement of this process (on any pool built by
+ * createDatabase) that names `table` and is not a plain SELECT, whether it
+ * succeeded or not: for in-process caches that must see this process's own
+ * writes at once. It cannot see other processes, nor a call of a function that
+ * writes the table without naming it; callers of those say so themselves.
+ */
+export function watchTableWrites(table: string, onWrite: () => void): void {
+  writeWatchers.push({ table: new RegExp(`\\b${table}\\b`, 'i'), onWrite });
+}
+
+const READ_ONLY = /^\s*select\b/i;
+
+function noticeWrites(query: { sql: string }) {
+  if (writeWatchers.length === 0 || READ_ONLY.test(query.sql)) return null;
+  for (const watcher of writeWatchers) if (watcher.table.test(query.sql)) watcher.onWrite();
+  return null;
+}
+
+const writeWatch: Interceptor = {
+  name: 'folio-write-watch',
+  afterQueryExecution: (_context, query) => noticeWrites(query),
+  queryExecutionError: (_context, query) => noticeWrites(query),
+};
+
 /** timestamptz and timestamp come back as Date everywhere (slonik's default is epoch milliseconds). */
 const typeParsers = [
   ...createTypeParserPreset().filter((parser) => parser.name !== 'timestamptz' && parser.name !== 'timestamp'),
@@ -34,9 +61,16 @@ const typeParsers = [
 
 export async function createDatabase(url: string, options: { maximumPoolSize?: number } = {}): Promise<Database> {
   return createPool(url, {
-    interceptors: [resultParser],
+    interceptors: [resultParser, writeWatch],
     typeParsers,
     maximumPoolSize: options.maximumPoolSize ?? 10,
+    // Slonik's default sends DISCARD ALL after every use of a connection: a
+    // second round trip per query, and every cached plan (the PL/pgSQL
+    // functions' too) thrown away, so the send log and the event recording
+    // were planned afresh on every call. Nothing here leaves session state
+    // on a pooled connection (no session SET, temp table, LISTEN or session
+    // advisory lock; those use their own clients), so there is nothing to discard.
+    resetConnection: async () => {},
     // Slonik retries whole transactions on serialization failures; our
     // transactions hold no side effects, so a retry is safe.
     transactionRetryLimit: 5,

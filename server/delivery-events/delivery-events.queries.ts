@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AnyRow, sql, type Database } from '../db/database.ts';
 import { clampEventTime, stripNuls } from '../db/strip-nuls.ts';
+import { suppressionsChanged } from '../email/suppression-cache.ts';
 
 export const EmailEvent = z.enum([
   'sent',
@@ -50,6 +51,16 @@ export async function recordEmailEvent(db: Database, given: EmailEventInput): Pr
   // provider would redeliver it forever), so it is stored without the one and with the other clamped
   const input = { ...stripNuls({ ...given, occurredAt: undefined }), occurredAt: clampEventTime(given.occurredAt) };
   const logId = input.logId && UUID.test(input.logId) ? input.logId : null;
+  if (!input.suppress) return recordEvent(db, input, logId);
+  try {
+    return await recordEvent(db, input, logId);
+  } finally {
+    // The function may have added suppressions: this process's library must see them at once.
+    suppressionsChanged();
+  }
+}
+
+function recordEvent(db: Database, input: EmailEventInput, logId: string | null): Promise<RecordedEvent> {
   return db.one(sql.type(RecordedEvent)`
     select send_id, status, alert from record_email_event(
       p_provider => ${input.provider},

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { sql, type Database } from '../db/database.ts';
 import { DomainError } from '../errors.ts';
 import { insertAdminAudit } from '../db/admin-audit.ts';
+import { suppressionsChanged } from '../email/suppression-cache.ts';
 
 const Status = z.enum(['deferred', 'sent', 'delivery_delayed', 'delivered', 'opened', 'clicked', 'suppressed', 'failed', 'bounced', 'complained']);
 
@@ -117,12 +118,21 @@ export async function listSuppressions(db: Database, input: { page?: number; pag
 /** Removes a suppression and writes the email_unsuppress audit entry in the same transaction. */
 export async function removeSuppression(db: Database, input: { email: string; actorId: string }) {
   const email = input.email.trim().toLowerCase();
+  try {
+    return await removeInTransaction(db, email, input.actorId);
+  } finally {
+    // Seen by this process's library at once: a lookup made before the commit may have cached the old row.
+    suppressionsChanged();
+  }
+}
+
+function removeInTransaction(db: Database, email: string, actorId: string) {
   return db.transaction(async (tx) => {
     const removed = await tx.maybeOne(
       sql.type(z.object({ email: z.string(), reason: z.string() }))`delete from email_suppressions where email = ${email} returning email, reason`,
     );
     if (!removed) throw new DomainError('NOT_FOUND', 'No suppression for that address');
-    await insertAdminAudit(tx, { actorId: input.actorId, action: 'email_unsuppress', subject: email, details: { reason: removed.reason } });
+    await insertAdminAudit(tx, { actorId, action: 'email_unsuppress', subject: email, details: { reason: removed.reason } });
     return { removed: true as const, email, reason: removed.reason };
   });
 }

@@ -7,6 +7,7 @@ import { readProviderPair, type ProviderPair } from './provider-pair.ts';
 import { ATTEMPT_TIMEOUT_MS } from './providers/provider.ts';
 import { createResendProvider } from './providers/resend.ts';
 import { createSesProvider } from './providers/ses.ts';
+import { cachedSuppressionLookup } from './suppression-cache.ts';
 import { deliverEmail, recordDeadLetteredSend, sendEmail, type EmailDeps, type EmailRuntime } from './send-email.ts';
 import type { SendRequest, SendResult } from './types.ts';
 
@@ -27,8 +28,9 @@ const BATCHING = { maxBatch: 64, maxInFlight: 2 };
 
 /**
  * Builds the library; server/services.ts does it once per process: both
- * provider clients, and the provider pair read from the settings row on first
- * use and kept until restart (a read that fails is tried again next send).
+ * provider clients, the provider pair read from the settings row on first
+ * use and kept until restart (a read that fails is tried again next send), and
+ * the suppression cache (server/email/suppression-cache.ts).
  */
 export function createEmailService(deps: CoreDeps, options: EmailServiceOptions = {}): EmailService {
   const timeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
@@ -36,13 +38,17 @@ export function createEmailService(deps: CoreDeps, options: EmailServiceOptions 
   const { providerA, providerB } = deps.config.email;
   const deferQueues = deferQueueNames(deps.config);
 
-  const lookupSuppressions = createBatcher<string[], SuppressionRow[]>(async (lists) => {
+  const lookupInDatabase = createBatcher<string[], SuppressionRow[]>(async (lists) => {
     const rows = await findSuppressions(deps.db, [...new Set(lists.flat())]);
     return lists.map((list) => {
       const wanted = new Set(list);
       return { status: 'fulfilled', value: rows.filter((row) => wanted.has(row.email)) };
     });
   }, BATCHING);
+  const lookupSuppressions = cachedSuppressionLookup(lookupInDatabase);
+  // The send waits for its log row (the result carries its id, and a row that
+  // only sat in memory would be lost with the process); concurrent sends share
+  // the round trip instead.
   const writeLog = createBatcher<SendLogEntry, string>(async (entries) => {
     try {
       return (await recordEmailSends(deps.db, entries)).map((value) => ({ status: 'fulfilled', value }));

@@ -44,10 +44,13 @@ export async function recordEmailSend(db: Database, entry: SendLogEntry): Promis
   return id!;
 }
 
+// Built once: a zod schema made per call costs more than the rest of the call (every send writes a row).
+const SendIds = z.object({ ids: z.array(z.uuid()) });
+
 /** Several sends' rows in one round trip; ids come back in the order of the entries. */
 export async function recordEmailSends(db: Database, entries: SendLogEntry[]): Promise<string[]> {
   // Sent as JSON text: JSON.stringify drops undefined fields, which the function reads as "not given".
-  return db.oneFirst(sql.type(z.object({ ids: z.array(z.uuid()) }))`
+  return db.oneFirst(sql.type(SendIds)`
     select array_agg(id order by n) as ids from record_email_sends(${JSON.stringify(entries)}::jsonb)`);
 }
 

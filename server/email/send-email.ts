@@ -14,7 +14,7 @@ export type EmailRuntime = {
   providers: Record<ProviderName, EmailProvider>;
   providerPair: () => Promise<ProviderPair>;
   hookTimeoutMs: number;
-  /** The suppressions among these bare addresses (one query, shared with concurrent sends). */
+  /** The suppressions among these bare addresses (from the brief cache, else one query shared with concurrent sends). */
   lookupSuppressions: (addresses: string[]) => Promise<SuppressionRow[]>;
   /** record_email_send for one entry (batched with concurrent sends); the id of the row that holds it. */
   writeLog: (entry: SendLogEntry) => Promise<string>;
