@@ -66,7 +66,7 @@ export function isNotLanguage(text: string): boolean {
 }
 
 /** isNotLanguage's verdict, with undefined where there are too few words to tell. */
-export function judgeLanguage(text: string): 'language' | 'not' | undefined {
+function judgeLanguage(text: string): 'language' | 'not' | undefined {
   const all = text.match(/\p{L}+/gu) ?? [];
   const latin = all.filter((word) => /^[A-Za-z\u00C0-\u024F]+$/.test(word));
   // a page in another script with some Latin names and abbreviations in it is not judged by them
@@ -106,11 +106,6 @@ export function lyingFonts(items: TextItem[]): Set<string> {
   const fonts = new Set<string>();
   for (const [font, verdict] of verdicts) if (verdict === 'not' || (pageLies && verdict === undefined)) fonts.add(font);
   return pageLies || [...verdicts.values()].includes('not') ? fonts : new Set();
-}
-
-/** Whether a page's text layer lies (see lyingFonts). */
-export function layerLies(items: TextItem[]): boolean {
-  return lyingFonts(items).size > 0;
 }
 
 /**
