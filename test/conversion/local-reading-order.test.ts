@@ -214,6 +214,24 @@ describe('page furniture by size and gap alone', () => {
     ]);
   });
 
+  it('leaves out a line set up the side of the page in its margin, keeps the body beside it', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        BODY.forEach((value, index) => write(doc, value, 60, 100 + index * 14, 10));
+        BODY.forEach((value, index) => write(doc, value, 60, 200 + index * 14, 10));
+        doc.save().rotate(90, { origin: [565, 120] });
+        write(doc, 'Downloaded by a reader of the drawing office on 3 May 2024', 565, 120, 8);
+        doc.restore();
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).not.toContain('Downloaded by');
+    expect(all).toContain('by being smaller than the body and set apart from it.');
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Downloaded by a reader of the drawing office on 3 May 2024"',
+    ]);
+  });
+
   it('keeps a small row at the foot that is a table row or a lone note line carried from the page before', async () => {
     const pages = await convert(
       await drawPdf(

@@ -3,7 +3,7 @@ import { findAlignedTables } from './aligned-tables.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
-import { dropMarginLines, dropPageNumbers, dropRunningHeads, dropSetOffEdgeLines } from './page-furniture.ts';
+import { dropMarginLines, dropPageNumbers, dropRotatedMarginLines, dropRunningHeads, dropSetOffEdgeLines } from './page-furniture.ts';
 import { readingOrder } from './reading-order.ts';
 import { findRuledTables, type RuledTable } from './ruled-tables.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -50,7 +50,8 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const { page } = options;
   const heads = dropRunningHeads(segments, options.neighbours);
   if (heads.kept.length === 0) return { blocks: [], multiColumn: false, artifacts: heads.dropped.length, furniture: [], anchors: new Map(), figures: [] };
-  const margins = dropMarginLines(heads.kept, options.pageHeight);
+  const turned = dropRotatedMarginLines(heads.kept, options.pageWidth);
+  const margins = dropMarginLines(turned.kept, options.pageHeight);
   const numbers = dropPageNumbers(margins.kept);
   const kept = numbers.kept;
   const body = bodySize(kept);
@@ -78,8 +79,8 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   return {
     blocks,
     multiColumn,
-    artifacts: heads.dropped.length + margins.dropped.length + numbers.dropped.length + edges.dropped.length,
-    furniture: lineTexts([...margins.dropped, ...edges.dropped]),
+    artifacts: heads.dropped.length + turned.dropped.length + margins.dropped.length + numbers.dropped.length + edges.dropped.length,
+    furniture: lineTexts([...turned.dropped, ...margins.dropped, ...edges.dropped]),
     anchors,
     figures: drawn.figures,
   };

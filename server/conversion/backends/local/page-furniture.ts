@@ -187,3 +187,15 @@ function bodyPitch(rows: number[], byRow: Map<number, Segment[]>, body: number):
   for (const [step, seen] of steps) if (seen > count) [best, count] = [step, seen];
   return best;
 }
+
+/**
+ * A line set at an angle in the page's left or right margin (its outer
+ * tenth): "Downloaded from … on …" up the side of a journal page, an arXiv
+ * identifier. It is furniture wherever it falls along the edge; a page whose
+ * text is mostly at an angle (a landscape table drawn turned) keeps it.
+ */
+export function dropRotatedMarginLines(segments: Segment[], pageWidth: number): Furniture {
+  const rotated = segments.filter((segment) => segment.rotated);
+  if (rotated.length === 0 || rotated.length * 5 > segments.length || !Number.isFinite(pageWidth)) return { kept: segments, dropped: [] };
+  return split(segments, (segment) => segment.rotated === true && (segment.x < pageWidth * 0.1 || segment.x > pageWidth * 0.9));
+}

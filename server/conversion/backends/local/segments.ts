@@ -10,7 +10,7 @@ import type { TextItem } from './text-layer.ts';
  * set closer than a column gutter). Every later pass works on segments.
  */
 
-export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[] };
+export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[]; rotated?: boolean };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
 export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
@@ -105,6 +105,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         font: item.font,
         text: item.text,
         runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
+        ...(item.rotated ? { rotated: true } : {}),
       };
       segments.push(current);
     }
