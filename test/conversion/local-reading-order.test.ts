@@ -182,6 +182,78 @@ describe('page furniture on a page that stands alone', () => {
   });
 });
 
+describe('page furniture by size and gap alone', () => {
+  const BODY = [
+    'A page that stands alone carries a running head above',
+    'its text and a running foot below it, neither of them',
+    'saying what it is in words a pattern would know, only',
+    'by being smaller than the body and set apart from it.',
+  ];
+  it('leaves out a small head and foot set off at the edges, keeps a heading, a caption-like line and a footnote, and lists what it left out', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Studies in Drawn Pages, spring issue', 60, 40, 8);
+        write(doc, 'A Section Heading', 60, 110, 14);
+        BODY.forEach((value, index) => write(doc, value, 60, 140 + index * 14, 10));
+        write(doc, 'Figure 2 sits apart from the body at small size.', 60, 260, 8);
+        BODY.forEach((value, index) => write(doc, value, 60, 290 + index * 14, 10));
+        write(doc, '1 A note at the foot of the page, set off by a gap.', 60, 760, 8);
+        write(doc, 'Working papers of the drawing office', 220, 805, 8);
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).not.toContain('Studies in Drawn Pages');
+    expect(all).not.toContain('Working papers');
+    expect(page!.blocks.find((block) => block.kind === 'heading')).toMatchObject({ kind: 'heading' });
+    expect(all).toContain('A Section Heading');
+    expect(all).toContain('Figure 2 sits apart');
+    expect(page!.blocks.filter((block) => block.kind === 'footnote').map(blockText)).toEqual(['A note at the foot of the page, set off by a gap.']);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Studies in Drawn Pages, spring issue"',
+      'page 1: left out as page furniture: "Working papers of the drawing office"',
+    ]);
+  });
+
+  it('leaves out a line set up the side of the page in its margin, keeps the body beside it', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        BODY.forEach((value, index) => write(doc, value, 60, 100 + index * 14, 10));
+        BODY.forEach((value, index) => write(doc, value, 60, 200 + index * 14, 10));
+        doc.save().rotate(90, { origin: [565, 120] });
+        write(doc, 'Downloaded by a reader of the drawing office on 3 May 2024', 565, 120, 8);
+        doc.restore();
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).not.toContain('Downloaded by');
+    expect(all).toContain('by being smaller than the body and set apart from it.');
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Downloaded by a reader of the drawing office on 3 May 2024"',
+    ]);
+  });
+
+  it('keeps a small row at the foot that is a table row or a lone note line carried from the page before', async () => {
+    const pages = await convert(
+      await drawPdf(
+        (doc) => {
+          BODY.forEach((value, index) => write(doc, value, 60, 100 + index * 14, 10));
+          ['Apples and quinces', 'Pears and medlars', 'Plums and damsons'].forEach((name, index) => {
+            write(doc, name, 60, 755 + index * 24, 8);
+            write(doc, String(12 + index), 300, 755 + index * 24, 8);
+            write(doc, String(40 + index), 400, 755 + index * 24, 8);
+          });
+        },
+        (doc) => {
+          BODY.forEach((value, index) => write(doc, value, 60, 100 + index * 14, 10));
+          write(doc, 'carried over from the note that the page before began.', 60, 805, 8);
+        },
+      ),
+    );
+    expect(pages.map((page) => page.blocks.map(blockText).join(' | ')).join(' || ')).toMatch(/Plums and damsons.*carried over from the note/);
+    expect(pages.flatMap((page) => page.warnings.filter((warning) => warning.includes('page furniture')))).toEqual([]);
+  });
+});
+
 describe('right-to-left lines', () => {
   it('reads the pieces of an untagged Arabic line from the right, numbers in it left to right (layout set, right_to_left_02.pdf)', async () => {
     const pages = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'layout', 'right_to_left_02.pdf'))));

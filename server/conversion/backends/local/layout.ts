@@ -3,7 +3,7 @@ import { findAlignedTables } from './aligned-tables.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
-import { dropMarginLines, dropPageNumbers, dropRunningHeads } from './page-furniture.ts';
+import { dropMarginLines, dropPageNumbers, dropRotatedMarginLines, dropRunningHeads, dropSetOffEdgeLines } from './page-furniture.ts';
 import { readingOrder } from './reading-order.ts';
 import { findRuledTables, type RuledTable } from './ruled-tables.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -21,7 +21,7 @@ import { findVectorFigures, type VectorFigure } from './vector-figures.ts';
 
 export type { BlockAnchor } from './page-blocks.ts';
 /** `figures`: regions drawn with vector paths, their text (labels) taken out of the blocks. */
-/** `furniture`: the lines left out because they say they are page furniture (copyright, DOI, "Downloaded from"), for the report. */
+/** `furniture`: the lines left out as page furniture on the page's own evidence (copyright, DOI, "Downloaded from"; a small line set off at the edge), for the report. */
 export type Layout = {
   blocks: Block[];
   multiColumn: boolean;
@@ -50,13 +50,17 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const { page } = options;
   const heads = dropRunningHeads(segments, options.neighbours);
   if (heads.kept.length === 0) return { blocks: [], multiColumn: false, artifacts: heads.dropped.length, furniture: [], anchors: new Map(), figures: [] };
-  const margins = dropMarginLines(heads.kept, options.pageHeight);
+  const turned = dropRotatedMarginLines(heads.kept, options.pageWidth);
+  const margins = dropMarginLines(turned.kept, options.pageHeight);
   const numbers = dropPageNumbers(margins.kept);
   const kept = numbers.kept;
   const body = bodySize(kept);
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
-  const order = readingOrder(drawn.flow, options.pageWidth, options.pageHeight, options.rules);
+  // after tables and drawings have taken their text: a drawing's label or a table's row at the page's edge is no running head
+  const numbered = new Set(numbers.dropped.map((segment) => Math.round(segment.y)));
+  const edges = dropSetOffEdgeLines(drawn.flow, options.pageHeight, body, numbered);
+  const order = readingOrder(edges.kept, options.pageWidth, options.pageHeight, options.rules);
   const { multiColumn } = order;
   const ordered = [...order.ordered, ...order.foot];
   const tablesByColumn = ordered.map((column) => findAlignedTables(column, page));
@@ -75,8 +79,8 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   return {
     blocks,
     multiColumn,
-    artifacts: heads.dropped.length + margins.dropped.length + numbers.dropped.length,
-    furniture: lineTexts(margins.dropped),
+    artifacts: heads.dropped.length + turned.dropped.length + margins.dropped.length + numbers.dropped.length + edges.dropped.length,
+    furniture: lineTexts([...turned.dropped, ...margins.dropped, ...edges.dropped]),
     anchors,
     figures: drawn.figures,
   };

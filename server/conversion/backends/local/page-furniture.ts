@@ -76,3 +76,126 @@ export function dropMarginLines(segments: Segment[], pageHeight: number): Furnit
   if (drop.size === 0) return { kept: segments, dropped: [] };
   return split(segments, (segment) => drop.has(Math.round(segment.y)));
 }
+
+/**
+ * Running heads and feet on a page that stands alone, found by look rather
+ * than by words: the rows at the top or bottom edge (its outer 15%), set
+ * smaller than the body and cut off from the rows toward the body by more
+ * than one and a half of the body's line pitch. Repetition across pages is
+ * not needed (a sampled page, an article's first page), nor a pattern
+ * ("Optimized Table Tokenization … 9", a two-line "Proceedings of …" foot).
+ * A row that carried the page number is a head or foot at any size, when a
+ * wider gap (2.5 pitches) sets it off ("208 Global Study … Annex 209").
+ * An edge gives up to two groups of at most two rows (each group's rows
+ * close together, the group set off). What must stay:
+ * - a heading: it is set larger than the body, never smaller (judged by its
+ *   letters' width as well as the size pdf.js reports);
+ * - a caption under a figure at the page's top: it says "Figure 2" or "Table 1";
+ * - a footnote at the foot: it starts with a marker in its own piece of text
+ *   ("1 https://…", a raised "²"), where a page foot's number stands apart;
+ *   a note's line carried from the page before is one piece at the body's left edge;
+ * - a table's rows: pieces that line up with the next row's, at the same size;
+ * - a drawing's labels and a ruled table's cells: this pass runs after they leave the flow.
+ */
+export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, body: number, numbered: Set<number> = new Set()): Furniture {
+  if (segments.length <= 4 || !Number.isFinite(pageHeight)) return { kept: segments, dropped: [] };
+  const byRow = new Map<number, Segment[]>();
+  for (const segment of segments) byRow.set(Math.round(segment.y), [...(byRow.get(Math.round(segment.y)) ?? []), segment]);
+  const rows = [...byRow.keys()].sort((a, b) => b - a);
+  const pitch = bodyPitch(rows, byRow, body);
+  const bodyLeft = Math.min(...segments.filter((segment) => Math.abs(segment.size - body) < 0.5).map((segment) => segment.x));
+  const emPerChar = widthPerChar(segments.filter((segment) => Math.abs(segment.size - body) < 0.5)) / body;
+  const drop = new Set<number>();
+  const peel = (ordered: number[], atTop: boolean) => {
+    let at = 0;
+    for (let group = 0; group < 2; group++) {
+      let end = at + 1;
+      while (end < ordered.length && end - at < 2 && Math.abs(ordered[end - 1]! - ordered[end]!) <= pitch * 1.5) end++;
+      if (end >= ordered.length) return;
+      const gap = Math.abs(ordered[end - 1]! - ordered[end]!);
+      const members = ordered.slice(at, end);
+      const inBand = (y: number) => (atTop ? y >= pageHeight * 0.85 : y <= pageHeight * 0.15);
+      const furniture = members.every((y, index) => {
+        const row = byRow.get(y)!;
+        const next = byRow.get(ordered[at + index + 1]!)!;
+        if (!inBand(y) || gap <= pitch * 1.5 || tableRow(row, next) || !looksLikeFurniture(row, atTop, bodyLeft, body)) return false;
+        const small = row.every((segment) => segment.size <= body * 0.93 && drawnSize(segment, emPerChar) <= body * 0.93);
+        return small || (members.length === 1 && numbered.has(y) && gap > pitch * 2.5);
+      });
+      if (!furniture) return;
+      for (const y of members) drop.add(y);
+      at = end;
+    }
+  };
+  peel(rows, true);
+  peel([...rows].reverse(), false);
+  // the body must remain: a page of a few small lines far apart is not furniture around nothing
+  if (drop.size === 0 || rows.length - drop.size < 3) return { kept: segments, dropped: [] };
+  return split(segments, (segment) => drop.has(Math.round(segment.y)));
+}
+
+const CAPTION = /^\s*(fig(ure)?|table|tab|chart|plate|exhibit|listing|algorithm)\.?\s*[\dIVX]/i;
+
+function looksLikeFurniture(row: Segment[], atTop: boolean, bodyLeft: number, body: number): boolean {
+  const ordered = [...row].sort((a, b) => a.x - b.x);
+  const text = ordered.map((segment) => segment.text).join(' ');
+  // a lone number or symbol is a page number's business (dropPageNumbers) or a formula's index, not a head
+  if ((text.match(/\p{L}/gu) ?? []).length < 3 || text.split(/\s+/).length > 20 || CAPTION.test(text)) return false;
+  if (atTop) return true;
+  const noteStart = (segment: Segment) => {
+    const first = segment.runs.find((run) => run.text.trim() !== '');
+    return Boolean(first?.sup) || (/^\s*(\d{1,3}\)?|[*†‡§¶]{1,3}|[¹²³⁴⁵⁶⁷⁸⁹⁰]{1,3})\s*\S/u.test(segment.text) && !/^\s*\d+\s*$/.test(segment.text));
+  };
+  if (row.some(noteStart)) return false;
+  return row.length > 1 || Math.abs(row[0]!.x - bodyLeft) > body;
+}
+
+/**
+ * The size a piece of text is drawn at, judged by its width: a font whose
+ * matrix misleads pdf.js reports a big title as 7 pt, but its letters take
+ * the room of big ones.
+ */
+function drawnSize(segment: Segment, emPerChar: number): number {
+  const width = widthPerChar([segment]);
+  return Number.isFinite(width) && emPerChar > 0 && segment.text.length >= 8 ? Math.max(segment.size, width / emPerChar) : segment.size;
+}
+
+function widthPerChar(segments: Segment[]): number {
+  const chars = segments.reduce((sum, segment) => sum + segment.text.length, 0);
+  return chars === 0 ? Number.NaN : segments.reduce((sum, segment) => sum + segment.right - segment.x, 0) / chars;
+}
+
+/** A table's row: two or more of its pieces start or end where pieces of the next row, at the same size, do. */
+function tableRow(row: Segment[], next: Segment[]): boolean {
+  const lined = row.filter((segment) =>
+    next.some((other) => Math.abs(other.size - segment.size) < 0.5 && (Math.abs(other.x - segment.x) < 2 || Math.abs(other.right - segment.right) < 2)),
+  );
+  return lined.length >= 2;
+}
+
+/** The body's baseline-to-baseline distance: the commonest step between neighbouring rows of body-size text. */
+function bodyPitch(rows: number[], byRow: Map<number, Segment[]>, body: number): number {
+  const atBody = (y: number) => byRow.get(y)!.some((segment) => Math.abs(segment.size - body) < 0.5);
+  const steps = new Map<number, number>();
+  for (let index = 0; index + 1 < rows.length; index++) {
+    const step = rows[index]! - rows[index + 1]!;
+    if (!atBody(rows[index]!) || !atBody(rows[index + 1]!) || step < body * 0.8 || step > body * 2.5) continue;
+    steps.set(step, (steps.get(step) ?? 0) + 1);
+  }
+  let best = body * 1.2;
+  let count = 0;
+  for (const [step, seen] of steps) if (seen > count) [best, count] = [step, seen];
+  return best;
+}
+
+/**
+ * A line set at an angle in the page's left or right margin (its outer
+ * tenth): "Downloaded from … on …" up the side of a journal page, an arXiv
+ * identifier. It is furniture wherever it falls along the edge; a page whose
+ * text is mostly at an angle (a landscape table drawn turned) keeps it.
+ */
+export function dropRotatedMarginLines(segments: Segment[], pageWidth: number): Furniture {
+  const rotated = segments.filter((segment) => segment.rotated);
+  if (rotated.length === 0 || rotated.length * 5 > segments.length || !Number.isFinite(pageWidth)) return { kept: segments, dropped: [] };
+  return split(segments, (segment) => segment.rotated === true && (segment.x < pageWidth * 0.1 || segment.x > pageWidth * 0.9));
+}

@@ -20,6 +20,8 @@ export type TextItem = {
   /** innermost marked-content id, when the item is inside one */
   mcid?: string;
   artifact: boolean;
+  /** set at an angle to the page's lines (a "Downloaded from …" line up the margin): its x and width are not along the line */
+  rotated?: boolean;
 };
 
 type RawItem = { str: string; transform: number[]; width: number; height: number; fontName: string; hasEOL: boolean };
@@ -47,7 +49,19 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
     }
     // control characters (some fonts map glyphs to U+0003) are not text; as spaces they keep neighbouring words apart
     const text = raw.str.replace(/[\u0000-\u001f\u007f]/g, ' ');
-    items.push({ text, x: e, y: f, width: raw.width, size, font: raw.fontName, eol: raw.hasEOL, mcid, artifact: top?.artifact ?? false });
+    const rotated = size > 0 && Math.abs(a) < size * 0.5;
+    items.push({
+      text,
+      x: e,
+      y: f,
+      width: raw.width,
+      size,
+      font: raw.fontName,
+      eol: raw.hasEOL,
+      mcid,
+      artifact: top?.artifact ?? false,
+      ...(rotated ? { rotated } : {}),
+    });
   }
   return items;
 }
