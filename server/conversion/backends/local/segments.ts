@@ -10,12 +10,8 @@ import type { TextItem } from './text-layer.ts';
  * set closer than a column gutter). Every later pass works on segments.
  */
 
-<<<<<<< HEAD
 /** `fonts`: every font its text is set in (a line wholly bold, or bold only in part); `font` is that of most of it. */
-export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[]; fonts?: string[] };
-=======
-export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[]; rotated?: boolean };
->>>>>>> layout2
+export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[]; fonts?: string[]; rotated?: boolean };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
 export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
@@ -111,11 +107,8 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         font: item.font,
         text: item.text,
         runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
-<<<<<<< HEAD
         fonts: item.text.trim() === '' ? [] : [item.font],
-=======
         ...(item.rotated ? { rotated: true } : {}),
->>>>>>> layout2
       };
       segments.push(current);
     }
