@@ -25,7 +25,7 @@ const JUDGE = path.resolve(CORPUS_DIR, '../tools/judge.mjs');
 const FLOORS: Record<string, { fourgramRecall: number; wordPrecision: number }> = {
   // the table's OTSL and HTML rows are rows of their own now, each layer pair spanning both (test/fixtures/layout-set):
   // Docling's reference runs them together in one cell, so its 4-grams over the table no longer match (README, Layout)
-  '2305.03393v1-pg9.pdf': { fourgramRecall: 0.75, wordPrecision: 0.98 },
+  '2305.03393v1-pg9.pdf': { fourgramRecall: 0.75, wordPrecision: 0.995 },
   'code_and_formula.pdf': { fourgramRecall: 0.95, wordPrecision: 0.99 },
   'multi_page.pdf': { fourgramRecall: 0.99, wordPrecision: 0.99 },
   'picture_classification.pdf': { fourgramRecall: 0.99, wordPrecision: 0.99 },
