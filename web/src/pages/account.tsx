@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { folio, messageOf } from '../api.ts';
 import type { FileItem, Me } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 export function AccountPage(props: { me: Me; onChange: () => void }) {
   const [files, setFiles] = useState<FileItem[] | null>(null);
@@ -32,11 +33,7 @@ export function AccountPage(props: { me: Me; onChange: () => void }) {
       </section>
       <section aria-labelledby="history-heading">
         <h2 id="history-heading">Conversion history</h2>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert error={error} />
         {files && converted.length === 0 && <p>No finished conversions yet.</p>}
         {converted.length > 0 && (
           <table>
@@ -117,11 +114,7 @@ function GrantCredits(props: { onGranted: () => void }) {
         </button>
       </form>
       <p role="status">{message}</p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }

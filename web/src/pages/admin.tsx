@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { folio, messageOf } from '../api.ts';
 import type { EmailLogPage, Suppression } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 const STATUSES = ['deferred', 'sent', 'delivery_delayed', 'delivered', 'opened', 'clicked', 'suppressed', 'failed', 'bounced', 'complained'] as const;
 const CATEGORIES = ['auth', 'transactional', 'notification', 'alert', 'marketing', 'unknown'] as const;
@@ -94,11 +95,7 @@ function EmailLog() {
           </button>
         </div>
       </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {page && (
         <>
           <h3 id="summary-heading">Status summary</h3>
@@ -181,11 +178,7 @@ function Suppressions() {
     <section aria-labelledby="suppressions-heading">
       <h2 id="suppressions-heading">Suppression list</h2>
       <p role="status">{message}</p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {items && items.length === 0 && <p>No suppressed addresses.</p>}
       {items && items.length > 0 && (
         <table>

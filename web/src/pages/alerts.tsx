@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { folio, messageOf } from '../api.ts';
 import type { AlertSetting } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 const LABELS: Record<AlertSetting['alertType'], string> = {
   email_delivery_failure: 'Email delivery failures',
@@ -21,11 +22,7 @@ export function AlertsPage() {
     <>
       <h1>Alert settings</h1>
       <p>Each kind of admin alert goes by email and messenger unless you mute it or change its channels. Email goes to ALERT_EMAIL unless rerouted.</p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {settings?.map((setting) => (
         <AlertForm
           key={setting.alertType}
@@ -101,11 +98,7 @@ function AlertForm(props: { setting: AlertSetting; onSaved: (setting: AlertSetti
         </button>
       </form>
       <p role="status">{message}</p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type BenchmarkResult, type BenchmarkSession, watchBenchmark } from '../../../client-sdk/index.ts';
 import { folio, messageOf } from '../api.ts';
 import type { FileItem } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 const BACKENDS = ['local', 'chunked-vision', 'parser'] as const;
 type Pipeline = { backend: (typeof BACKENDS)[number]; uxOptimizer: boolean };
@@ -110,11 +111,7 @@ export function BenchmarkPage(props: { onBalanceChange: () => void }) {
           </button>
         </form>
       )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {session && <Results session={session} />}
     </>
   );

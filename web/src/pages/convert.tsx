@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ConversionEvent, type UploadedFile, uploadFile, watchConversion } from '../../../client-sdk/index.ts';
 import { folio, messageOf, sdkOptions } from '../api.ts';
 import type { BatchLane, FileItem, Me } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 /** One credit per page (the specification's HIGH_FIDELITY_CREDIT_MULTIPLIER is 1). */
 const creditsFor = (pages: number | null) => pages ?? 0;
@@ -209,11 +210,7 @@ export function ConvertPage(props: { me: Me; onBalanceChange: () => void }) {
         </section>
       )}
 
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
 
       {run && (
         <RunPanel

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { folio, messageOf } from '../api.ts';
 import type { Figure, FileItem } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 /** Without a file: the finished PDFs to choose from. With one: its figures, each beside a text box. */
 export function FiguresPage(props: { fileId: string }) {
@@ -20,11 +21,7 @@ function ChooseFile() {
     <>
       <h1>Describe figures</h1>
       <p>Pictures a conversion could not describe make the document fail its accessibility check. Choose a converted file to describe them.</p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {files && files.length === 0 && <p>No converted PDFs yet.</p>}
       {files && files.length > 0 && (
         <ul>
@@ -74,11 +71,7 @@ function FileFigures(props: { fileId: string }) {
       <p>
         <a href="#/figures">All converted files</a>
       </p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       <div role="status">
         {outcome && (
           <p>
@@ -189,11 +182,7 @@ function FigureForm(props: {
               Save picture {props.number}
             </button>
           </form>
-          {error && (
-            <p class="error" role="alert">
-              {error}
-            </p>
-          )}
+          <ErrorAlert error={error} />
         </div>
       </div>
     </section>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { devTokensAvailable, mintDevToken } from '../../../client-sdk/index.ts';
 import { messageOf, sdkOptions } from '../api.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 /** A Bearer token pasted in (`npm run token -- --email you@example.com`); an identity provider's page can replace this later. */
 export function SignIn(props: { error: string; onToken: (token: string) => void }) {
@@ -25,11 +26,7 @@ export function SignIn(props: { error: string; onToken: (token: string) => void 
         <p>
           For local development, <code>npm run token -- --email you@example.com</code> prints one.
         </p>
-        {props.error && (
-          <p class="error" role="alert">
-            {props.error}
-          </p>
-        )}
+        <ErrorAlert error={props.error} />
         <button class="primary" type="submit">
           Sign in
         </button>
@@ -48,11 +45,7 @@ export function SignIn(props: { error: string; onToken: (token: string) => void 
               <label for="dev-email">Email to sign in as</label>
               <input id="dev-email" type="email" required value={devEmail} onInput={(event) => setDevEmail(event.currentTarget.value)} />
             </div>
-            {devError && (
-              <p class="error" role="alert">
-                {devError}
-              </p>
-            )}
+            <ErrorAlert error={devError} />
             <button type="submit">Get a development token</button>
           </form>
         </section>

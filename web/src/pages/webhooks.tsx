@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { folio, messageOf } from '../api.ts';
 import type { Delivery, Endpoint } from '../types.ts';
+import { ErrorAlert } from '../error-alert.tsx';
 
 type TestResult = Awaited<ReturnType<typeof folio.webhooks.test.mutate>>;
 
@@ -34,11 +35,7 @@ export function WebhooksPage() {
     <>
       <h1>Webhooks</h1>
       <p>Folio signs a POST to each endpoint when a conversion completes or fails.</p>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert error={error} />
       {secret && <SecretNotice {...secret} onDone={() => setSecret(null)} />}
       <section aria-labelledby="create-heading">
         <h2 id="create-heading">Add an endpoint</h2>
