@@ -222,3 +222,27 @@ describe('headings set in bold at the body size', () => {
     expect(headings).toEqual(['Conclusion']);
   });
 });
+
+describe('lists', () => {
+  it('reads a bullet set apart from its text by a tab stop as opening a list item, not as a paragraph of its own', async () => {
+    const bulleted = (doc: Doc) => {
+      doc.font('Helvetica').fontSize(11);
+      doc.text('Word processors of the 1980s included these programs:', 72, 90, { lineBreak: false });
+      ['WordStar (1978): one of the first for microcomputers.', 'Microsoft Word (1983): the first release for MS-DOS.'].forEach((item, index) => {
+        const y = 120 + index * 18;
+        doc.text('•', 84, y, { lineBreak: false });
+        doc.text(item, 102, y, { lineBreak: false });
+      });
+      doc.text('Other notable software from this era included WordPerfect.', 72, 170, { lineBreak: false });
+    };
+    const { pages } = await convertLocally(await drawPdf(bulleted), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    expect(blocks.map((block) => block.kind)).toEqual(['paragraph', 'list', 'paragraph']);
+    const list = blocks[1] as Extract<Block, { kind: 'list' }>;
+    expect(list.ordered).toBe(false);
+    expect(list.items.map((item) => inlineText(item.content).trim())).toEqual([
+      'WordStar (1978): one of the first for microcomputers.',
+      'Microsoft Word (1983): the first release for MS-DOS.',
+    ]);
+  });
+});

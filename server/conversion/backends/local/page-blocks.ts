@@ -34,6 +34,8 @@ export type BlockContext = {
 };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
+/** A bullet glyph alone (a dash or a star alone is too often something else). */
+const LONE_BULLET = /^[•◦▪▫■□●○‣⁃∙]$/u;
 const ENUMERATOR = /^(\(?\d{1,3}[.)]|\(?[a-z][.)]|\(?[ivx]{1,5}[.)])\s+/i;
 // Korean and Chinese reports label tables "[표 1]", "表1"
 const TABLE_CAPTION = /^[[(【<]?\s*(table|tabelle|tableau|tabla|tab\.|표|表)\s*[\dIVX]+/i;
@@ -97,7 +99,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
   };
   for (const [columnIndex, given] of ordered.entries()) {
-    const column = joinSectionNumbers(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15);
+    const column = joinBullets(
+      joinSectionNumbers(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15),
+      tablesByColumn[columnIndex]!,
+    );
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
@@ -324,6 +329,35 @@ function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>, he
       /^\p{Lu}/u.test(next.text)
     ) {
       out.push({ ...next, x: segment.x, text: `${segment.text} ${next.text}`, runs: [...segment.runs, { text: ' ' }, ...next.runs] });
+      index++;
+      continue;
+    }
+    out.push(segment);
+  }
+  return out;
+}
+
+/**
+ * A bullet glyph set apart from its item's text by a tab stop ("•   IBM MT/ST
+ * …") is a segment of its own, which would read as a paragraph holding only
+ * "•"; joined to the text on its line, the line opens the list item it is.
+ */
+function joinBullets(column: Segment[], tables: Map<Segment, unknown>): Segment[] {
+  const out: Segment[] = [];
+  for (let index = 0; index < column.length; index++) {
+    const segment = column[index]!;
+    const next = column[index + 1];
+    if (
+      next &&
+      !tables.has(segment) &&
+      !tables.has(next) &&
+      LONE_BULLET.test(segment.text) &&
+      Math.abs(next.y - segment.y) < Math.max(segment.size, next.size) * 0.4 &&
+      next.x > segment.x &&
+      next.x - segment.right < next.size * 4 &&
+      !BULLET.test(next.text)
+    ) {
+      out.push({ ...next, x: segment.x, text: `${segment.text} ${next.text}`, runs: [{ text: `${segment.text} ` }, ...next.runs] });
       index++;
       continue;
     }
