@@ -99,10 +99,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
   };
   for (const [columnIndex, given] of ordered.entries()) {
-    const column = joinBullets(
-      joinSectionNumbers(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15),
-      tablesByColumn[columnIndex]!,
-    );
+    const column = joinLeaders(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15);
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
@@ -309,59 +306,48 @@ function takeCaption(blocks: Block[], table: Block & { kind: 'table' }): void {
 }
 
 /**
- * A section number set apart from its title by a wide space ("5.1   Hyper
- * Parameter Optimization") is cut into two segments; joined again, the line
- * reads as the numbered heading it is.
+ * Leaders set apart from the rest of their line by a wide space are cut into
+ * segments of their own; joined again, the line reads as what it is. A
+ * section number before its title ("5.1   Hyper Parameter Optimization") is
+ * a numbered heading; a bullet glyph before its item's text ("•   IBM MT/ST
+ * …") opens a list item instead of standing as a paragraph holding only "•".
  */
-function joinSectionNumbers(column: Segment[], tables: Map<Segment, unknown>, headingStyle: (segment: Segment) => boolean): Segment[] {
-  const out: Segment[] = [];
-  for (let index = 0; index < column.length; index++) {
-    const segment = column[index]!;
-    const next = column[index + 1];
-    if (
-      next &&
-      !tables.has(segment) &&
-      headingStyle(next) &&
-      /^(\d{1,2}(\.\d{1,2}){0,5}|[A-Z](\.\d{1,2}){1,5})\.?$/.test(segment.text) &&
-      Math.abs(next.y - segment.y) < 1 &&
-      next.font === segment.font &&
-      next.x - segment.right < segment.size * 3 &&
-      /^\p{Lu}/u.test(next.text)
-    ) {
-      out.push({ ...next, x: segment.x, text: `${segment.text} ${next.text}`, runs: [...segment.runs, { text: ' ' }, ...next.runs] });
-      index++;
-      continue;
-    }
-    out.push(segment);
-  }
-  return out;
+function joinLeaders(column: Segment[], tables: Map<Segment, unknown>, headingStyle: (segment: Segment) => boolean): Segment[] {
+  const numbered = joinWithNext(column, tables, (segment, next) =>
+    headingStyle(next) &&
+    /^(\d{1,2}(\.\d{1,2}){0,5}|[A-Z](\.\d{1,2}){1,5})\.?$/.test(segment.text) &&
+    Math.abs(next.y - segment.y) < 1 &&
+    next.font === segment.font &&
+    next.x - segment.right < segment.size * 3 &&
+    /^\p{Lu}/u.test(next.text)
+      ? [...segment.runs, { text: ' ' }]
+      : undefined,
+  );
+  return joinWithNext(numbered, tables, (segment, next) =>
+    !tables.has(next) &&
+    LONE_BULLET.test(segment.text) &&
+    Math.abs(next.y - segment.y) < Math.max(segment.size, next.size) * 0.4 &&
+    next.x > segment.x &&
+    next.x - segment.right < next.size * 4 &&
+    !BULLET.test(next.text)
+      ? [{ text: `${segment.text} ` }]
+      : undefined,
+  );
 }
 
-/**
- * A bullet glyph set apart from its item's text by a tab stop ("•   IBM MT/ST
- * …") is a segment of its own, which would read as a paragraph holding only
- * "•"; joined to the text on its line, the line opens the list item it is.
- */
-function joinBullets(column: Segment[], tables: Map<Segment, unknown>): Segment[] {
+/** Each segment (not a table's) that `leads` the next one, given the runs it puts before it, joined to it. */
+function joinWithNext(column: Segment[], tables: Map<Segment, unknown>, leads: (segment: Segment, next: Segment) => Run[] | undefined): Segment[] {
   const out: Segment[] = [];
   for (let index = 0; index < column.length; index++) {
     const segment = column[index]!;
     const next = column[index + 1];
-    if (
-      next &&
-      !tables.has(segment) &&
-      !tables.has(next) &&
-      LONE_BULLET.test(segment.text) &&
-      Math.abs(next.y - segment.y) < Math.max(segment.size, next.size) * 0.4 &&
-      next.x > segment.x &&
-      next.x - segment.right < next.size * 4 &&
-      !BULLET.test(next.text)
-    ) {
-      out.push({ ...next, x: segment.x, text: `${segment.text} ${next.text}`, runs: [{ text: `${segment.text} ` }, ...next.runs] });
-      index++;
+    const leader = next && !tables.has(segment) ? leads(segment, next) : undefined;
+    if (!next || !leader) {
+      out.push(segment);
       continue;
     }
-    out.push(segment);
+    out.push({ ...next, x: segment.x, text: `${segment.text} ${next.text}`, runs: [...leader, ...next.runs] });
+    index++;
   }
   return out;
 }
