@@ -1,6 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { createEdgeCache } from '../backends/local/running-heads.ts';
+import { IMAGE_REMOVED_WARNING, MAX_IMAGE_PIXELS } from '../backends/local/pdf-bytes.ts';
 import type { PageResult } from '../model.ts';
 import { DomainError } from '../../errors.ts';
 import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
@@ -61,22 +62,20 @@ function describe(error: unknown): WorkerError {
  * not printed. The one that matters is an image over MAX_IMAGE_PIXELS, left out of its page undecoded.
  */
 let removedImages = 0;
-/** pdf.ts's IMAGE_REMOVED_WARNING, read when pdf.js loads: no warning can come before it has */
-let imageRemovedWarning = '\u0000';
 const print = console.warn.bind(console);
 console.warn = (...args: unknown[]) => {
   const first = args[0];
   if (typeof first === 'string' && first.startsWith('Warning: ')) {
-    if (first.includes(imageRemovedWarning)) removedImages++;
+    if (first.includes(IMAGE_REMOVED_WARNING)) removedImages++;
     return;
   }
   print(...args);
 };
 
 /** A figure standing for each image too large to decode, and the page's warning about them. */
-function withRemovedImages(result: PageResult, removed: number, maxImagePixels: number): PageResult {
+function withRemovedImages(result: PageResult, removed: number): PageResult {
   if (removed === 0) return result;
-  const megapixels = maxImagePixels / 1_000_000;
+  const megapixels = MAX_IMAGE_PIXELS / 1_000_000;
   for (let n = 0; n < removed; n++) result.blocks.push({ kind: 'figure', page: result.page, decorative: false, needsAlt: true });
   result.warnings.push(
     `page ${result.page}: ${removed} image(s) larger than ${megapixels} megapixels were not decoded; each is left as a figure without its picture`,
@@ -95,10 +94,7 @@ async function handle(message: ToWorker): Promise<void> {
   switch (message.type) {
     case 'open': {
       // a document opened to be inspected is read for the first time: its streams are checked then
-      const doc = local().then(([, , { openPdf, IMAGE_REMOVED_WARNING }]) => {
-        imageRemovedWarning = IMAGE_REMOVED_WARNING;
-        return openPdf(message.pdf, { warnings: true, checkStreams: !message.options });
-      });
+      const doc = local().then(([, , { openPdf }]) => openPdf(message.pdf, { warnings: true, checkStreams: !message.options }));
       doc.catch(() => undefined);
       documents.set(message.docId, { doc, options: message.options, pagesSinceCleanup: 0 });
       return;
@@ -108,7 +104,7 @@ async function handle(message: ToWorker): Promise<void> {
       try {
         if (!entry?.options) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
-        const [{ convertLocalPage }, , { MAX_IMAGE_PIXELS }, { createEdgeCache }] = await local();
+        const [{ convertLocalPage }, , , { createEdgeCache }] = await local();
         entry.edges ??= createEdgeCache(doc);
         removedImages = 0;
         const converted = await convertLocalPage(doc, message.page, {
@@ -123,7 +119,7 @@ async function handle(message: ToWorker): Promise<void> {
           entry.pagesSinceCleanup = 0;
           await doc.cleanup().catch(() => undefined);
         }
-        const result = withRemovedImages(converted, removedImages, MAX_IMAGE_PIXELS);
+        const result = withRemovedImages(converted, removedImages);
         send({ type: 'page', docId: message.docId, page: message.page, result });
       } catch (error) {
         send({ type: 'error', docId: message.docId, page: message.page, error: describe(error) });

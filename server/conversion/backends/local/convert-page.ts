@@ -72,8 +72,9 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
       .map((item) => item.text)
       .join(' ');
     // a layer of punctuation soup (no Unicode map), or of letters that are no language (a shifted map)
-    const lying = lyingFonts(input.items);
-    const unreadableLayer = isGarbled(layerText) ? 'garbled' : lying.size > 0 ? 'lies' : undefined;
+    // the per-font language check only when the cheap punctuation check has not settled the page
+    const lying = isGarbled(layerText) ? undefined : lyingFonts(input.items);
+    const unreadableLayer = lying === undefined ? 'garbled' : lying.size > 0 ? 'lies' : undefined;
     const garbled = unreadableLayer !== undefined;
     // the operator list is the costliest read of a page: only untagged pages and pages without text need it
     const tree =
@@ -97,7 +98,7 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
         `page ${pageNumber} draws ${read!.fnArray.length} operators, more than the ${MAX_PAGE_OPERATORS} a page may; only its text was read (no drawings, pictures or OCR)`,
       );
       converted.reasons.push('low-coverage');
-    } else if (unreadableLayer === 'lies' && options.ocr !== false && (reread = await rereadLyingRuns(input, lying))) {
+    } else if (unreadableLayer === 'lies' && options.ocr !== false && lying && (reread = await rereadLyingRuns(input, lying))) {
       converted = await convertUntaggedPage(reread.input, list, images);
       converted.warnings.unshift(reread.warning);
       converted.reasons.push('ocr');

@@ -147,7 +147,8 @@ export const UNREADABLE_CONFIDENCE = 50;
 /** Luminance below which a rendered pixel is ink (the page is drawn on white). */
 const INK_LUMINANCE = 160;
 
-async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0): Promise<{ png: Buffer; ink: number }> {
+/** The page drawn for OCR: its PNG, its width in pixels, and its share of ink, measured only when asked (a full copy of the pixels). */
+async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0): Promise<{ png: Buffer; width: number; ink: () => number }> {
   const { createCanvas } = await import('@napi-rs/canvas');
   let scale = dpi / 72;
   const base = page.getViewport({ scale: 1 });
@@ -159,7 +160,11 @@ async function renderPagePng(page: PDFPageProxy, dpi = OCR_DPI, turn = 0): Promi
   context.fillStyle = '#ffffff';
   context.fillRect(0, 0, canvas.width, canvas.height);
   await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
-  return { png: withResolution(canvas.toBuffer('image/png'), scale * 72), ink: inkShare(context.getImageData(0, 0, canvas.width, canvas.height).data) };
+  return {
+    png: withResolution(canvas.toBuffer('image/png'), scale * 72),
+    width: canvas.width,
+    ink: () => inkShare(context.getImageData(0, 0, canvas.width, canvas.height).data),
+  };
 }
 
 /** Share of a rendering's pixels that are ink, from every 4th pixel: enough for a share, a quarter of the work. */
@@ -239,7 +244,9 @@ export type OcrResult = {
 export async function ocrPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, docLang: string): Promise<OcrResult> {
   const known = languageOf(doc);
   const declared = await known.declared;
-  const { png: image, ink } = await renderPagePng(page);
+  const rendered = await renderPagePng(page);
+  const image = rendered.png;
+  const ink = rendered.ink();
   // a blank page: nothing for tesseract to read, and OSD would only complain of too few characters
   if (ink === 0) return { blocks: [], words: 0, confidence: 0, lang: declared ?? docLang, turned: 0, ink };
   let best = await read(image, declared ?? known.lastRead ?? docLang, 0);
@@ -312,13 +319,12 @@ export async function ocrWords(
   if (page.rotate % 360 !== 0) return undefined;
   const known = languageOf(doc);
   const lang = (await known.declared) ?? known.lastRead ?? docLang;
-  const { png, ink } = await renderPagePng(page);
-  if (ink === 0) return undefined;
+  const { png, width, ink } = await renderPagePng(page);
+  if (ink() === 0) return undefined;
   const worker = await recogniser(codeFor(lang));
   const { data } = await worker.recognize(png, {}, { text: true, blocks: true });
   const [vx0 = 0, , vx1 = 612, vy1 = 792] = page.view;
-  // renderPagePng's scale, from the width it rendered
-  const scale = pngWidth(png) / (vx1 - vx0);
+  const scale = width / (vx1 - vx0);
   const words: OcrWord[] = [];
   for (const block of data.blocks ?? []) {
     for (const paragraph of block.paragraphs) {
@@ -341,6 +347,3 @@ export async function ocrWords(
   }
   return { words, confidence: data.confidence, lang };
 }
-
-/** A PNG's width, from its IHDR chunk. */
-const pngWidth = (png: Buffer) => png.readUInt32BE(16);

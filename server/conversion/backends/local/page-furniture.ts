@@ -97,7 +97,7 @@ export function dropMarginLines(segments: Segment[], pageHeight: number): Furnit
  * - a table's rows: pieces that line up with the next row's, at the same size;
  * - a drawing's labels and a ruled table's cells: this pass runs after they leave the flow.
  */
-export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, body: number, numbered: Set<number> = new Set()): Furniture {
+export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, body: number, numbered: Set<number>): Furniture {
   if (segments.length <= 4 || !Number.isFinite(pageHeight)) return { kept: segments, dropped: [] };
   const byRow = new Map<number, Segment[]>();
   for (const segment of segments) byRow.set(Math.round(segment.y), [...(byRow.get(Math.round(segment.y)) ?? []), segment]);

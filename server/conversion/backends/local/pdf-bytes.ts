@@ -2,6 +2,16 @@ import zlib from 'node:zlib';
 import { DomainError } from '../../../errors.ts';
 
 /**
+ * The most pixels pdf.js decodes for one image (width × height, checked from the image's dictionary before
+ * any pixel is decoded): 50 megapixels holds an A4 page scanned at 600 dpi in colour (35 MP) with room,
+ * and stays under 200 MB as RGBA. A larger image is left out of the page (pdf.js removes its paint and
+ * warns; the page worker turns that warning into a placeholder figure and a page warning).
+ */
+export const MAX_IMAGE_PIXELS = 50_000_000;
+/** pdf.js's warning for an image over MAX_IMAGE_PIXELS (here, apart from pdf.js, so a page worker knows them before loading it). */
+export const IMAGE_REMOVED_WARNING = 'Image exceeded maximum allowed size and was removed.';
+
+/**
  * What can be told of a PDF from its bytes alone, without pdf.js: cheap
  * enough for the engine's own thread, so bytes that are no PDF never cross
  * to a page worker.

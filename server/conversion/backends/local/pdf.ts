@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { DomainError } from '../../../errors.ts';
-import { checkPdfBytes, checkStreamSizes } from './pdf-bytes.ts';
+import { checkPdfBytes, checkStreamSizes, MAX_IMAGE_PIXELS } from './pdf-bytes.ts';
 
 /**
  * Opening a PDF with pdf.js on Node, and turning its failures into the
@@ -17,17 +17,8 @@ import { checkPdfBytes, checkStreamSizes } from './pdf-bytes.ts';
 const PDFJS_DIR = path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json'));
 const dataDir = (name: string) => path.join(PDFJS_DIR, name) + path.sep;
 
-/**
- * The most pixels pdf.js decodes for one image (width × height, checked from the image's dictionary before
- * any pixel is decoded): 50 megapixels holds an A4 page scanned at 600 dpi in colour (35 MP) with room,
- * and stays under 200 MB as RGBA. A larger image is left out of the page (pdf.js removes its paint and
- * warns; the page worker turns that warning into a placeholder figure and a page warning).
- */
-export const MAX_IMAGE_PIXELS = 50_000_000;
 /** The biggest canvas pdf.js may allocate for one image it resizes (bytes, RGBA). */
 const CANVAS_MAX_AREA_BYTES = 256 * 1024 * 1024;
-/** pdf.js's warning for an image over MAX_IMAGE_PIXELS. */
-export const IMAGE_REMOVED_WARNING = 'Image exceeded maximum allowed size and was removed.';
 
 /**
  * `warnings`: let pdf.js report its warnings (console.warn, 'Warning: …'), for a caller that reads them.

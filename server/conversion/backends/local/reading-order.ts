@@ -11,7 +11,7 @@ import { isRightToLeftText, type Segment } from './segments.ts';
 export function readingOrder(
   segments: Segment[],
   pageWidth: number,
-  pageHeight = Infinity,
+  pageHeight: number,
   rules: Rule[] = [],
 ): { ordered: Segment[][]; multiColumn: boolean; foot: Segment[][] } {
   const foot = footBand(segments, pageHeight, rules);

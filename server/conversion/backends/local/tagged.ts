@@ -106,6 +106,8 @@ const SEPARATOR = /^[\s/.:,-]+$/u;
  * own direction through whichever marked contents hold it.
  */
 function leftToRightRunsInOrder(items: TextItem[]): TextItem[] {
+  // a run is swapped only beside right-to-left text: a page without any is left as it is, at no cost
+  if (!items.some((item) => RTL_LETTER.test(item.text))) return items;
   const out = [...items];
   const drawn = out.map((item, index) => ({ item, index })).filter(({ item }) => !item.artifact && item.mcid && item.text.trim() !== '');
   const sameLine = (a: TextItem, b: TextItem) => Math.abs(a.y - b.y) <= Math.max(a.size, b.size) * 0.3;
