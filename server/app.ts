@@ -19,7 +19,6 @@ import { createConversionEvents } from './conversion-jobs/events.ts';
 import type { SmtpListener } from './intake/smtp-listener.ts';
 import { rawRouteMounts } from './routes/index.ts';
 import { describeTrpcError } from './trpc/trpc.ts';
-import { keepInputsStrict } from './trpc/strict-inputs.ts';
 import { sql } from './db/database.ts';
 import { z } from 'zod';
 import { recordApiError } from './alarms/alarms.queries.ts';
@@ -147,7 +146,6 @@ export function buildApp(deps: Deps, options: { intakeListener?: SmtpListener } 
     trpcExpress.createExpressMiddleware({ router: appRouter, createContext, onError, responseMeta: ({ errors }) => ({ headers: errorHeaders(errors) }) }),
   );
 
-  keepInputsStrict(appRouter);
   const openApiHandler = createOpenApiNodeHttpHandler({
     router: appRouter,
     createContext,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import { sql, type Database } from '../db/database.ts';
 import { deferQueueNames } from '../email/email.jobs.ts';
+import { BACKLOG_ALARM_DEPTH } from '../benchmark/read-fleet.ts';
 
 /**
  * The specification's monitoring alarms, each with the threshold it names and
@@ -25,7 +26,11 @@ export const ALARMS = {
   },
   deferred_dead_letter: { threshold: 0, windowMinutes: 15, describe: (v: number) => `${v} deferred sends dead-lettered in 15 minutes` },
   conversion_dead_letter: { threshold: 0, windowMinutes: 15, describe: (v: number) => `${v} conversion or benchmark jobs failed for good in 15 minutes` },
-  queue_backlog: { threshold: 50, windowMinutes: 0, describe: (v: number) => `${v} conversion and benchmark jobs waiting (alarm above 50)` },
+  queue_backlog: {
+    threshold: BACKLOG_ALARM_DEPTH,
+    windowMinutes: 0,
+    describe: (v: number) => `${v} conversion and benchmark jobs waiting (alarm above ${BACKLOG_ALARM_DEPTH})`,
+  },
   api_5xx: { threshold: 0, windowMinutes: 5, describe: (v: number) => `${v} API 5xx answers in 5 minutes` },
 } as const;
 

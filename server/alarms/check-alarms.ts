@@ -31,7 +31,8 @@ export async function checkAlarms(deps: AlarmDeps, now: Date): Promise<AlarmChec
     }
     result.firing.push(reading.condition);
     const id = await upsertOpenEpisode(deps.db, reading, now);
-    if (!(await claimEpisodeAlert(deps.db, id, now))) continue;
+    // an episode already alerted stays claimed until it ends: no claim to try again each minute
+    if (episode?.alertedAt || !(await claimEpisodeAlert(deps.db, id, now))) continue;
     const outcome = await raiseAlarm(deps, reading);
     if (outcome !== 'delivered' && outcome !== 'disabled') {
       await releaseEpisodeAlert(deps.db, id);

@@ -1,11 +1,12 @@
 import type { Deps } from '../deps.ts';
 import { countRecentDeadLetters, selectQueueDepth } from './benchmark.queries.ts';
 import { BACKLOG_ALARM_DEPTH } from './read-fleet.ts';
+import { ALARMS } from '../alarms/alarm-conditions.ts';
 
 /** A dead-lettered pipeline keeps its alarm up this long (one hour), enough for a scrape and a page to see it. */
 const DEAD_LETTER_WINDOW_SECONDS = 60 * 60;
 /** An API 5xx keeps its alarm up for five minutes after the last one. */
-const API_5XX_WINDOW_MS = 5 * 60 * 1000;
+const API_5XX_WINDOW_MS = ALARMS.api_5xx.windowMinutes * 60 * 1000;
 
 /**
  * The specification's cloud alarms, as gauges on /metrics: messages in the

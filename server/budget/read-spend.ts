@@ -44,6 +44,11 @@ function ratio(spendUsd: number, limitUsd: number | null) {
 }
 
 export async function readBudget(deps: Pick<BudgetDeps, 'db' | 'config' | 'clock'>): Promise<BudgetView> {
+  return (await readBudgetAndSpend(deps)).budget;
+}
+
+/** The budget's view and the day's and month's spend it was judged on, each sum read once. */
+async function readBudgetAndSpend(deps: Pick<BudgetDeps, 'db' | 'config' | 'clock'>) {
   const { day, month } = budgetPeriods(deps.clock.now());
   const [row, daySpend, monthSpend, pausedJobs] = await Promise.all([
     selectBudget(deps.db),
@@ -60,7 +65,7 @@ export async function readBudget(deps: Pick<BudgetDeps, 'db' | 'config' | 'clock
     },
     deps.config.budget.alertRatio,
   );
-  return {
+  const budget: BudgetView = {
     // Paused until a check resumes the work, even when a raise already put the spend under the limit.
     state: row.pausedAt ? 'paused' : derived,
     dailyUsd: limits.dailyUsd,
@@ -71,16 +76,15 @@ export async function readBudget(deps: Pick<BudgetDeps, 'db' | 'config' | 'clock
     pausedReason: row.pausedReason,
     pausedJobs,
   };
+  return { budget, daySpend, monthSpend };
 }
 
 /** GET /api/admin/spend: today, this month, per backend, and the budget's state. */
 export async function readSpend(deps: Pick<BudgetDeps, 'db' | 'config' | 'clock'>): Promise<SpendView> {
   const now = deps.clock.now();
   const { day, month } = budgetPeriods(now);
-  const [budget, today, thisMonth, dayBackends, monthBackends] = await Promise.all([
-    readBudget(deps),
-    sumSpend(deps.db, day.start, day.end),
-    sumSpend(deps.db, month.start, month.end),
+  const [{ budget, daySpend: today, monthSpend: thisMonth }, dayBackends, monthBackends] = await Promise.all([
+    readBudgetAndSpend(deps),
     spendByBackend(deps.db, day.start, day.end),
     spendByBackend(deps.db, month.start, month.end),
   ]);

@@ -350,6 +350,10 @@ export async function markFileCompleted(tx: Queryable, fileId: string): Promise<
     update files set status = 'completed', phase = null, error_code = null, error_message = null, updated_at = now() where id = ${fileId}`);
 }
 
+/** A processing chunk (c) of a live job (j) whose heartbeat is older than staleMs: its process is gone. */
+const orphanedChunk = (staleMs: number) =>
+  sql.fragment`c.status = 'processing' and j.status in ('pending', 'processing') and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000})`;
+
 /**
  * processing chunks of live jobs whose heartbeat is older than staleMs go back to pending, their run id
  * cleared, while they have been claimed fewer than maxAttempts times.
@@ -358,8 +362,7 @@ export function requeueStaleChunks(tx: Queryable, staleMs: number, maxAttempts: 
   return tx.any(sql.type(z.object({ id: z.uuid(), jobId: z.uuid() }))`
     update chunk_jobs c set status = 'pending', run_id = null
       from large_conversion_jobs j
-     where c.job_id = j.id and c.status = 'processing' and j.status in ('pending', 'processing')
-       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) and c.attempt < ${maxAttempts}
+     where c.job_id = j.id and ${orphanedChunk(staleMs)} and c.attempt < ${maxAttempts}
     returning c.id, c.job_id as "jobId"`);
 }
 
@@ -368,8 +371,7 @@ export function selectExhaustedChunks(tx: Queryable, staleMs: number, maxAttempt
   return tx.any(sql.type(z.object({ jobId: z.uuid(), pageStart: z.number(), pageEnd: z.number(), attempt: z.number() }))`
     select distinct on (c.job_id) c.job_id as "jobId", c.page_start as "pageStart", c.page_end as "pageEnd", c.attempt
       from chunk_jobs c join large_conversion_jobs j on j.id = c.job_id
-     where c.status = 'processing' and j.status in ('pending', 'processing')
-       and c.heartbeat_at < now() - make_interval(secs => ${staleMs / 1000}) and c.attempt >= ${maxAttempts}
+     where ${orphanedChunk(staleMs)} and c.attempt >= ${maxAttempts}
      order by c.job_id, c.chunk_index`);
 }
 
@@ -438,6 +440,6 @@ export async function cancelInlineConversion(tx: Queryable, fileId: string, rese
      where id = ${fileId}`);
   await tx.query(sql.type(AnyRow)`
     select release_credit_hold(id, 'cancelled') from credit_holds where id = ${holdId} and status = 'held'`);
-  await tx.query(sql.type(AnyRow)`select ${notifyFragment(fileId, null, 'cancelled')}`);
+  await notifyConversion(tx, fileId, null, 'cancelled');
   return true;
 }

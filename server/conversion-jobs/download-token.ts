@@ -13,9 +13,15 @@ export function signDownloadToken(secret: string, fileId: string, now: Date): st
   return `${expiresAt}.${signature(secret, fileId, expiresAt).toString('base64url')}`;
 }
 
-/** The link a finished conversion is downloaded from (the zip, or its accessible HTML to open in a tab), valid 24 hours from now. */
-export function downloadUrl(secret: string, fileId: string, now: Date, kind: 'zip' | 'html' = 'zip'): string {
-  return `/api/download/${fileId}/${kind}?token=${encodeURIComponent(signDownloadToken(secret, fileId, now))}`;
+/** The link a finished conversion's zip is downloaded from, valid 24 hours from now. */
+export function downloadUrl(secret: string, fileId: string, now: Date): string {
+  return downloadLinks(secret, fileId, now).downloadUrl;
+}
+
+/** A finished conversion's two links, signed once: the zip and its HTML to open in a tab. */
+export function downloadLinks(secret: string, fileId: string, now: Date): { downloadUrl: string; htmlUrl: string } {
+  const token = encodeURIComponent(signDownloadToken(secret, fileId, now));
+  return { downloadUrl: `/api/download/${fileId}/zip?token=${token}`, htmlUrl: `/api/download/${fileId}/html?token=${token}` };
 }
 
 /** True only for an untampered, unexpired token issued for this file. Never says why not. */

@@ -2,7 +2,7 @@ import { DomainError } from '../errors.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import type { ConversionDeps } from './conversion-deps.ts';
 import { requireFile } from './conversion-jobs.queries.ts';
-import { downloadUrl } from './download-token.ts';
+import { downloadLinks } from './download-token.ts';
 
 /**
  * Fresh 24-hour links for a finished file (the zip, and its accessible HTML
@@ -18,5 +18,6 @@ export async function issueDownloadLink(
   if (file.status !== 'completed') throw new DomainError('CONFLICT', 'The file has no finished conversion to download');
   const secret = resolveSigningSecrets(deps.config).download;
   const now = deps.clock.now();
-  return { url: downloadUrl(secret, file.id, now), htmlUrl: downloadUrl(secret, file.id, now, 'html') };
+  const { downloadUrl: url, htmlUrl } = downloadLinks(secret, file.id, now);
+  return { url, htmlUrl };
 }

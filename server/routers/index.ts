@@ -15,6 +15,7 @@ import { creditsRouter } from './credits.router.ts';
 import { contactRouter } from './contact.router.ts';
 import { outreachRouter } from './outreach.router.ts';
 import { flyersRouter } from './flyers.router.ts';
+import { keepInputsStrict } from '../trpc/strict-inputs.ts';
 
 /** The one router: tRPC serves all of it at /trpc, and the procedures with OpenAPI meta also at their REST paths. */
 export const appRouter = router({
@@ -35,5 +36,7 @@ export const appRouter = router({
   outreach: outreachRouter,
   flyers: flyersRouter,
 });
+// once, with the router: trpc-to-openapi would otherwise coerce its inputs' booleans and numbers in place
+keepInputsStrict(appRouter);
 
 export type AppRouter = typeof appRouter;

@@ -2,7 +2,7 @@ import type { Express, Response } from 'express';
 import { sendError } from '../http/errors.ts';
 import { authenticateUser, requireFileAccess } from '../http/guards.ts';
 import type { Snapshot } from '../conversion-jobs/conversion-jobs.queries.ts';
-import { downloadUrl } from '../conversion-jobs/download-token.ts';
+import { downloadLinks } from '../conversion-jobs/download-token.ts';
 import { readConversionProgress } from '../conversion-jobs/read-conversion-progress.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import type { AppDeps } from '../trpc/context.ts';
@@ -99,17 +99,7 @@ export function mountConvertStream(app: Express, deps: AppDeps) {
               write({ event: 'cancelled', data: { fileId: id, reason: 'deleted' } });
               return;
             }
-            if (!closed)
-              write(
-                snapshotEvent(
-                  snapshot,
-                  () => {
-                    const now = deps.clock.now();
-                    return { downloadUrl: downloadUrl(downloadSecret, id, now), htmlUrl: downloadUrl(downloadSecret, id, now, 'html') };
-                  },
-                  cancelHeard,
-                ),
-              );
+            if (!closed) write(snapshotEvent(snapshot, () => downloadLinks(downloadSecret, id, deps.clock.now()), cancelHeard));
           } while (again && !closed);
         } catch (error) {
           deps.log.warn({ err: error, fileId: id }, 'conversion stream read failed');

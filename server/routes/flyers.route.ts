@@ -1,6 +1,9 @@
 import { pipeline } from 'node:stream/promises';
 import { openFlyerHtml } from '../flyers/request-flyer.ts';
+import { DomainError } from '../errors.ts';
 import { acceptBodilessPost } from '../http/empty-post.ts';
+import { sendError } from '../http/errors.ts';
+import { SANDBOXED_DOCUMENT_HEADERS } from '../sharing/html.ts';
 import { resolveSigningSecrets } from '../secrets.ts';
 import type { RawRouteMount } from './index.ts';
 
@@ -17,21 +20,13 @@ export const mountFlyerHtml: RawRouteMount = (app, deps) => {
   app.get('/api/flyers/:flyerJobId/html', async (req, res) => {
     try {
       const html = await openFlyerHtml({ ...deps, linkSecret: resolveSigningSecrets(deps.config).download }, req.params.flyerJobId, req.query.token);
-      if (!html) {
-        res.status(404).json({ code: 'NOT_FOUND', message: 'Not found' });
-        return;
-      }
-      res.status(200).set({
-        'content-type': 'text/html; charset=utf-8',
-        'content-security-policy': "sandbox; default-src 'none'; style-src 'unsafe-inline'",
-        'cache-control': 'private, no-store',
-        'x-robots-tag': 'noindex',
-      });
+      if (!html) return sendError(res, new DomainError('NOT_FOUND', 'Not found'));
+      res.status(200).set(SANDBOXED_DOCUMENT_HEADERS);
       await pipeline(html, res);
     } catch (error) {
       deps.log.warn({ err: error }, 'flyer html could not be served');
-      if (!res.headersSent) res.status(500).json({ code: 'INTERNAL', message: 'Internal error' });
-      else res.destroy();
+      if (res.headersSent) res.destroy();
+      else sendError(res, error);
     }
   });
 };

@@ -26,7 +26,7 @@ import {
 } from './storage.queries.ts';
 
 /** Objects one import request (or one watch listing) looks at: ten S3 pages. A larger prefix continues with `startAfter`. */
-export const MAX_OBJECTS_PER_LISTING = 10_000;
+const MAX_OBJECTS_PER_LISTING = 10_000;
 
 /** `key` imports that one object; otherwise every .pdf under `prefix` (the connection's by default), from after `startAfter`. */
 export const ImportObjectsInput = z.object({
@@ -57,7 +57,7 @@ function importable(row: ConnectionRow, maxBytes: number) {
 }
 
 /** Lists `prefix` page by page (bounded by MAX_OBJECTS_PER_LISTING), from after `startAfter`. */
-async function listAll(bucket: CustomerBucket, prefix: string, startAfter?: string): Promise<{ objects: BucketObject[]; next?: string }> {
+export async function listAll(bucket: CustomerBucket, prefix: string, startAfter?: string): Promise<{ objects: BucketObject[]; next?: string }> {
   const objects: BucketObject[] = [];
   let after = startAfter;
   for (;;) {

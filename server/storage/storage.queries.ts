@@ -239,20 +239,6 @@ export function selectEndedConversions(db: Queryable, limit = 500) {
      order by i.updated_at limit ${limit}`);
 }
 
-const EndedJob = z.object({
-  status: z.string(),
-  resultKey: z.string().nullable(),
-  errorCode: z.string().nullable(),
-  errorMessage: z.string().nullable(),
-});
-
-/** The file's latest conversion job, or null when it never had one. */
-export function selectLatestJob(db: Queryable, fileId: string) {
-  return db.maybeOne(sql.type(EndedJob)`
-    select status, result_key as "resultKey", error_code as "errorCode", error_message as "errorMessage"
-      from large_conversion_jobs where file_id = ${fileId} order by created_at desc limit 1`);
-}
-
 export async function insertImportedFile(
   db: Queryable,
   row: {

@@ -3,7 +3,7 @@ import { escapeHtml } from '../sharing/html.ts';
 import { spendable } from '../intake/handle-inbound-message.ts';
 import { BucketError, describeBucketError } from './customer-bucket.ts';
 import type { ImportDeps } from './import-runtime.ts';
-import { MAX_OBJECTS_PER_LISTING, recordObjects } from './import-objects.ts';
+import { listAll, recordObjects } from './import-objects.ts';
 import { openConnectionBucket } from './manage-storage-connections.ts';
 import { enqueueObjectImport, enqueueOutputWrite } from './storage.jobs.ts';
 import {
@@ -32,13 +32,7 @@ export async function listWatchedPrefix(deps: ImportDeps, connectionId: string):
   await markListed(deps.db, row.id, deps.clock.now());
   const bucket = openConnectionBucket(deps, row);
   try {
-    const objects = [];
-    let after: string | undefined;
-    do {
-      const page = await bucket.list(row.prefix, { startAfter: after, maxKeys: 1000 });
-      objects.push(...page.objects);
-      after = page.next;
-    } while (after && objects.length < MAX_OBJECTS_PER_LISTING);
+    const { objects } = await listAll(bucket, row.prefix);
     const counts = await recordObjects(deps, row, objects, 'watch');
     if (counts.queued > 0) deps.log.info({ event: 'storage_watch_found', connectionId: row.id, queued: counts.queued }, 'storage: watch found new objects');
     return { queued: counts.queued };

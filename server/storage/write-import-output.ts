@@ -2,7 +2,8 @@ import { createS3Store } from './s3-store.ts';
 import { BucketError, describeBucketError } from './customer-bucket.ts';
 import type { ImportDeps } from './import-runtime.ts';
 import { openConnectionBucket } from './manage-storage-connections.ts';
-import { moveImport, selectConnection, selectImport, selectLatestJob } from './storage.queries.ts';
+import { ENDED_JOB_STATUSES, latestConversionJob } from '../intake/intake.queries.ts';
+import { moveImport, selectConnection, selectImport } from './storage.queries.ts';
 import { openZipEntry } from './zip-entry.ts';
 
 /** The result zip's entries that go back to the bucket, by the suffix the renderer gives them, with their types. */
@@ -42,9 +43,9 @@ export async function writeImportOutput(deps: ImportDeps, importId: string): Pro
   const item = await selectImport(deps.db, importId);
   if (!item || (item.status !== 'converting' && item.status !== 'writing_output')) return 'skipped';
   const row = await selectConnection(deps.db, item.connectionId);
-  const job = item.fileId ? await selectLatestJob(deps.db, item.fileId) : null;
+  const job = item.fileId ? await latestConversionJob(deps.db, item.fileId) : null;
   if (!row || !job || job.status !== 'completed' || !job.resultKey) {
-    if (job && !['completed', 'failed', 'cancelled'].includes(job.status)) return 'skipped';
+    if (job && !ENDED_JOB_STATUSES.has(job.status)) return 'skipped';
     const reason = !job
       ? 'The file was deleted before its conversion ended'
       : `${job.errorCode ?? job.status}: ${job.errorMessage ?? `the conversion ${job.status}`}`;
