@@ -4,7 +4,7 @@ import { detectLanguage } from './language.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import type { StructNode } from './tagged.ts';
 import { readTextLayer } from './text-layer.ts';
-import { boldFirstLine, isUsableTitle, largestText, undoubled } from './title.ts';
+import { firstLineTitle, isUsableTitle, largestText, undoubled } from './title.ts';
 import { boldFontIds } from './font-styles.ts';
 
 /** What every page of a document needs to know: title, language, whether it is tagged, page labels. */
@@ -58,9 +58,12 @@ async function firstPageTitle(doc: PDFDocumentProxy): Promise<string | undefined
     const items = await readTextLayer(page);
     const largest = largestText(items);
     if (largest) return largest;
-    // fonts are known by name only once the page's operators are read: worth it only when no bigger text names the document
+    const candidate = firstLineTitle(items);
+    if (!candidate) return undefined;
+    // fonts are known by name only once the page's operators are read: worth it only for a line that could be the title
     await page.getOperatorList();
-    return boldFirstLine(items, boldFontIds(page, items));
+    const bold = boldFontIds(page, items);
+    return candidate.fonts.every((font) => bold.has(font)) ? candidate.text : undefined;
   } catch {
     return undefined;
   } finally {

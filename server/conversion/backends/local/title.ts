@@ -94,8 +94,11 @@ export function largestText(items: TextItem[]): string | undefined {
  * A title set in bold at the body's size (a word processor's plain
  * document): the page's first line, wholly bold, short, not a numbered
  * section, and set apart from the text under it by more than a line's pitch.
+ * The text alone settles all but the boldness: the line and the fonts it is
+ * set in come back, and the caller, who must read the page's operators to
+ * know which fonts are bold, does so only for a line that could be a title.
  */
-export function boldFirstLine(items: TextItem[], bold: Set<string>): string | undefined {
+export function firstLineTitle(items: TextItem[]): { text: string; fonts: string[] } | undefined {
   const usable = items.filter((item) => !item.artifact && item.text.trim() !== '' && item.size > 0);
   const lines: { y: number; size: number; items: TextItem[] }[] = [];
   for (const item of [...usable].sort((a, b) => b.y - a.y || a.x - b.x)) {
@@ -105,7 +108,6 @@ export function boldFirstLine(items: TextItem[], bold: Set<string>): string | un
   }
   if (lines.length < 3) return undefined;
   const [first, second, third] = lines as [(typeof lines)[0], (typeof lines)[0], (typeof lines)[0]];
-  if (!first.items.every((item) => bold.has(item.font))) return undefined;
   const text = first.items
     .sort((a, b) => a.x - b.x)
     .map((item) => item.text)
@@ -116,5 +118,5 @@ export function boldFirstLine(items: TextItem[], bold: Set<string>): string | un
   if (words < 2 || words > 15 || /[.,;:]$/.test(text) || numberingDepth(text) || !readsAsWords(text) || !/^[\p{Lu}\d]/u.test(text)) return undefined;
   // apart: the gap under it wider than the pitch of the lines that follow
   const pitch = second.y - third.y;
-  return first.y - second.y > Math.max(pitch, first.size) * 1.5 ? text : undefined;
+  return first.y - second.y > Math.max(pitch, first.size) * 1.5 ? { text, fonts: first.items.map((item) => item.font) } : undefined;
 }
