@@ -106,17 +106,7 @@ export async function pauseLiveJobs(tx: Queryable): Promise<ReadonlyArray<{ id: 
   const jobs = await tx.any(sql.type(z.object({ id: z.uuid(), fileId: z.uuid() }))`
     update large_conversion_jobs set status = 'paused_budget', updated_at = now()
      where status in ('pending', 'processing') returning id, file_id as "fileId"`);
-  if (jobs.length === 0) return [];
-  await tx.query(sql.type(AnyRow)`
-    update chunk_jobs set status = 'pending', run_id = null
-     where job_id = any(${sql.array(
-       jobs.map((job) => job.id),
-       'uuid',
-     )}) and status = 'processing'`);
-  for (const job of jobs) {
-    await setFilePhase(tx, job.fileId, PAUSED_PHASE);
-    await notifyConversion(tx, job.fileId, job.id, 'progress');
-  }
+  await parkPausedJobs(tx, jobs);
   return jobs;
 }
 
@@ -127,10 +117,23 @@ export async function pauseJobIfBudgetSpent(tx: Queryable, jobId: string): Promi
      where id = ${jobId} and status in ('pending', 'processing') and exists (select 1 from model_budget where paused_at is not null)
     returning file_id as "fileId"`);
   if (!paused) return false;
-  await tx.query(sql.type(AnyRow)`update chunk_jobs set status = 'pending', run_id = null where job_id = ${jobId} and status = 'processing'`);
-  await setFilePhase(tx, paused.fileId, PAUSED_PHASE);
-  await notifyConversion(tx, paused.fileId, jobId, 'progress');
+  await parkPausedJobs(tx, [{ id: jobId, fileId: paused.fileId }]);
   return true;
+}
+
+/** Jobs just paused: their running chunks back to pending (run id cleared, so the runner stops), the files told. */
+async function parkPausedJobs(tx: Queryable, jobs: ReadonlyArray<{ id: string; fileId: string }>): Promise<void> {
+  if (jobs.length === 0) return;
+  await tx.query(sql.type(AnyRow)`
+    update chunk_jobs set status = 'pending', run_id = null
+     where job_id = any(${sql.array(
+       jobs.map((job) => job.id),
+       'uuid',
+     )}) and status = 'processing'`);
+  for (const job of jobs) {
+    await setFilePhase(tx, job.fileId, PAUSED_PHASE);
+    await notifyConversion(tx, job.fileId, job.id, 'progress');
+  }
 }
 
 const PausedJob = z.object({ id: z.uuid(), fileId: z.uuid(), holdId: z.uuid().nullable(), totalChunks: z.number(), chunksDone: z.number() });

@@ -8,7 +8,7 @@ import { wakeWorkers } from '../queue/boss.ts';
 import { BucketError, describeBucketError, type BucketObject, type CustomerBucket } from './customer-bucket.ts';
 import type { ImportDeps } from './import-runtime.ts';
 import { limitBucketCalls, openConnectionBucket, requireOwnConnection } from './manage-storage-connections.ts';
-import { asImportFailure, countStoredPages, ImportFailure, importedName, storePdfStream } from './receive-pdf.ts';
+import { asImportFailure, ImportFailure, importedName, storeImportedPdf } from './receive-pdf.ts';
 import { enqueueObjectImport, enqueuePauseNotice, IMPORT_OBJECT_QUEUE } from './storage.jobs.ts';
 import {
   insertImportedFile,
@@ -202,21 +202,15 @@ export async function importObject(deps: ImportDeps, importId: string): Promise<
     const bucket = openConnectionBucket(deps, row);
     try {
       const object = await bucket.get(item.objectKey, item.etag);
-      const stored = await storePdfStream(deps, {
+      const stored = await storeImportedPdf(deps, {
         fileId,
         body: object.body,
         maxBytes: deps.config.conversion.uploadMaxBytes,
         timeoutMs: deps.config.imports.timeoutMs,
         describeSource: `s3://${row.bucket}/${item.objectKey}`,
+        name: file.name,
       });
-      let pages: number;
-      try {
-        pages = await countStoredPages(deps, stored.key, file.name);
-      } catch (error) {
-        await deps.store.deletePrefix(`files/${fileId}/`).catch(() => {});
-        throw error;
-      }
-      await markFileImported(deps.db, fileId, { size: stored.size, pages, key: stored.key });
+      await markFileImported(deps.db, fileId, stored);
     } catch (error) {
       const failure =
         error instanceof BucketError

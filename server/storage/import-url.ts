@@ -9,7 +9,7 @@ import { SafeFetchError } from '../net/safe-fetch.ts';
 import { wakeWorkers } from '../queue/boss.ts';
 import { enforceRateLimits } from '../rate-limit/take-rate-limit.ts';
 import type { ImportDeps } from './import-runtime.ts';
-import { asImportFailure, countStoredPages, ImportFailure, importedName, storePdfStream } from './receive-pdf.ts';
+import { asImportFailure, ImportFailure, importedName, storeImportedPdf } from './receive-pdf.ts';
 import { enqueueUrlImport, IMPORT_URL_QUEUE, type ImportUrlJob } from './storage.jobs.ts';
 import { insertImportedFile, markFileImported, markFileImportFailed, selectImportingFile } from './storage.queries.ts';
 
@@ -107,15 +107,8 @@ export async function fetchUrlImport(deps: ImportDeps, job: ImportUrlJob): Promi
       response.body.destroy();
       throw new ImportFailure('IMPORT_TOO_LARGE', `The file is ${declared} bytes; the limit is ${maxBytes}`);
     }
-    const stored = await storePdfStream(deps, { fileId: file.id, body: response.body, maxBytes, timeoutMs, describeSource: 'The download' });
-    let pages: number;
-    try {
-      pages = await countStoredPages(deps, stored.key, file.name);
-    } catch (error) {
-      await deps.store.deletePrefix(`files/${file.id}/`).catch(() => {});
-      throw error;
-    }
-    if (!(await markFileImported(deps.db, file.id, { size: stored.size, pages, key: stored.key }))) {
+    const stored = await storeImportedPdf(deps, { fileId: file.id, body: response.body, maxBytes, timeoutMs, describeSource: 'The download', name: file.name });
+    if (!(await markFileImported(deps.db, file.id, stored))) {
       // Deleted (or finished by another run) while we fetched: what we stored is nobody's.
       await deps.store.deletePrefix(`files/${file.id}/`).catch(() => {});
       return 'skipped';

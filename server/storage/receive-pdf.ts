@@ -98,6 +98,20 @@ export async function countStoredPages(deps: Pick<Deps, 'store' | 'engine' | 'co
   return meta.pageCount;
 }
 
+/** An imported PDF stored (storePdfStream) and its pages counted; a file that cannot be counted is removed again. */
+export async function storeImportedPdf(
+  deps: Pick<Deps, 'store' | 'engine' | 'config'>,
+  input: Parameters<typeof storePdfStream>[1] & { name: string },
+): Promise<{ key: string; size: number; pages: number }> {
+  const stored = await storePdfStream(deps, input);
+  try {
+    return { ...stored, pages: await countStoredPages(deps, stored.key, input.name) };
+  } catch (error) {
+    await deps.store.deletePrefix(`files/${input.fileId}/`).catch(() => {});
+    throw error;
+  }
+}
+
 /** A file name from the last path segment, printable and bounded; `fallback` when there is none. */
 export function importedName(path: string, fallback = 'imported.pdf'): string {
   let last = path.split('/').filter(Boolean).at(-1) ?? '';
