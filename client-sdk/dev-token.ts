@@ -1,4 +1,4 @@
-import { errorFromResponse, toFolioError } from './errors.ts';
+import { fetchOrThrow } from './errors.ts';
 import { apiUrl, type FolioClientOptions } from './options.ts';
 
 /**
@@ -6,17 +6,12 @@ import { apiUrl, type FolioClientOptions } from './options.ts';
  * any other server answers NOT_FOUND. What `npm run token` prints, for a page.
  */
 export async function mintDevToken(options: Pick<FolioClientOptions, 'baseUrl' | 'fetch'>, email: string): Promise<string> {
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(apiUrl(options, '/api/dev/token'), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email }),
-    });
-  } catch (error) {
-    throw toFolioError(error);
-  }
-  if (response.status !== 201) throw await errorFromResponse(response);
+  const response = await fetchOrThrow(
+    options.fetch ?? fetch,
+    apiUrl(options, '/api/dev/token'),
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email }) },
+    (answer) => answer.status === 201,
+  );
   return ((await response.json()) as { token: string }).token;
 }
 

@@ -50,7 +50,7 @@ function issuesOf(value: unknown): FolioErrorIssue[] {
 }
 
 /** Reads Folio's `{ code, message }` error body from a failed response; a body that is not ours still gives a readable error. */
-export async function errorFromResponse(response: Response): Promise<FolioError> {
+async function errorFromResponse(response: Response): Promise<FolioError> {
   const text = await response.text().catch(() => '');
   return errorFromBody(response.status, text, response.headers.get('retry-after'));
 }
@@ -101,6 +101,18 @@ export function toFolioError(error: unknown): FolioError {
   if (error instanceof Error && error.name === 'AbortError') return new FolioError('ABORTED', 'The request was cancelled', { cause: error });
   const message = error instanceof Error ? error.message : String(error);
   return new FolioError('NETWORK_ERROR', `Folio could not be reached (${message})`, { cause: error });
+}
+
+/** A raw (non-tRPC) call: a network failure or abort, or an answer `expected` refuses, comes out as a FolioError. */
+export async function fetchOrThrow(doFetch: typeof fetch, url: string, init: RequestInit, expected: (response: Response) => boolean): Promise<Response> {
+  let response: Response;
+  try {
+    response = await doFetch(url, init);
+  } catch (error) {
+    throw toFolioError(error);
+  }
+  if (!expected(response)) throw await errorFromResponse(response);
+  return response;
 }
 
 /** The stable error code (e.g. CONVERSION_FINISHING) of a failed call, if it is one of ours. */

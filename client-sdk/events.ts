@@ -1,4 +1,4 @@
-import { errorFromResponse, FolioError, toFolioError } from './errors.ts';
+import { fetchOrThrow, FolioError, toFolioError } from './errors.ts';
 import { absoluteUrl, apiUrl, authHeaders, type FolioClientOptions } from './options.ts';
 
 type Counts = { fileId: string; jobId: string | null; chunksDone: number; totalChunks: number; pagesDone: number; totalPages: number };
@@ -30,17 +30,13 @@ export async function* watchConversion(
   fileId: string,
   init: { signal?: AbortSignal } = {},
 ): AsyncGenerator<ConversionEvent, void, undefined> {
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(apiUrl(options, `/api/convert/${encodeURIComponent(fileId)}/stream`), {
-      headers: { accept: 'text/event-stream', ...(await authHeaders(options)) },
-      signal: init.signal,
-    });
-  } catch (error) {
-    throw toFolioError(error);
-  }
-  if (!response.ok || !response.body) throw await errorFromResponse(response);
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const response = await fetchOrThrow(
+    options.fetch ?? fetch,
+    apiUrl(options, `/api/convert/${encodeURIComponent(fileId)}/stream`),
+    { headers: { accept: 'text/event-stream', ...(await authHeaders(options)) }, signal: init.signal },
+    (answer) => answer.ok && answer.body !== null,
+  );
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   try {
     for (;;) {

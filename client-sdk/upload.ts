@@ -1,5 +1,5 @@
 import type { UploadedFile } from '../server/files/uploaded-file.ts';
-import { errorFromBody, errorFromResponse, FolioError, toFolioError } from './errors.ts';
+import { errorFromBody, fetchOrThrow, FolioError, toFolioError } from './errors.ts';
 import { apiUrl, authHeaders, type FolioClientOptions } from './options.ts';
 
 export type { UploadedFile };
@@ -86,18 +86,17 @@ async function uploadWithFetch(
     },
     cancel: (reason) => reader.cancel(reason),
   });
-  let response: Response;
-  try {
-    response = await doFetch(url, {
+  const response = await fetchOrThrow(
+    doFetch,
+    url,
+    {
       method: 'POST',
       headers: { ...headers, 'content-type': `multipart/form-data; boundary=${boundary}` },
       body,
       signal: init.signal,
       duplex: 'half',
-    } as RequestInit);
-  } catch (error) {
-    throw toFolioError(error);
-  }
-  if (response.status !== 201) throw await errorFromResponse(response);
+    } as RequestInit,
+    (answer) => answer.status === 201,
+  );
   return (await response.json()) as UploadedFile;
 }
