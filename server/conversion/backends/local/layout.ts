@@ -3,7 +3,7 @@ import { findAlignedTables } from './aligned-tables.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
-import { dropMarginLines, dropPageNumbers, dropRotatedMarginLines, dropRunningHeads, dropSetOffEdgeLines } from './page-furniture.ts';
+import { dropMarginLines, dropPageNumbers, dropRotatedMarginLines, dropRunningHeads, dropSetOffEdgeLines, rowsOf, rowText } from './page-furniture.ts';
 import { readingOrder } from './reading-order.ts';
 import { findRuledTables, type RuledTable } from './ruled-tables.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -132,14 +132,5 @@ function takeVectorFigures(
 
 /** Segments as the lines they were on, top to bottom. */
 function lineTexts(segments: Segment[]): string[] {
-  const rows = new Map<number, Segment[]>();
-  for (const segment of segments) rows.set(Math.round(segment.y), [...(rows.get(Math.round(segment.y)) ?? []), segment]);
-  return [...rows]
-    .sort((a, b) => b[0] - a[0])
-    .map(([, row]) =>
-      row
-        .sort((a, b) => a.x - b.x)
-        .map((segment) => segment.text)
-        .join(' '),
-    );
+  return [...rowsOf(segments)].sort((a, b) => b[0] - a[0]).map(([, row]) => rowText(row, true));
 }

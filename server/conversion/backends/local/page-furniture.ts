@@ -14,15 +14,9 @@ export function dropRunningHeads(segments: Segment[], neighbours: EdgeLines[] | 
   if (!neighbours || neighbours.length === 0 || segments.length <= 4) return { kept: segments, dropped: [] };
   const tops = new Set(neighbours.flatMap((edges) => edges.top));
   const bottoms = new Set(neighbours.flatMap((edges) => edges.bottom));
-  const ys = [...new Set(segments.map((segment) => Math.round(segment.y)))].sort((a, b) => b - a);
-  const lineKey = (y: number) =>
-    edgeKey(
-      segments
-        .filter((segment) => Math.round(segment.y) === y)
-        .sort((a, b) => a.x - b.x)
-        .map((segment) => segment.text)
-        .join(' '),
-    );
+  const byRow = rowsOf(segments);
+  const ys = [...byRow.keys()].sort((a, b) => b - a);
+  const lineKey = (y: number) => edgeKey(rowText(byRow.get(y)!, true));
   const drop = new Set<number>();
   for (const y of ys.slice(0, 2)) if (tops.has(lineKey(y))) drop.add(y);
   for (const y of ys.slice(-2)) if (bottoms.has(lineKey(y))) drop.add(y);
@@ -65,14 +59,15 @@ const SAYS_FURNITURE = [
 
 export function dropMarginLines(segments: Segment[], pageHeight: number): Furniture {
   if (segments.length <= 4 || !Number.isFinite(pageHeight)) return { kept: segments, dropped: [] };
-  const rows = [...new Set(segments.map((segment) => Math.round(segment.y)))].sort((a, b) => b - a);
+  const byRow = rowsOf(segments);
+  const rows = [...byRow.keys()].sort((a, b) => b - a);
   const edge = new Set([...rows.slice(0, 2).filter((y) => y > pageHeight * 0.9), ...rows.slice(-2).filter((y) => y < pageHeight * 0.1)]);
-  const rowText = (y: number) =>
-    segments
-      .filter((segment) => Math.round(segment.y) === y)
-      .map((segment) => segment.text)
-      .join(' ');
-  const drop = new Set([...edge].filter((y) => rowText(y).length <= 200 && SAYS_FURNITURE.some((pattern) => pattern.test(rowText(y)))));
+  const drop = new Set(
+    [...edge].filter((y) => {
+      const text = rowText(byRow.get(y)!, false);
+      return text.length <= 200 && SAYS_FURNITURE.some((pattern) => pattern.test(text));
+    }),
+  );
   if (drop.size === 0) return { kept: segments, dropped: [] };
   return split(segments, (segment) => drop.has(Math.round(segment.y)));
 }
@@ -99,8 +94,7 @@ export function dropMarginLines(segments: Segment[], pageHeight: number): Furnit
  */
 export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, body: number, numbered: Set<number>): Furniture {
   if (segments.length <= 4 || !Number.isFinite(pageHeight)) return { kept: segments, dropped: [] };
-  const byRow = new Map<number, Segment[]>();
-  for (const segment of segments) byRow.set(Math.round(segment.y), [...(byRow.get(Math.round(segment.y)) ?? []), segment]);
+  const byRow = rowsOf(segments);
   const rows = [...byRow.keys()].sort((a, b) => b - a);
   const pitch = bodyPitch(rows, byRow, body);
   const bodyLeft = Math.min(...segments.filter((segment) => Math.abs(segment.size - body) < 0.5).map((segment) => segment.x));
@@ -198,4 +192,21 @@ export function dropRotatedMarginLines(segments: Segment[], pageWidth: number): 
   const rotated = segments.filter((segment) => segment.rotated);
   if (rotated.length === 0 || rotated.length * 5 > segments.length || !Number.isFinite(pageWidth)) return { kept: segments, dropped: [] };
   return split(segments, (segment) => segment.rotated === true && (segment.x < pageWidth * 0.1 || segment.x > pageWidth * 0.9));
+}
+
+/** Segments by their rounded baseline, each row in the order the segments came. */
+export function rowsOf(segments: Segment[]): Map<number, Segment[]> {
+  const rows = new Map<number, Segment[]>();
+  for (const segment of segments) {
+    const y = Math.round(segment.y);
+    const row = rows.get(y);
+    if (row) row.push(segment);
+    else rows.set(y, [segment]);
+  }
+  return rows;
+}
+
+/** A row's text, its segments left to right when `sorted`, else in the order they came. */
+export function rowText(row: Segment[], sorted: boolean): string {
+  return (sorted ? [...row].sort((a, b) => a.x - b.x) : row).map((segment) => segment.text).join(' ');
 }

@@ -1,6 +1,7 @@
 import { findAlignedTables } from './aligned-tables.ts';
 import type { Rule } from './drawing.ts';
 import { NOTE_MARKER } from './page-footnotes.ts';
+import { rowsOf } from './page-furniture.ts';
 import { isRightToLeftText, type Segment } from './segments.ts';
 
 /**
@@ -34,8 +35,9 @@ export function readingOrder(
  */
 function footBand(segments: Segment[], pageHeight: number, rules: Rule[]): Segment[] {
   if (!Number.isFinite(pageHeight) || segments.length < 6) return [];
-  const rows = [...new Set(segments.map((segment) => Math.round(segment.y)))].sort((a, b) => a - b);
-  const size = (y: number) => Math.max(...segments.filter((segment) => Math.round(segment.y) === y).map((segment) => segment.size));
+  const byRow = rowsOf(segments);
+  const rows = [...byRow.keys()].sort((a, b) => a - b);
+  const size = (y: number) => Math.max(...byRow.get(y)!.map((segment) => segment.size));
   for (let index = 0; index < Math.min(4, rows.length - 1); index++) {
     const below = rows[index]!;
     const above = rows[index + 1]!;
