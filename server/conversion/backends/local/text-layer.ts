@@ -80,42 +80,78 @@ export function countWords(text: string): number {
 const ARABIC = /^[\p{Script=Arabic}]+$/u;
 
 /**
- * Right-to-left ligatures put back in order. A lam-alef is one glyph whose
+ * Right-to-left words put back as drawn. A lam-alef is one glyph whose
  * Unicode is two letters ("لا"); pdf.js reverses a right-to-left run letter
  * by letter, so the ligature comes out as "ال" ("کاال" for "کالا"), and the
- * text alone cannot tell it from a real alef-lam. The operator list has the
- * glyphs: each word drawn (glyphs between spaces, all Arabic) that holds a
- * glyph of several letters is found in the items as pdf.js reversed it,
- * letter by letter, and replaced by the word reversed glyph by glyph.
+ * text alone cannot tell it from a real alef-lam. And a glyph drawn again
+ * almost on top of the same glyph (a justified line stretched with
+ * overlapping kashidas, an overprint) is one letter on the page, not two:
+ * the copy starts within a third of the glyph's width of it. The operator
+ * list has the glyphs: each word drawn (glyphs between spaces, all Arabic)
+ * that holds a glyph of several letters or such a copy is found in the items
+ * as pdf.js reversed it, letter by letter, and replaced by the word reversed
+ * glyph by glyph, without the copies.
  */
 export function repairReversedLigatures(items: TextItem[], list: OperatorList): TextItem[] {
   const fixes = new Map<string, string>();
+  // every Arabic word drawn, by its text as pdf.js gives it: what each drawing of it reads, in stream order
+  const drawings = new Map<string, string[]>();
+  const copied = new Set<string>();
   for (let index = 0; index < list.fnArray.length; index++) {
     if (list.fnArray[index] !== OPS.showText) continue;
-    const glyphs = ((list.argsArray[index] as unknown[])?.[0] ?? []) as ({ unicode?: string } | number | null)[];
+    const glyphs = ((list.argsArray[index] as unknown[])?.[0] ?? []) as ({ unicode?: string; width?: number } | number | null)[];
     let word: string[] = [];
+    let kept: string[] = [];
     const settle = () => {
-      if (word.some((letter) => letter.length > 1) && word.every((letter) => ARABIC.test(letter))) {
+      if (word.length > 0 && word.every((letter) => ARABIC.test(letter))) {
         const wrong = [...word.join('')].reverse().join('');
-        const right = [...word].reverse().join('');
-        if (wrong !== right) fixes.set(wrong, right);
+        const right = [...kept].reverse().join('');
+        if (kept.length < word.length) copied.add(wrong);
+        else if (wrong !== right) fixes.set(wrong, right);
+        drawings.set(wrong, [...(drawings.get(wrong) ?? []), right]);
       }
       word = [];
+      kept = [];
     };
+    // the advance from the last glyph's start, in thousandths of the font size: its width less the kerning after it
+    let last: { unicode: string; width: number } | undefined;
+    let advance = 0;
     for (const glyph of glyphs) {
       // numbers are kerning: a word goes on across them
-      if (typeof glyph === 'number' || !glyph) continue;
+      if (typeof glyph === 'number') {
+        advance -= glyph;
+        continue;
+      }
+      if (!glyph) continue;
       const letter = glyph.unicode ?? '';
+      const width = glyph.width ?? 0;
       if (letter.trim() === '' || !ARABIC.test(letter)) settle();
-      else word.push(letter);
+      else {
+        word.push(letter);
+        if (!(last?.unicode === letter && last.width > 0 && advance < last.width / 3)) kept.push(letter);
+      }
+      last = { unicode: letter, width };
+      advance = width;
     }
     settle();
   }
-  if (fixes.size === 0) return items;
+  if (fixes.size === 0 && copied.size === 0) return items;
   // longest first, so a word's fix is not cut short by a shorter one inside it
   const ordered = [...fixes].sort((a, b) => b[0].length - a[0].length);
+  // A word drawn with copies reads the same, as pdf.js gives it, as other words drawn without ("فووا" twice, one
+  // kashida a copy in one of them), and a word of kashidas alone ("وووو") is inside many others: each whole word
+  // of that text takes the reading of its own drawing, the items being in stream order, and a right-to-left
+  // item's words from its end.
+  const whole = [...copied].sort((a, b) => b.length - a.length);
+  const wholeWord = whole.length > 0 ? new RegExp(`(?<!\\p{Script=Arabic})(?:${whole.join('|')})(?!\\p{Script=Arabic})`, 'gu') : undefined;
   return items.map((item) => {
     let text = item.text;
+    if (wholeWord && whole.some((wrong) => text.includes(wrong))) {
+      const found = [...text.matchAll(wholeWord)];
+      const reads = new Map<number, string>();
+      for (const match of found.reverse()) reads.set(match.index, drawings.get(match[0])?.shift() ?? match[0]);
+      text = text.replace(wholeWord, (match, at: number) => reads.get(at) ?? match);
+    }
     for (const [wrong, right] of ordered) if (text.includes(wrong)) text = text.replaceAll(wrong, right);
     return text === item.text ? item : { ...item, text };
   });
