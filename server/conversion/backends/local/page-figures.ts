@@ -29,6 +29,8 @@ type ImageBudget = ReturnType<typeof createImageBudget>;
 
 /** Images smaller than this (points, either side) are bullets, rules or specks, not figures. */
 const MIN_FIGURE_SIDE = 36;
+/** A tagged Figure that paints no image and only paths within this many points either way is a mark set among the text (a check box, a bullet a word processor tags as a Figure): nothing to describe. */
+const MARK_SIDE = 16;
 /** An image covering this share of a page that has text is the scan under an OCR text layer, not a figure. */
 const SCAN_BACKGROUND_SHARE = 0.8;
 /** An image this many times longer than wide (or the reverse) is a rule or a border strip: decorative. */
@@ -125,14 +127,14 @@ export async function taggedFigureImages(
   tree: StructNode,
   items: TextItem[],
   budget: ReturnType<typeof createImageBudget>,
-): Promise<Map<StructNode, FigureImage>> {
+): Promise<Map<StructNode, FigureImage | 'mark'>> {
   const figures: StructNode[] = [];
   const collect = (node: StructNode) => {
     if (node.role === 'Figure') figures.push(node);
     for (const child of node.children ?? []) if (!child.type) collect(child);
   };
   collect(tree);
-  const result = new Map<StructNode, FigureImage>();
+  const result = new Map<StructNode, FigureImage | 'mark'>();
   // the operator list is costly: read it only when the page has a figure to fill
   if (figures.length === 0) return result;
   const list = await page.getOperatorList().catch(() => null);
@@ -169,6 +171,12 @@ export async function taggedFigureImages(
     if (budget.full) break;
     const picture = await figurePicture(page, pieces, drawn.get(figure) ?? []).catch(() => undefined);
     if (picture && budget.take(picture)) result.set(figure, picture);
+  }
+  for (const [figure, paths] of drawn) {
+    if (chosen.has(figure)) continue;
+    const width = Math.max(...paths.map((path) => path.x1)) - Math.min(...paths.map((path) => path.x0));
+    const height = Math.max(...paths.map((path) => path.y1)) - Math.min(...paths.map((path) => path.y0));
+    if (width <= MARK_SIDE && height <= MARK_SIDE) result.set(figure, 'mark');
   }
   return result;
 }

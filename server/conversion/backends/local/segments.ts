@@ -140,7 +140,7 @@ export function isRightToLeftText(text: string): boolean {
  * order inside the line, as the bidi algorithm's levels do. pdf.js already
  * gives each item's own text in logical order.
  */
-function rightToLeft(items: TextItem[]): TextItem[] {
+export function rightToLeft(items: TextItem[]): TextItem[] {
   const sorted = [...items].sort((a, b) => b.x + b.width - (a.x + a.width));
   const isLtr = (item: TextItem) => !RTL_LETTER.test(item.text) && /[\p{L}\p{N}]/u.test(item.text);
   const isNeutral = (item: TextItem) => !/[\p{L}\p{N}]/u.test(item.text);

@@ -2,7 +2,7 @@ import type { Block, Inline, ListBlock, ListItem, TableCell } from '../../model.
 import type { FigureImage } from './images.ts';
 import { parseHtml, serializeMathml } from '../vision/html-to-blocks.ts';
 import { cleanString } from './pdf.ts';
-import { RTL_LETTER } from './segments.ts';
+import { RTL_LETTER, rightToLeft } from './segments.ts';
 import { inlineText, runsToInlines, type Run } from './inline.ts';
 import { formulaToTex } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
@@ -34,8 +34,8 @@ export type TaggedContext = {
   textById: Map<string, string>;
   /** link annotation id ("12R") → URL */
   links: Map<string, string>;
-  /** pixels of Figure elements, found in the page's paint operations */
-  figureImages?: Map<StructNode, FigureImage>;
+  /** pixels of Figure elements, found in the page's paint operations; 'mark' for one that paints only a mark of text size */
+  figureImages?: Map<StructNode, FigureImage | 'mark'>;
 };
 
 const BLOCK_ROLES = new Set([
@@ -84,7 +84,7 @@ const BLOCK_ROLES = new Set([
 export function textByMarkedContent(items: TextItem[]): Map<string, string> {
   const map = new Map<string, string>();
   let previous: TextItem | undefined;
-  for (const item of leftToRightRunsInOrder(items)) {
+  for (const item of leftToRightRunsInOrder(rightToLeftInMarkedContent(items))) {
     if (!item.mcid || item.artifact) continue;
     const before = map.get(item.mcid) ?? '';
     const text = impliedSpace(previous, item) ? ` ${item.text}` : item.text;
@@ -92,6 +92,43 @@ export function textByMarkedContent(items: TextItem[]): Map<string, string> {
     map.set(item.mcid, item.eol && item.text === '' ? (before === '' ? '' : `${before}\n`) : before + text + (item.eol ? '\n' : ''));
   }
   return map;
+}
+
+/**
+ * Most producers draw a right-to-left line from its right edge, word after
+ * word as it is read; some draw a marked content's pieces from the left (two
+ * check box labels "خير" and "بلی" with "بلی" on the right, drawn "خير" first).
+ * The pieces of one marked content on one line, right-to-left words among
+ * them drawn from the left, are read from the right as an untagged line is.
+ */
+function rightToLeftInMarkedContent(items: TextItem[]): TextItem[] {
+  if (!items.some((item) => RTL_LETTER.test(item.text))) return items;
+  const out = [...items];
+  let start = 0;
+  while (start < items.length) {
+    const first = items[start]!;
+    let end = start + 1;
+    while (
+      end < items.length &&
+      first.mcid !== undefined &&
+      items[end]!.mcid === first.mcid &&
+      !items[end]!.artifact &&
+      Math.abs(items[end]!.y - first.y) <= Math.max(first.size, items[end]!.size) * 0.3
+    )
+      end++;
+    const slots = [];
+    for (let index = start; index < end; index++) if (items[index]!.text !== '') slots.push(index);
+    const pieces = slots.map((index) => items[index]!);
+    const words = pieces.filter((item) => RTL_LETTER.test(item.text));
+    if (words.some((item, at) => at > 0 && item.x >= words[at - 1]!.x + words[at - 1]!.width - 0.5)) {
+      const read = rightToLeft(pieces);
+      slots.forEach((index, at) => {
+        out[index] = read[at]!;
+      });
+    }
+    start = end;
+  }
+  return out;
 }
 
 const STRONG_LTR = /[\p{N}\p{Script=Latin}]/u;
@@ -269,6 +306,8 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
     const captionNode = node.children?.find((child) => child.role === 'Caption');
     const caption = captionNode ? inlines(captionNode) : undefined;
     const image = context.figureImages?.get(node);
+    // a check box or bullet drawn as a shape: decorative, unless its author described it
+    if (image === 'mark') return { kind: 'figure', page, ...(alt ? { alt } : {}), decorative: !alt, needsAlt: false };
     return {
       kind: 'figure',
       page,
