@@ -5,6 +5,9 @@ import type { Block } from '../../server/conversion/model.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
 import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { repairReversedLigatures, type TextItem } from '../../server/conversion/backends/local/text-layer.ts';
+import { textByMarkedContent } from '../../server/conversion/backends/local/tagged.ts';
 
 const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { ocr: false })).pages;
 
@@ -271,6 +274,53 @@ describe('right-to-left lines', () => {
     expect(text).toContain('الإرهوووخ');
     expect(text).toContain('الآتا');
     expect(text).not.toMatch(/األ|اإل|اآل/);
+  });
+
+  // a run of glyphs as pdf.js's operator list gives it: letters with their widths (thousandths of an em), numbers the kerning between them
+  const glyphs = (...run: (string | number)[]) =>
+    run.map((glyph) => (typeof glyph === 'number' ? glyph : { unicode: glyph, width: glyph === ' ' ? 240 : glyph === 'ـ' ? 116 : 500 }));
+  const item = (text: string, x = 100, more: Partial<TextItem> = {}): TextItem => ({
+    text,
+    x,
+    y: 700,
+    width: 40,
+    size: 12,
+    font: 'f',
+    eol: false,
+    artifact: false,
+    ...more,
+  });
+
+  it('reads a glyph drawn again almost on top of the same glyph (kashidas overlapped to justify a line) once, each drawing of a word as drawn', () => {
+    // "قوية" stretched with kashidas in stream (visual) order: ة ـ ـ ـ ي و ق, the third kashida kerned back 97 of its 116
+    // (a copy), then the same word with the kashidas only half overlapped (two letters), then a word of kashidas alone
+    const list = {
+      fnArray: [OPS.showText, OPS.showText],
+      argsArray: [
+        [glyphs('ة', 'ـ', -3, 'ـ', 97, 'ـ', 'ي', 'و', 'ق', ' ', 'ة', 'ـ', 58, 'ـ', 'ي', 'و', 'ق')],
+        [glyphs('ـ', -3, 'ـ', 97, 'ـ', ' ', 'ل', 'ـ', 'ـ', 'ـ', 'ا')],
+      ],
+    };
+    // pdf.js gives each run reversed letter by letter, all glyphs kept
+    const items = [item('قويـــة'), item('قويــة', 50), item('اـــل ـــ', 20)];
+    expect(repairReversedLigatures(items, list).map((entry) => entry.text)).toEqual(['قويــة', 'قويــة', 'اـــل ــ']);
+  });
+
+  it('reads the words of a tagged right-to-left line that one marked content draws from the left from the right', () => {
+    // two check box labels, "بلی" (yes) on the right: drawn "خير" first, as Word drew them
+    const drawn = [
+      item('خير', 197, { width: 14, mcid: 'p1_mc4' }),
+      item(' ', 211, { width: 23, mcid: 'p1_mc4' }),
+      item('بلی', 235, { width: 12, mcid: 'p1_mc4' }),
+    ];
+    expect(textByMarkedContent(drawn).get('p1_mc4')).toBe('بلی خير');
+    // drawn from the right, as most producers do, and a date's pieces in it, stay as they are read
+    const right = [
+      item('بلی', 235, { width: 12, mcid: 'p1_mc5' }),
+      item(' ', 211, { width: 23, mcid: 'p1_mc5' }),
+      item('خير', 197, { width: 14, mcid: 'p1_mc5' }),
+    ];
+    expect(textByMarkedContent(right).get('p1_mc5')).toBe('بلی خير');
   });
 
   it('keeps the spaces a tagged right-to-left page implies by gaps and line ends, its ligatures and its dates in order (right_to_left_03.pdf)', async () => {

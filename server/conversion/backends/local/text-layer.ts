@@ -76,8 +76,8 @@ export function countWords(text: string): number {
   return count;
 }
 
-/** An Arabic letter or mark: what a word of a right-to-left run is made of. */
-const ARABIC = /^[\p{Script=Arabic}]+$/u;
+/** An Arabic letter or mark: what a word of a right-to-left run is made of (the tatweel and the harakat too, which Unicode counts as common and inherited script). */
+const ARABIC = /^[\p{Script_Extensions=Arabic}]+$/u;
 
 /**
  * Right-to-left words put back as drawn. A lam-alef is one glyph whose
@@ -143,7 +143,8 @@ export function repairReversedLigatures(items: TextItem[], list: OperatorList): 
   // of that text takes the reading of its own drawing, the items being in stream order, and a right-to-left
   // item's words from its end.
   const whole = [...copied].sort((a, b) => b.length - a.length);
-  const wholeWord = whole.length > 0 ? new RegExp(`(?<!\\p{Script=Arabic})(?:${whole.join('|')})(?!\\p{Script=Arabic})`, 'gu') : undefined;
+  const wholeWord =
+    whole.length > 0 ? new RegExp(`(?<!\\p{Script_Extensions=Arabic})(?:${whole.join('|')})(?!\\p{Script_Extensions=Arabic})`, 'gu') : undefined;
   return items.map((item) => {
     let text = item.text;
     if (wholeWord && whole.some((wrong) => text.includes(wrong))) {
