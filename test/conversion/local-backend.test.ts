@@ -14,6 +14,8 @@ import { loadConfig } from '../../server/config.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import { silentLog } from '../../server/log.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import PDFDocument from 'pdfkit';
+import { convertLocally } from '../helpers/local-pages.ts';
 
 /** The local backend in this thread, page by page, against real corpus files. */
 
@@ -78,6 +80,31 @@ describe('local backend: tagged PDFs from their structure tree', () => {
     const figures = blocksOf(await convert('verapdf-ua1-7.3-figure-alt.pdf')).filter((block) => block.kind === 'figure');
     expect(figures).toHaveLength(1);
     expect(figures[0]).toMatchObject({ alt: 'Logo of Dual lab sprl', needsAlt: false, decorative: false });
+  });
+
+  it('takes a Figure that paints only a check box beside a line of text for decoration, and keeps a drawn chart a figure to describe', async () => {
+    // Word tags a check box shape as a Figure without /Alt (right_to_left_03.pdf): there is no picture in it to describe
+    const doc = new PDFDocument({ size: 'A4', margin: 0, tagged: true, lang: 'en', pdfVersion: '1.7' } as ConstructorParameters<typeof PDFDocument>[0]);
+    const chunks: Buffer[] = [];
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+    const root = doc.struct('Document');
+    doc.addStructure(root);
+    const line = (value: string, x: number, y: number) => () => void doc.font('Helvetica').fontSize(11).text(value, x, y, { lineBreak: false });
+    root.add(doc.struct('P', {}, line('Does the producer hold the national standard for these bars?', 72, 100)));
+    root.add(doc.struct('Figure', {}, () => void doc.lineWidth(0.8).rect(72, 130, 10, 10).stroke()));
+    root.add(doc.struct('P', {}, line('Yes, the standard was granted to the producer last year.', 88, 130)));
+    root.add(doc.struct('Figure', {}, () => void doc.lineWidth(1).moveTo(72, 300).lineTo(272, 200).lineTo(272, 300).closePath().stroke()));
+    root.add(doc.struct('P', {}, line('The chart above shows the output of the mill by month.', 72, 320)));
+    root.end();
+    doc.end();
+    await done;
+    const { pages } = await convertLocally(new Uint8Array(Buffer.concat(chunks)), { ocr: false });
+    const figures = pages[0]!.blocks.filter((block) => block.kind === 'figure');
+    expect(figures.map((figure) => [figure.decorative, figure.needsAlt])).toEqual([
+      [true, false],
+      [false, true],
+    ]);
   });
 
   it('gives the formula of verapdf-ua1-7.7-formula.pdf its alt text and marks the page complex', async () => {

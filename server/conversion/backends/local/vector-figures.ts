@@ -1,5 +1,5 @@
 import type { Mark } from './drawing.ts';
-import { isRightToLeftText, type Segment } from './segments.ts';
+import type { Segment } from './segments.ts';
 
 /**
  * Figures drawn with path operators (charts, diagrams) on an untagged page:
@@ -77,12 +77,11 @@ export function findVectorFigures(
         continue;
       }
     }
-    // a small mark just before a line of text is its bullet or check box: left of it, or right of right-to-left text
-    const before = (text: { segment: Segment; box: Box }) =>
-      isRightToLeftText(text.segment.text)
-        ? mark.x0 >= text.box.x1 - 1 && mark.x0 - text.box.x1 <= body * 1.5
-        : text.box.x0 >= mark.x1 - 1 && text.box.x0 - mark.x1 <= body * 1.5;
-    const bullet = width <= body && height <= body && texts.some((text) => before(text) && text.box.y0 < mark.y1 && text.box.y1 > mark.y0);
+    // a small mark just left of a line of text is its bullet or check box
+    const bullet =
+      width <= body &&
+      height <= body &&
+      texts.some((text) => text.box.x0 >= mark.x1 - 1 && text.box.x0 - mark.x1 <= body * 1.5 && text.box.y0 < mark.y1 && text.box.y1 > mark.y0);
     kept.push({ ...mark, strong: !bullet, holdsText: within.length > 0 });
   }
   if (!kept.some((mark) => mark.strong)) return [];
