@@ -274,5 +274,22 @@ describe('detectLanguage', () => {
     expect(detectLanguage('Die Topologie ist ein Teilgebiet der Mathematik und der Geometrie, die sich mit den Eigenschaften befasst.')).toBe('de');
     expect(detectLanguage('The quick brown fox jumps over the lazy dog and the cat is in the house with the mouse.')).toBe('en');
     expect(detectLanguage('short')).toBe('en');
+    // Persian in Arabic script: letters Arabic lacks (پ گ)
+    expect(detectLanguage('وعليه، فإن الحكومة المصرية تضع على رأس أولوياتها بناء الإنسان المصري وتحقيق معدلات نمو قوية')).toBe('ar');
+    expect(detectLanguage('اميدنامه پذيرش در بازار اصلی کالای داخلی شرکت بورس کالای ايران استاندارد ملی')).toBe('fa');
+  });
+
+  it("reads a document's language from its text when its /Lang reads the other way (Word's en-US on a Persian page)", async () => {
+    const font = path.join(import.meta.dirname, '../../node_modules/@expo-google-fonts/noto-sans-arabic/400Regular/NotoSansArabic_400Regular.ttf');
+    const doc = new PDFDocument({ size: 'A4', margin: 0, lang: 'en-US' } as ConstructorParameters<typeof PDFDocument>[0]);
+    const chunks: Buffer[] = [];
+    doc.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
+    doc.font(font).fontSize(14);
+    doc.text('اميدنامه پذيرش در بازار اصلی کالای داخلی', 100, 100, { lineBreak: false });
+    doc.text('شرکت بورس کالای ايران و استاندارد ملی گروه', 100, 130, { lineBreak: false });
+    doc.end();
+    await done;
+    expect((await inspectDocument(new Uint8Array(Buffer.concat(chunks)), 'fa.pdf')).lang).toBe('fa');
   });
 });

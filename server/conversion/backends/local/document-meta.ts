@@ -1,6 +1,8 @@
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { DocumentMeta } from '../../model.ts';
+import { isRtl } from '../../render/text.ts';
 import { detectLanguage } from './language.ts';
+import { isRightToLeftText } from './segments.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import type { StructNode } from './tagged.ts';
 import { readTextLayer } from './text-layer.ts';
@@ -37,16 +39,17 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
     (await firstPageTitle(doc)) ||
     titleFromName(sourceName);
   let lang = cleanString(info.Language);
-  if (!lang) {
-    let sample = '';
-    for (let number = 1; number <= Math.min(doc.numPages, 3) && sample.length < 4000; number++) {
-      const page = await doc.getPage(number);
-      const content = await page.getTextContent();
-      sample += ` ${content.items.map((item) => ('str' in item ? item.str : '')).join(' ')}`;
-      page.cleanup();
-    }
-    lang = detectLanguage(sample, 'en');
+  let sample = '';
+  for (let number = 1; number <= Math.min(doc.numPages, 3) && sample.length < 4000; number++) {
+    const page = await doc.getPage(number);
+    const content = await page.getTextContent();
+    sample += ` ${content.items.map((item) => ('str' in item ? item.str : '')).join(' ')}`;
+    page.cleanup();
   }
+  if (!lang) lang = detectLanguage(sample, 'en');
+  // a /Lang that reads left to right on a right-to-left text is the producer's default (Word writes en-US on a
+  // Persian document): a screen reader would speak it in the wrong voice, and the page would run the wrong way
+  else if (!isRtl(lang) && isRightToLeftText(sample)) lang = detectLanguage(sample, lang);
   const author = cleanString(metadata?.get('dc:creator')) || cleanString(info.Author);
   const subject = cleanString(metadata?.get('dc:description')) || cleanString(info.Subject);
   return { title, lang, pageCount: doc.numPages, tagged, ...(author ? { author } : {}), ...(subject ? { subject } : {}), sourceName };

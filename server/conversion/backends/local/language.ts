@@ -41,6 +41,8 @@ export function detectLanguage(text: string, fallback = 'en'): string {
   // Japanese mixes kana with Han: any real amount of kana means Japanese
   const kana = (text.match(/[\p{Script=Hiragana}\p{Script=Katakana}]/gu) ?? []).length;
   if (kana > letters * 0.05) return 'ja';
+  // Persian writes Arabic script with letters Arabic lacks (پ چ ژ گ)
+  if (bestScript === 'ar' && bestCount > letters * 0.3) return (text.match(/[\u067e\u0686\u0698\u06af]/gu) ?? []).length > bestCount * 0.01 ? 'fa' : 'ar';
   if (bestScript && bestCount > letters * 0.3) return bestScript;
   const words = text.toLowerCase().match(/\p{L}+/gu) ?? [];
   const counts = new Map<string, number>();
