@@ -40,11 +40,12 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
     titleFromName(sourceName);
   let lang = cleanString(info.Language);
   let sample = '';
+  // a page whose text cannot be read here is read (or reported) by its own conversion: the language goes without it
   for (let number = 1; number <= Math.min(doc.numPages, 3) && sample.length < 4000; number++) {
-    const page = await doc.getPage(number);
-    const content = await page.getTextContent();
-    sample += ` ${content.items.map((item) => ('str' in item ? item.str : '')).join(' ')}`;
-    page.cleanup();
+    const page = await doc.getPage(number).catch(() => null);
+    const content = await page?.getTextContent().catch(() => null);
+    sample += ` ${(content?.items ?? []).map((item) => ('str' in item ? item.str : '')).join(' ')}`;
+    page?.cleanup();
   }
   if (!lang) lang = detectLanguage(sample, 'en');
   // a /Lang that reads left to right on a right-to-left text is the producer's default (Word writes en-US on a
