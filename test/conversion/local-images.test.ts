@@ -2,9 +2,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createCanvas } from '@napi-rs/canvas';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
 import { MAX_IMAGES_PER_PAGE } from '../../server/conversion/backends/local/images.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
@@ -100,6 +102,24 @@ describe('local backend: figure pictures', () => {
       expect(figure.image!.width).toBeGreaterThan(400);
     }
     expect(figures[0]!.image!.base64).not.toBe(figures[1]!.image!.base64);
+  });
+
+  it('draws the page once for both assembled figures of faa-amt-handbook-page.pdf, not once a figure', async () => {
+    const bytes = corpus('faa-amt-handbook-page.pdf');
+    const meta = await inspectDocument(bytes.slice(), 'faa.pdf');
+    const doc = await openPdf(bytes.slice());
+    try {
+      // pdf.js hands out one proxy per page: the conversion draws through this one
+      const page = await doc.getPage(1);
+      const render = vi.spyOn(page, 'render');
+      const result = await convertLocalPage(doc, 1, { docLang: meta.lang, tagged: meta.tagged });
+      const figures = figuresOf([result]);
+      expect(figures).toHaveLength(2);
+      for (const figure of figures) expect(figure.image!.width).toBeGreaterThan(400);
+      expect(render).toHaveBeenCalledTimes(1);
+    } finally {
+      await doc.loadingTask.destroy();
+    }
   });
 
   it('does not turn the scan of scanned-book-page.pdf into a figure of the OCR page', { timeout: 60_000 }, async () => {
