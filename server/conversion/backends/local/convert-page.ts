@@ -6,7 +6,7 @@ import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type
 import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
 import { readFormulaTex } from './math-layout.ts';
-import { ocrPage, ocrWords, UNREADABLE_CONFIDENCE } from './ocr.ts';
+import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, monoFontIds } from './font-styles.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -91,20 +91,21 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     const list = flooded ? null : read;
     const images = list ? findImages(list) : [];
     let converted: Converted;
-    let reread: Awaited<ReturnType<typeof rereadLyingRuns>>;
+    let reread: Awaited<ReturnType<typeof rereadLyingRuns>> | undefined;
     if (flooded) {
       converted = await convertUntaggedPage(input, null, []);
       converted.warnings.push(
         `page ${pageNumber} draws ${read!.fnArray.length} operators, more than the ${MAX_PAGE_OPERATORS} a page may; only its text was read (no drawings, pictures or OCR)`,
       );
       converted.reasons.push('low-coverage');
-    } else if (unreadableLayer === 'lies' && options.ocr !== false && lying && (reread = await rereadLyingRuns(input, lying))) {
+    } else if (unreadableLayer === 'lies' && options.ocr !== false && lying && (reread = await rereadLyingRuns(input, lying)) && 'input' in reread) {
       converted = await convertUntaggedPage(reread.input, list, images);
       converted.warnings.unshift(reread.warning);
       converted.reasons.push('ocr');
       converted.ocr = { lang: reread.lang };
     } else if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
-      converted = await convertScannedPage(input, unreadableLayer);
+      // the page the repair drew and read before it gave up is read on from there, not drawn and read again
+      converted = await convertScannedPage(input, unreadableLayer, reread && 'page' in reread ? reread.page : undefined);
     } else if (tree?.children?.length) {
       converted = await convertTaggedPage(input, tree);
     } else {
@@ -148,13 +149,14 @@ async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: n
  * fonts' runs take the words OCR reads in their boxes, and the page is laid
  * out as usual, so its columns, headings and order still come from where
  * the runs are. Whole-page OCR (convertScannedPage) reads two columns as one
- * when their lines align. Undefined when OCR cannot give word boxes (a turned
- * page) or read too little, and the page is OCR'd whole instead.
+ * when their lines align. When OCR cannot give word boxes (a turned page) or
+ * reads too little, the page is OCR'd whole instead, from what was drawn and
+ * read here (`page`) when there is that.
  */
-async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ input: PageInput; warning: string; lang: string } | undefined> {
+async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ input: PageInput; warning: string; lang: string } | { page?: PageReading }> {
   const { doc, page, pageNumber, options } = input;
   const read = await ocrWords(doc, page, options.docLang);
-  if (!read || read.words.length < MIN_TEXT_WORDS || read.confidence < UNREADABLE_CONFIDENCE) return undefined;
+  if (!read || read.words.length < MIN_TEXT_WORDS || read.confidence < UNREADABLE_CONFIDENCE) return { page: read?.page };
   const { items, replaced } = replaceRuns(input.items, fonts, read.words);
   return {
     input: { ...input, items },
@@ -170,9 +172,9 @@ async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ 
 const BLANK_INK = 0.015;
 
 /** A page with no text layer, or one that cannot be read: its picture, read by OCR. */
-async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | undefined): Promise<Converted> {
+async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | undefined, first?: PageReading): Promise<Converted> {
   const { doc, page, pageNumber, options } = input;
-  const result = await ocrPage(doc, page, pageNumber, options.docLang);
+  const result = await ocrPage(doc, page, pageNumber, options.docLang, first);
   if (result.blocks.length === 0 && result.ink < BLANK_INK) {
     // a blank page gives no text at all, not specks read as letters; its page marker stays
     return { blocks: [], reasons: [], warnings: [`page ${pageNumber} is blank: nothing on it reads as text`] };
