@@ -167,6 +167,41 @@ describe('local backend: figure pictures', () => {
     expect(result!.warnings.join(' ')).toMatch(/more images than a page may carry/);
   });
 
+  it('carries a stored JPEG through the worker pool as its own bytes, telling apart two photographs of one size', async () => {
+    const jpeg = (from: string, to: string) => {
+      const canvas = createCanvas(300, 200);
+      const context = canvas.getContext('2d');
+      const gradient = context.createLinearGradient(0, 0, 300, 200);
+      gradient.addColorStop(0, from);
+      gradient.addColorStop(1, to);
+      context.fillStyle = gradient;
+      context.fillRect(0, 0, 300, 200);
+      return canvas.toBuffer('image/jpeg', 80);
+    };
+    const photos = [jpeg('#1060c0', '#f0a020'), jpeg('#20a040', '#802060')];
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    const page = pdf.addPage([612, 792]);
+    page.drawText('Two photographs of the harbour, the second one first on the page.', { x: 72, y: 720, size: 11, font });
+    const [first, second] = [await pdf.embedJpg(photos[0]!), await pdf.embedJpg(photos[1]!)];
+    page.drawImage(second, { x: 72, y: 460, width: 300, height: 200 });
+    page.drawImage(first, { x: 72, y: 200, width: 300, height: 200 });
+    page.drawText('Both were taken from the lighthouse at noon.', { x: 72, y: 160, size: 11, font });
+    const bytes = await pdf.save();
+    const engine = createConversionEngine({ conversion: loadConfig({}).conversion, log: silentLog, poolSize: 1 });
+    try {
+      const figures = figuresOf(await engine.convertPages(bytes, { pages: [1], backend: 'local' }));
+      expect(figures).toHaveLength(2);
+      const carried = figures.map((figure) => figure.image!);
+      for (const image of carried) expect([image.mime, image.width, image.height]).toEqual(['image/jpeg', 300, 200]);
+      // in reading order, top first: the second photograph, then the first, each byte for byte
+      expect(Buffer.from(carried[0]!.base64, 'base64').equals(photos[1]!)).toBe(true);
+      expect(Buffer.from(carried[1]!.base64, 'base64').equals(photos[0]!)).toBe(true);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('carries the picture through the worker pool into the HTML as a data: image', async () => {
     const bytes = await untaggedWithImage();
     const engine = createConversionEngine({ conversion: loadConfig({}).conversion, log: silentLog, poolSize: 1 });

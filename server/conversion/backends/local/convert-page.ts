@@ -5,6 +5,7 @@ import { readDrawing, type OperatorList } from './drawing.ts';
 import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage, renderRegion } from './images.ts';
 import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
+import type { StoredJpeg } from './pdf-bytes.ts';
 import { readFormulaTex } from './math-layout.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, monoFontIds } from './font-styles.ts';
@@ -34,6 +35,8 @@ export type LocalPageOptions = {
   takeTextLayer?: (page: number) => TextItem[] | undefined;
   /** OCR pages without a text layer (default true) */
   ocr?: boolean;
+  /** the document's stored JPEGs (storedJpegs): a picture drawn from one carries its bytes as they are */
+  jpegs?: StoredJpeg[];
 };
 
 /** Operators (after pdf.js merges path segments) past which a page is read for text only; dense real maps stay below 100,000. */
@@ -224,7 +227,7 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   const { page, pageNumber, options, items, view } = input;
   const warnings: string[] = [];
   const textById = textByMarkedContent(items);
-  const figureImages = await taggedFigureImages(page, tree, items, input.budget);
+  const figureImages = await taggedFigureImages(page, tree, items, input.budget, options.jpegs);
   const blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: input.linkById, figureImages });
   const referenced = referencedIds(tree);
   const forgotten = items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
@@ -271,6 +274,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     { x0, y0, pageArea: (x1 - x0) * (y1 - y0) },
     input.budget,
     form ? [form] : [],
+    options.jpegs,
   );
   return {
     blocks,

@@ -13,6 +13,7 @@ import {
   type PlacedImage,
 } from './images.ts';
 import { inlineText } from './inline.ts';
+import type { StoredJpeg } from './pdf-bytes.ts';
 import type { BlockAnchor, Layout } from './layout.ts';
 import { referencedIds, type StructNode } from './tagged.ts';
 import type { TextItem } from './text-layer.ts';
@@ -60,6 +61,8 @@ export async function addUntaggedFigures(
   budget: ImageBudget,
   /** other boxed blocks placed among the text like figures (a page's form), never captioned */
   others: { block: Block; box: Box }[] = [],
+  /** the document's stored JPEGs, which pictures drawn from them carry as they are (storedJpegs) */
+  jpegs: StoredJpeg[] = [],
 ): Promise<{ blocks: Block[]; needingAlt: number }> {
   const { x0, y0, pageArea } = origin;
   // the scan under a searchable scan's invisible text is the page itself, not a figure on it
@@ -97,7 +100,7 @@ export async function addUntaggedFigures(
     });
   }
   for (const image of pictures.filter((picture) => !inDrawing.has(picture))) {
-    const encoded = budget.full ? undefined : await encodeImage(page, image).catch(() => undefined);
+    const encoded = budget.full ? undefined : await encodeImage(page, image, jpegs).catch(() => undefined);
     const side = Math.min(image.x1 - image.x0, image.y1 - image.y0);
     const decorative = Math.max(image.x1 - image.x0, image.y1 - image.y0) >= side * DECORATIVE_ASPECT || encoded?.uniform === true;
     const { uniform: _uniform, ...picture } = encoded ?? { uniform: false };
@@ -124,6 +127,7 @@ export async function taggedFigureImages(
   tree: StructNode,
   items: TextItem[],
   budget: ReturnType<typeof createImageBudget>,
+  jpegs: StoredJpeg[] = [],
 ): Promise<Map<StructNode, FigureImage>> {
   const figures: StructNode[] = [];
   const collect = (node: StructNode) => {
@@ -180,7 +184,7 @@ export async function taggedFigureImages(
   }
   for (const [figure, pieces] of chosen) {
     if (budget.full) break;
-    const picture = rendered.get(figure) ?? (await singleImage(page, pieces).catch(() => undefined));
+    const picture = rendered.get(figure) ?? (await singleImage(page, pieces, jpegs).catch(() => undefined));
     if (picture && budget.take(picture)) result.set(figure, picture);
   }
   return result;
@@ -205,8 +209,8 @@ function assembledBox(pieces: PlacedImage[], paths: Box[]): Box | undefined {
 }
 
 /** A figure's picture from its own image's pixels; of twins, the last drawn is the one on top. */
-async function singleImage(page: PDFPageProxy, pieces: PlacedImage[]): Promise<FigureImage | undefined> {
-  const encoded = await encodeImage(page, pieces.at(-1)!);
+async function singleImage(page: PDFPageProxy, pieces: PlacedImage[], jpegs: StoredJpeg[]): Promise<FigureImage | undefined> {
+  const encoded = await encodeImage(page, pieces.at(-1)!, jpegs);
   if (!encoded) return undefined;
   const { uniform: _uniform, ...picture } = encoded;
   return picture;
