@@ -139,8 +139,10 @@ async function handle(message: ToWorker): Promise<void> {
         const entry = documents.get(message.docId);
         if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
-        const [, { pageLabels, readMeta }] = await local();
-        const meta = await readMeta(doc, message.sourceName);
+        const [, { pageLabels, readMeta }, , { createEdgeCache }] = await local();
+        // the text layers read here wait in the edge cache for the pages' own conversion
+        entry.edges ??= createEdgeCache(doc);
+        const meta = await readMeta(doc, message.sourceName, entry.edges.textLayer);
         const labels: [number, string][] = [];
         (await pageLabels(doc))?.forEach((label, index) => {
           if (label) labels.push([index + 1, label]);
