@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCanvas } from '@napi-rs/canvas';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
-import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
+import { openPdf, shareOperatorList } from '../../server/conversion/backends/local/pdf.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
-import { MAX_IMAGES_PER_PAGE } from '../../server/conversion/backends/local/images.ts';
+import { MAX_IMAGES_PER_PAGE, renderRegions } from '../../server/conversion/backends/local/images.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
@@ -165,6 +165,46 @@ describe('local backend: figure pictures', () => {
     expect(figures).toHaveLength(count);
     expect(figures.filter((figure) => figure.image)).toHaveLength(MAX_IMAGES_PER_PAGE);
     expect(result!.warnings.join(' ')).toMatch(/more images than a page may carry/);
+  });
+
+  it('draws figure regions from the operator list the page already read, to the same picture', async () => {
+    const bytes = corpus('faa-amt-handbook-page.pdf');
+    // the two assembled figures of the page, in page space
+    const boxes = [
+      { x0: 320, y0: 78, x1: 611, y1: 337 },
+      { x0: 70, y0: 87, x1: 346, y1: 238 },
+    ];
+    const draw = async (share: boolean) => {
+      const doc = await openPdf(bytes.slice());
+      try {
+        const page = await doc.getPage(1);
+        // pdf.js's request for an evaluation of the page: one for the list read, one more for each kind of drawing
+        const evaluations = vi.spyOn(page as unknown as { _pumpOperatorList: () => void }, '_pumpOperatorList');
+        const list = await page.getOperatorList();
+        if (share) shareOperatorList(page, list);
+        const pictures = await renderRegions(page, boxes);
+        return { pictures, evaluations: evaluations.mock.calls.length };
+      } finally {
+        await doc.loadingTask.destroy();
+      }
+    };
+    const shared = await draw(true);
+    const apart = await draw(false);
+    expect([shared.evaluations, apart.evaluations]).toEqual([1, 2]);
+    const pixels = async (image: Figure['image']) => {
+      const decoded = await loadImage(Buffer.from(image!.base64, 'base64'));
+      const canvas = createCanvas(decoded.width, decoded.height);
+      canvas.getContext('2d').drawImage(decoded, 0, 0);
+      return canvas.getContext('2d').getImageData(0, 0, decoded.width, decoded.height).data;
+    };
+    for (const [index, picture] of shared.pictures.entries()) {
+      const [mine, theirs] = [await pixels(picture), await pixels(apart.pictures[index])];
+      expect(mine.length).toBe(theirs.length);
+      let difference = 0;
+      for (let at = 0; at < mine.length; at++) difference += Math.abs(mine[at]! - theirs[at]!);
+      // the drawing list merges some operators: a few edge pixels are anti-aliased differently, nothing more
+      expect(difference / mine.length).toBeLessThan(0.05);
+    }
   });
 
   it('carries a stored JPEG through the worker pool as its own bytes, telling apart two photographs of one size', async () => {

@@ -6,6 +6,7 @@ import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type
 import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
 import type { StoredJpeg } from './pdf-bytes.ts';
+import { shareOperatorList } from './pdf.ts';
 import { readFormulaTex } from './math-layout.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, monoFontIds } from './font-styles.ts';
@@ -83,6 +84,8 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     const tree =
       options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
     const read = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
+    // figures and OCR draw the page from this list rather than pdf.js reading the page again
+    if (read) shareOperatorList(page, read);
     // a page drawn with more operators than any real page is read for its text alone: drawing analysis, its
     // pictures and OCR (which renders every operator again) would take minutes and gigabytes
     const flooded = (read?.fnArray.length ?? 0) > MAX_PAGE_OPERATORS;

@@ -14,6 +14,7 @@ import {
 } from './images.ts';
 import { inlineText } from './inline.ts';
 import type { StoredJpeg } from './pdf-bytes.ts';
+import { shareOperatorList } from './pdf.ts';
 import type { BlockAnchor, Layout } from './layout.ts';
 import { referencedIds, type StructNode } from './tagged.ts';
 import type { TextItem } from './text-layer.ts';
@@ -140,6 +141,8 @@ export async function taggedFigureImages(
   if (figures.length === 0) return result;
   const list = await page.getOperatorList().catch(() => null);
   if (!list) return result;
+  // an assembled figure is drawn from this list rather than pdf.js reading the page again
+  shareOperatorList(page, list);
   const all = placeImages(list);
   const placed = all.filter((image) => !image.artifact);
   const mcidOf = (id: string) => Number(/_mc(\d+)$/.exec(id)?.[1] ?? NaN);
