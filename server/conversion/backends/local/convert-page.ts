@@ -1,6 +1,6 @@
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, PageResult } from '../../model.ts';
-import { blocksText, classify, structuralReasons } from '../../page-content.ts';
+import { blocksText, classify, countWords, structuralReasons } from '../../page-content.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage, renderRegion } from './images.ts';
 import { inlineText } from './inline.ts';
@@ -15,7 +15,7 @@ import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figur
 import type { EdgeLines } from './running-heads.ts';
 import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
-import { countWords, readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
+import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
 
 /**
