@@ -152,8 +152,11 @@ export const createConversionEngine: CreateConversionEngine = (options) => {
     },
 
     openRender(meta, target, extras) {
-      // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs
-      const opened = import('./render/stream.ts').then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
+      // loaded on first use: the renderer and audit pull in pdfkit, axe-core and jsdom, which page conversion never needs;
+      // and once the caller has sent its first pages to a worker (a render opens just before), as compiling it holds this thread
+      const opened = new Promise((resolve) => setImmediate(resolve))
+        .then(() => import('./render/stream.ts'))
+        .then(({ openDocumentRender }) => openDocumentRender(meta, target, renderOptions(extras)));
       opened.catch(() => undefined);
       return {
         add: async (page) => (await opened).add(page),

@@ -1,5 +1,18 @@
 import type { Block, FormField, Inline, PageClass } from './model.ts';
 
+/**
+ * Words of a text, for coverage and classification. Here, apart from the text layer's reader (which loads
+ * pdf.js), as the renderer counts them too and the engine's thread never needs pdf.js for that.
+ */
+export function countWords(text: string): number {
+  const matches = text.match(/[\p{L}\p{N}]+/gu);
+  if (!matches) return 0;
+  // Han and kana are written without spaces: count each character as a word.
+  let count = 0;
+  for (const word of matches) count += /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(word) ? word.length : 1;
+  return count;
+}
+
 /** The readable text of blocks (what a screen reader would read), for coverage checks. */
 export function blocksText(blocks: Block[]): string {
   const inline = (list: Inline[] | undefined): string =>

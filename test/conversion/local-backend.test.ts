@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
-import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { inspectDocument, readMeta } from '../../server/conversion/backends/local/document-meta.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
 import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { createEdgeCache } from '../../server/conversion/backends/local/running-heads.ts';
@@ -230,6 +230,23 @@ describe('local backend: untagged PDFs from their layout', () => {
       const again = await convertLocalPage(doc, 28, options);
       expect(reused.blocks).toEqual(again.blocks);
       expect(reused.blocks.length).toBeGreaterThan(0);
+    } finally {
+      await doc.loadingTask.destroy();
+    }
+  });
+
+  it("hands the text the inspection read of the first page to that page's conversion, and reads the same facts", async () => {
+    const bytes = corpus('faa-amt-handbook-page.pdf');
+    const meta = await inspectDocument(bytes, 'faa-amt-handbook-page.pdf');
+    const doc = await openPdf(bytes);
+    try {
+      const edges = createEdgeCache(doc);
+      // the file declares no language: the inspection reads the page's text to tell it
+      expect(await readMeta(doc, 'faa-amt-handbook-page.pdf', edges.textLayer)).toEqual(meta);
+      const page = await doc.getPage(1);
+      const fresh = await readTextLayer(page);
+      page.cleanup();
+      expect(edges.takeTextLayer(1)).toEqual(fresh);
     } finally {
       await doc.loadingTask.destroy();
     }

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createCanvas } from '@napi-rs/canvas';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
+import { openPdf, shareOperatorList } from '../../server/conversion/backends/local/pdf.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
-import { MAX_IMAGES_PER_PAGE } from '../../server/conversion/backends/local/images.ts';
+import { MAX_IMAGES_PER_PAGE, renderRegions } from '../../server/conversion/backends/local/images.ts';
 import { createConversionEngine } from '../../server/conversion/create-conversion-engine.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
@@ -102,6 +104,24 @@ describe('local backend: figure pictures', () => {
     expect(figures[0]!.image!.base64).not.toBe(figures[1]!.image!.base64);
   });
 
+  it('draws the page once for both assembled figures of faa-amt-handbook-page.pdf, not once a figure', async () => {
+    const bytes = corpus('faa-amt-handbook-page.pdf');
+    const meta = await inspectDocument(bytes.slice(), 'faa.pdf');
+    const doc = await openPdf(bytes.slice());
+    try {
+      // pdf.js hands out one proxy per page: the conversion draws through this one
+      const page = await doc.getPage(1);
+      const render = vi.spyOn(page, 'render');
+      const result = await convertLocalPage(doc, 1, { docLang: meta.lang, tagged: meta.tagged });
+      const figures = figuresOf([result]);
+      expect(figures).toHaveLength(2);
+      for (const figure of figures) expect(figure.image!.width).toBeGreaterThan(400);
+      expect(render).toHaveBeenCalledTimes(1);
+    } finally {
+      await doc.loadingTask.destroy();
+    }
+  });
+
   it('does not turn the scan of scanned-book-page.pdf into a figure of the OCR page', { timeout: 60_000 }, async () => {
     const [page] = await convert(corpus('scanned-book-page.pdf'));
     expect(page!.ocr).toBe(true);
@@ -145,6 +165,81 @@ describe('local backend: figure pictures', () => {
     expect(figures).toHaveLength(count);
     expect(figures.filter((figure) => figure.image)).toHaveLength(MAX_IMAGES_PER_PAGE);
     expect(result!.warnings.join(' ')).toMatch(/more images than a page may carry/);
+  });
+
+  it('draws figure regions from the operator list the page already read, to the same picture', async () => {
+    const bytes = corpus('faa-amt-handbook-page.pdf');
+    // the two assembled figures of the page, in page space
+    const boxes = [
+      { x0: 320, y0: 78, x1: 611, y1: 337 },
+      { x0: 70, y0: 87, x1: 346, y1: 238 },
+    ];
+    const draw = async (share: boolean) => {
+      const doc = await openPdf(bytes.slice());
+      try {
+        const page = await doc.getPage(1);
+        // pdf.js's request for an evaluation of the page: one for the list read, one more for each kind of drawing
+        const evaluations = vi.spyOn(page as unknown as { _pumpOperatorList: () => void }, '_pumpOperatorList');
+        const list = await page.getOperatorList();
+        if (share) shareOperatorList(page, list);
+        const pictures = await renderRegions(page, boxes);
+        return { pictures, evaluations: evaluations.mock.calls.length };
+      } finally {
+        await doc.loadingTask.destroy();
+      }
+    };
+    const shared = await draw(true);
+    const apart = await draw(false);
+    expect([shared.evaluations, apart.evaluations]).toEqual([1, 2]);
+    const pixels = async (image: Figure['image']) => {
+      const decoded = await loadImage(Buffer.from(image!.base64, 'base64'));
+      const canvas = createCanvas(decoded.width, decoded.height);
+      canvas.getContext('2d').drawImage(decoded, 0, 0);
+      return canvas.getContext('2d').getImageData(0, 0, decoded.width, decoded.height).data;
+    };
+    for (const [index, picture] of shared.pictures.entries()) {
+      const [mine, theirs] = [await pixels(picture), await pixels(apart.pictures[index])];
+      expect(mine.length).toBe(theirs.length);
+      let difference = 0;
+      for (let at = 0; at < mine.length; at++) difference += Math.abs(mine[at]! - theirs[at]!);
+      // the drawing list merges some operators: a few edge pixels are anti-aliased differently, nothing more
+      expect(difference / mine.length).toBeLessThan(0.05);
+    }
+  });
+
+  it('carries a stored JPEG through the worker pool as its own bytes, telling apart two photographs of one size', async () => {
+    const jpeg = (from: string, to: string) => {
+      const canvas = createCanvas(300, 200);
+      const context = canvas.getContext('2d');
+      const gradient = context.createLinearGradient(0, 0, 300, 200);
+      gradient.addColorStop(0, from);
+      gradient.addColorStop(1, to);
+      context.fillStyle = gradient;
+      context.fillRect(0, 0, 300, 200);
+      return canvas.toBuffer('image/jpeg', 80);
+    };
+    const photos = [jpeg('#1060c0', '#f0a020'), jpeg('#20a040', '#802060')];
+    const pdf = await PDFDocument.create();
+    const font = await pdf.embedFont(StandardFonts.Helvetica);
+    const page = pdf.addPage([612, 792]);
+    page.drawText('Two photographs of the harbour, the second one first on the page.', { x: 72, y: 720, size: 11, font });
+    const [first, second] = [await pdf.embedJpg(photos[0]!), await pdf.embedJpg(photos[1]!)];
+    page.drawImage(second, { x: 72, y: 460, width: 300, height: 200 });
+    page.drawImage(first, { x: 72, y: 200, width: 300, height: 200 });
+    page.drawText('Both were taken from the lighthouse at noon.', { x: 72, y: 160, size: 11, font });
+    const bytes = await pdf.save();
+    const engine = createConversionEngine({ conversion: loadConfig({}).conversion, log: silentLog, poolSize: 1 });
+    try {
+      const figures = figuresOf(await engine.convertPages(bytes, { pages: [1], backend: 'local' }));
+      expect(figures).toHaveLength(2);
+      const carried = figures.map((figure) => figure.image!);
+      for (const image of carried) expect([image.mime, image.width, image.height]).toEqual(['image/jpeg', 300, 200]);
+      // in reading order, top first: the second photograph, then the first, each byte for byte
+      expect(Buffer.from(carried[0]!.base64, 'base64').equals(photos[1]!)).toBe(true);
+      expect(Buffer.from(carried[1]!.base64, 'base64').equals(photos[0]!)).toBe(true);
+    } finally {
+      await engine.close();
+    }
   });
 
   it('carries the picture through the worker pool into the HTML as a data: image', async () => {

@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import PDFDocument from 'pdfkit';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
+import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
 import { isNotLanguage } from '../../server/conversion/backends/local/text-layer-quality.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
@@ -39,8 +41,8 @@ const shift = (code: number) => {
   return code;
 };
 
-/** Two columns of prose in DejaVu Sans; with `lie`, the font's ToUnicode map shifted. */
-async function twoColumnPage(lie: boolean): Promise<Uint8Array> {
+/** Two columns of prose in DejaVu Sans; with `lie`, the font's ToUnicode map shifted; with `invisible`, the text not drawn (render mode 3). */
+async function twoColumnPage(lie: boolean, invisible = false): Promise<Uint8Array> {
   const doc = new PDFDocument({ size: 'A4', margin: 0, compress: false });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -50,7 +52,9 @@ async function twoColumnPage(lie: boolean): Promise<Uint8Array> {
   RIGHT.forEach((line, index) => doc.text(line, 306, 120 + index * 14, { lineBreak: false }));
   doc.end();
   await done;
-  const pdf = Buffer.concat(chunks).toString('latin1');
+  let pdf = Buffer.concat(chunks).toString('latin1');
+  // the content stream is uncompressed: '3 Tr' after each BT keeps the text layer and draws nothing (the /Length is not checked)
+  if (invisible) pdf = pdf.replace(/\bBT\b/g, 'BT 3 Tr');
   if (!lie) return new Uint8Array(Buffer.from(pdf, 'latin1'));
   // the CMap's bfrange arrays hold one UTF-16 value per glyph; the stream is uncompressed and the same length after
   const lying = pdf.replace(/beginbfrange[\s\S]*?endbfrange/g, (cmap) =>
@@ -100,6 +104,21 @@ describe('text layers that are not language', () => {
     expect(page!.ocr).toBe(true);
     expect(page!.reasons).toContain('ocr');
     expect(page!.warnings.join('\n')).toMatch(/text layer of 1 font\(s\) is not language .* recognised by OCR/);
+  });
+
+  it('draws a page once when the repair gives up and the page is read whole instead', { timeout: 30_000 }, async () => {
+    // a lying layer over nothing drawn: the repair finds no words to put in, and whole-page OCR takes over
+    const doc = await openPdf(await twoColumnPage(true, true));
+    try {
+      const page = await doc.getPage(1);
+      const render = vi.spyOn(page, 'render');
+      const result = await convertLocalPage(doc, 1, { docLang: 'en', tagged: false });
+      expect(result.warnings.join('\n')).toMatch(/page 1 is blank/);
+      expect(words(blocksText(result.blocks))).not.toContain('sgd');
+      expect(render).toHaveBeenCalledTimes(1);
+    } finally {
+      await doc.loadingTask.destroy();
+    }
   });
 
   it('trusts the same page with an honest map', { timeout: 30_000 }, async () => {

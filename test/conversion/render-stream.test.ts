@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
@@ -100,6 +102,16 @@ describe('streaming render', () => {
     expect(await readFile(files.reportHtml, 'utf8')).toContain('<title>');
     // only the four outputs are left: the spool and the scratch files are gone
     expect((await readdir(dir)).sort()).toEqual(['long.accessible.pdf', 'long.html', 'long.report.html', 'long.report.json']);
+  });
+
+  it('loads without pdf.js: the engine thread renders and never converts', () => {
+    const stream = path.join(import.meta.dirname, '../../server/conversion/render/stream.ts');
+    const script = `import { registerHooks } from 'node:module';
+let pdfjs = false;
+registerHooks({ load(url, context, next) { if (url.includes('pdfjs-dist')) pdfjs = true; return next(url, context); } });
+await import(${JSON.stringify(pathToFileURL(stream).href)});
+process.stdout.write(String(pdfjs));`;
+    expect(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })).toBe('false');
   });
 
   it('refuses pages out of order, and an aborted render leaves nothing behind', async () => {

@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { createEdgeCache } from '../backends/local/running-heads.ts';
-import { IMAGE_REMOVED_WARNING, MAX_IMAGE_PIXELS } from '../backends/local/pdf-bytes.ts';
+import { IMAGE_REMOVED_WARNING, MAX_IMAGE_PIXELS, storedJpegs, type StoredJpeg } from '../backends/local/pdf-bytes.ts';
 import type { PageResult } from '../model.ts';
 import { DomainError } from '../../errors.ts';
 import type { FromWorker, LocalJobOptions, ToWorker, WorkerError } from './protocol.ts';
@@ -42,7 +42,14 @@ if (!port) throw new Error('the page worker must run in a worker thread');
 
 const documents = new Map<
   number,
-  { doc: Promise<PDFDocumentProxy>; options?: LocalJobOptions; pagesSinceCleanup: number; edges?: ReturnType<typeof createEdgeCache> }
+  {
+    doc: Promise<PDFDocumentProxy>;
+    options?: LocalJobOptions;
+    pagesSinceCleanup: number;
+    edges?: ReturnType<typeof createEdgeCache>;
+    /** the document's JPEGs, copied out of its bytes at open: pictures drawn from them carry them as they are */
+    jpegs: StoredJpeg[];
+  }
 >();
 /** Pages between pdf.js cache purges: often enough to keep memory flat, rarely enough that shared fonts are not reparsed per page. */
 const CLEANUP_EVERY = 16;
@@ -96,7 +103,7 @@ async function handle(message: ToWorker): Promise<void> {
       // a document opened to be inspected is read for the first time: its streams are checked then
       const doc = local().then(([, , { openPdf }]) => openPdf(message.pdf, { warnings: true, checkStreams: !message.options }));
       doc.catch(() => undefined);
-      documents.set(message.docId, { doc, options: message.options, pagesSinceCleanup: 0 });
+      documents.set(message.docId, { doc, options: message.options, pagesSinceCleanup: 0, jpegs: storedJpegs(message.pdf) });
       return;
     }
     case 'page': {
@@ -113,6 +120,7 @@ async function handle(message: ToWorker): Promise<void> {
           neighbours: entry.edges.neighbours,
           rememberEdges: entry.edges.remember,
           takeTextLayer: entry.edges.takeTextLayer,
+          jpegs: entry.jpegs,
         });
         // pdf.js keeps every page proxy and font it has loaded until told otherwise
         if (++entry.pagesSinceCleanup >= CLEANUP_EVERY) {
@@ -131,8 +139,10 @@ async function handle(message: ToWorker): Promise<void> {
         const entry = documents.get(message.docId);
         if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
-        const [, { pageLabels, readMeta }] = await local();
-        const meta = await readMeta(doc, message.sourceName);
+        const [, { pageLabels, readMeta }, , { createEdgeCache }] = await local();
+        // the text layers read here wait in the edge cache for the pages' own conversion
+        entry.edges ??= createEdgeCache(doc);
+        const meta = await readMeta(doc, message.sourceName, entry.edges.textLayer);
         const labels: [number, string][] = [];
         (await pageLabels(doc))?.forEach((label, index) => {
           if (label) labels.push([index + 1, label]);

@@ -1,5 +1,4 @@
-import { countWords } from '../backends/local/text-layer.ts';
-import { blocksText } from '../page-content.ts';
+import { blocksText, countWords } from '../page-content.ts';
 import type { Block, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 
 /**

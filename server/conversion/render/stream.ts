@@ -121,6 +121,9 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         const auditing = (options.audit ?? auditHere)({ file: files.html, shell: html.shell, slices: html.slices }, { long });
         // awaited after the PDF; until then a failure must not count as an unhandled rejection
         auditing.catch(() => undefined);
+        // the audit's request goes out before the PDF's first synchronous stretch (pdfkit and its fonts, ~40 ms),
+        // not after it: the audit is the longer of the two, and its worker would sit waiting
+        await new Promise((resolve) => setImmediate(resolve));
 
         const pdfStarted = performance.now();
         if (!options.withoutTaggedPdf) await writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);

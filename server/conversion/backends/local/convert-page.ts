@@ -1,19 +1,21 @@
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, PageResult } from '../../model.ts';
-import { blocksText, classify, structuralReasons } from '../../page-content.ts';
+import { blocksText, classify, countWords, structuralReasons } from '../../page-content.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage, renderRegion } from './images.ts';
 import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
+import type { StoredJpeg } from './pdf-bytes.ts';
+import { shareOperatorList } from './pdf.ts';
 import { readFormulaTex } from './math-layout.ts';
-import { ocrPage, ocrWords, UNREADABLE_CONFIDENCE } from './ocr.ts';
+import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, monoFontIds } from './font-styles.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
-import { countWords, readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
+import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
 
 /**
@@ -34,6 +36,8 @@ export type LocalPageOptions = {
   takeTextLayer?: (page: number) => TextItem[] | undefined;
   /** OCR pages without a text layer (default true) */
   ocr?: boolean;
+  /** the document's stored JPEGs (storedJpegs): a picture drawn from one carries its bytes as they are */
+  jpegs?: StoredJpeg[];
 };
 
 /** Operators (after pdf.js merges path segments) past which a page is read for text only; dense real maps stay below 100,000. */
@@ -80,6 +84,8 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     const tree =
       options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
     const read = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
+    // figures and OCR draw the page from this list rather than pdf.js reading the page again
+    if (read) shareOperatorList(page, read);
     // a page drawn with more operators than any real page is read for its text alone: drawing analysis, its
     // pictures and OCR (which renders every operator again) would take minutes and gigabytes
     const flooded = (read?.fnArray.length ?? 0) > MAX_PAGE_OPERATORS;
@@ -91,20 +97,21 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     const list = flooded ? null : read;
     const images = list ? findImages(list) : [];
     let converted: Converted;
-    let reread: Awaited<ReturnType<typeof rereadLyingRuns>>;
+    let reread: Awaited<ReturnType<typeof rereadLyingRuns>> | undefined;
     if (flooded) {
       converted = await convertUntaggedPage(input, null, []);
       converted.warnings.push(
         `page ${pageNumber} draws ${read!.fnArray.length} operators, more than the ${MAX_PAGE_OPERATORS} a page may; only its text was read (no drawings, pictures or OCR)`,
       );
       converted.reasons.push('low-coverage');
-    } else if (unreadableLayer === 'lies' && options.ocr !== false && lying && (reread = await rereadLyingRuns(input, lying))) {
+    } else if (unreadableLayer === 'lies' && options.ocr !== false && lying && (reread = await rereadLyingRuns(input, lying)) && 'input' in reread) {
       converted = await convertUntaggedPage(reread.input, list, images);
       converted.warnings.unshift(reread.warning);
       converted.reasons.push('ocr');
       converted.ocr = { lang: reread.lang };
     } else if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
-      converted = await convertScannedPage(input, unreadableLayer);
+      // the page the repair drew and read before it gave up is read on from there, not drawn and read again
+      converted = await convertScannedPage(input, unreadableLayer, reread && 'page' in reread ? reread.page : undefined);
     } else if (tree?.children?.length) {
       converted = await convertTaggedPage(input, tree);
     } else {
@@ -148,13 +155,14 @@ async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: n
  * fonts' runs take the words OCR reads in their boxes, and the page is laid
  * out as usual, so its columns, headings and order still come from where
  * the runs are. Whole-page OCR (convertScannedPage) reads two columns as one
- * when their lines align. Undefined when OCR cannot give word boxes (a turned
- * page) or read too little, and the page is OCR'd whole instead.
+ * when their lines align. When OCR cannot give word boxes (a turned page) or
+ * reads too little, the page is OCR'd whole instead, from what was drawn and
+ * read here (`page`) when there is that.
  */
-async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ input: PageInput; warning: string; lang: string } | undefined> {
+async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ input: PageInput; warning: string; lang: string } | { page?: PageReading }> {
   const { doc, page, pageNumber, options } = input;
   const read = await ocrWords(doc, page, options.docLang);
-  if (!read || read.words.length < MIN_TEXT_WORDS || read.confidence < UNREADABLE_CONFIDENCE) return undefined;
+  if (!read || read.words.length < MIN_TEXT_WORDS || read.confidence < UNREADABLE_CONFIDENCE) return { page: read?.page };
   const { items, replaced } = replaceRuns(input.items, fonts, read.words);
   return {
     input: { ...input, items },
@@ -170,9 +178,9 @@ async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ 
 const BLANK_INK = 0.015;
 
 /** A page with no text layer, or one that cannot be read: its picture, read by OCR. */
-async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | undefined): Promise<Converted> {
+async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | undefined, first?: PageReading): Promise<Converted> {
   const { doc, page, pageNumber, options } = input;
-  const result = await ocrPage(doc, page, pageNumber, options.docLang);
+  const result = await ocrPage(doc, page, pageNumber, options.docLang, first);
   if (result.blocks.length === 0 && result.ink < BLANK_INK) {
     // a blank page gives no text at all, not specks read as letters; its page marker stays
     return { blocks: [], reasons: [], warnings: [`page ${pageNumber} is blank: nothing on it reads as text`] };
@@ -222,7 +230,7 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   const { page, pageNumber, options, items, view } = input;
   const warnings: string[] = [];
   const textById = textByMarkedContent(items);
-  const figureImages = await taggedFigureImages(page, tree, items, input.budget);
+  const figureImages = await taggedFigureImages(page, tree, items, input.budget, options.jpegs);
   const blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: input.linkById, figureImages });
   const referenced = referencedIds(tree);
   const forgotten = items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
@@ -269,6 +277,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     { x0, y0, pageArea: (x1 - x0) * (y1 - y0) },
     input.budget,
     form ? [form] : [],
+    options.jpegs,
   );
   return {
     blocks,

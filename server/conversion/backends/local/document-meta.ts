@@ -5,7 +5,7 @@ import { detectLanguage } from './language.ts';
 import { isRightToLeftText } from './segments.ts';
 import { cleanString, openPdf } from './pdf.ts';
 import type { StructNode } from './tagged.ts';
-import { readTextLayer } from './text-layer.ts';
+import { readTextLayer, type TextItem } from './text-layer.ts';
 import { firstLineTitle, isUsableTitle, largestText, undoubled } from './title.ts';
 import { boldFontIds } from './font-styles.ts';
 
@@ -20,7 +20,21 @@ export async function inspectDocument(pdf: Uint8Array, sourceName = 'document.pd
   }
 }
 
-export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promise<DocumentMeta> {
+/**
+ * `textLayer`: how a page's text layer is read; a page worker's keeps what it reads for the pages' own
+ * conversion (createEdgeCache), so the first page's text is not read twice.
+ */
+export async function readMeta(
+  doc: PDFDocumentProxy,
+  sourceName: string,
+  textLayer: (pageNumber: number) => Promise<TextItem[]> = (pageNumber) => readPageText(doc, pageNumber),
+): Promise<DocumentMeta> {
+  // the title and the language sample both read the first page
+  const layers = new Map<number, Promise<TextItem[]>>();
+  const layer = (pageNumber: number) => {
+    if (!layers.has(pageNumber)) layers.set(pageNumber, textLayer(pageNumber));
+    return layers.get(pageNumber)!;
+  };
   const { info, metadata } = (await doc.getMetadata().catch(() => ({ info: {}, metadata: null }))) as {
     info: Record<string, unknown>;
     metadata: { get(name: string): unknown } | null;
@@ -36,16 +50,14 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
   }
   const title =
     [undoubled(cleanString(metadata?.get('dc:title'))), cleanString(info.Title)].find((candidate) => isUsableTitle(candidate, sourceName)) ||
-    (await firstPageTitle(doc)) ||
+    (await firstPageTitle(doc, layer)) ||
     titleFromName(sourceName);
   let lang = cleanString(info.Language);
   let sample = '';
   // a page whose text cannot be read here is read (or reported) by its own conversion: the language goes without it
   for (let number = 1; number <= Math.min(doc.numPages, 3) && sample.length < 4000; number++) {
-    const page = await doc.getPage(number).catch(() => null);
-    const content = await page?.getTextContent().catch(() => null);
-    sample += ` ${(content?.items ?? []).map((item) => ('str' in item ? item.str : '')).join(' ')}`;
-    page?.cleanup();
+    const items = await layer(number).catch(() => [] as TextItem[]);
+    sample += ` ${items.map((item) => item.text).join(' ')}`;
   }
   if (!lang) lang = detectLanguage(sample, 'en');
   // a /Lang that reads left to right on a right-to-left text is the producer's default (Word writes en-US on a
@@ -56,20 +68,31 @@ export async function readMeta(doc: PDFDocumentProxy, sourceName: string): Promi
   return { title, lang, pageCount: doc.numPages, tagged, ...(author ? { author } : {}), ...(subject ? { subject } : {}), sourceName };
 }
 
-async function firstPageTitle(doc: PDFDocumentProxy): Promise<string | undefined> {
-  const page = await doc.getPage(1);
+async function firstPageTitle(doc: PDFDocumentProxy, layer: (pageNumber: number) => Promise<TextItem[]>): Promise<string | undefined> {
   try {
-    const items = await readTextLayer(page);
+    const items = await layer(1);
     const largest = largestText(items);
     if (largest) return largest;
     const candidate = firstLineTitle(items);
     if (!candidate) return undefined;
     // fonts are known by name only once the page's operators are read: worth it only for a line that could be the title
-    await page.getOperatorList();
-    const bold = boldFontIds(page, items);
-    return candidate.fonts.every((font) => bold.has(font)) ? candidate.text : undefined;
+    const page = await doc.getPage(1);
+    try {
+      await page.getOperatorList();
+      const bold = boldFontIds(page, items);
+      return candidate.fonts.every((font) => bold.has(font)) ? candidate.text : undefined;
+    } finally {
+      page.cleanup();
+    }
   } catch {
     return undefined;
+  }
+}
+
+async function readPageText(doc: PDFDocumentProxy, pageNumber: number): Promise<TextItem[]> {
+  const page = await doc.getPage(pageNumber);
+  try {
+    return await readTextLayer(page);
   } finally {
     page.cleanup();
   }

@@ -2,6 +2,7 @@ import { OPS, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { encodeRgbPng } from './png.ts';
 import type { Canvas } from '@napi-rs/canvas';
 import type { Block } from '../../model.ts';
+import { MAX_IMAGE_SIDE, type StoredJpeg } from './pdf-bytes.ts';
 
 /**
  * The images a page paints, where it paints them, and their pixels encoded
@@ -33,8 +34,6 @@ export type PlacedImage = {
 
 type RawImage = { width: number; height: number; kind?: number; data?: Uint8Array | Uint8ClampedArray | null };
 
-/** Longest side of an extracted image: enough for reading on screen, not a print master. */
-const MAX_IMAGE_SIDE = 1600;
 /** Images fewer pixels than this on a side are bullets, rules and specks. */
 export const MIN_IMAGE_PIXELS = 24;
 /** Per page: a catalogue page of thumbnails must not blow up the chunk's stored result. */
@@ -211,15 +210,18 @@ function isUniform(rgba: Uint8ClampedArray): boolean {
 }
 
 /**
- * A painted image encoded for the model: PNG, or JPEG when that is much
- * smaller for an opaque picture, at most MAX_IMAGE_SIDE on its long side.
- * Undefined when pdf.js has no pixels for it.
+ * A painted image encoded for the model: the JPEG the file stores for it, as
+ * it is, when that is the picture pdf.js decoded (`jpegs`: storedJpegs);
+ * else PNG, or JPEG when that is much smaller for an opaque picture, at most
+ * MAX_IMAGE_SIDE on its long side. Undefined when pdf.js has no pixels for it.
  */
-export async function encodeImage(page: PDFPageProxy, image: PlacedImage): Promise<(FigureImage & { uniform: boolean }) | undefined> {
+export async function encodeImage(page: PDFPageProxy, image: PlacedImage, jpegs: StoredJpeg[] = []): Promise<(FigureImage & { uniform: boolean }) | undefined> {
   const raw = await rawImage(page, image);
   if (!raw) return undefined;
   const rgba = toRgba(raw, image.mask);
   if (!rgba) return undefined;
+  const stored = image.mask || !rgba.opaque ? undefined : await storedJpegOf(rgba, jpegs);
+  if (stored) return { mime: 'image/jpeg', base64: stored.toString('base64'), width: rgba.width, height: rgba.height, uniform: isUniform(rgba.data) };
   const { createCanvas } = await import('@napi-rs/canvas');
   const source = createCanvas(rgba.width, rgba.height);
   const sourceContext = source.getContext('2d');
@@ -236,6 +238,40 @@ export async function encodeImage(page: PDFPageProxy, image: PlacedImage): Promi
     context.drawImage(source, 0, 0, canvas.width, canvas.height);
   }
   return { ...(await encodeCanvas(canvas, rgba.opaque)), uniform: isUniform(rgba.data) };
+}
+
+/** Mean difference (0–255, per channel) between two decoders' pixels of one JPEG; another picture differs by tens. */
+const SAME_JPEG_MEAN_DIFFERENCE = 6;
+/** Pixels compared per candidate: spread over the picture, enough to tell two photographs of one size apart. */
+const JPEG_SAMPLES = 4096;
+
+/**
+ * The stored JPEG that decodes to the pixels pdf.js decoded, when there is one: the candidates of the
+ * same size are decoded and compared, as a document's photographs often share a size. Re-encoding a
+ * JPEG costs a PNG encode and a JPEG encode, and loses quality; its own bytes cost a decode.
+ */
+async function storedJpegOf(rgba: { data: Uint8ClampedArray; width: number; height: number }, jpegs: StoredJpeg[]): Promise<Buffer | undefined> {
+  const candidates = jpegs.filter((jpeg) => jpeg.width === rgba.width && jpeg.height === rgba.height);
+  if (candidates.length === 0) return undefined;
+  const { createCanvas, loadImage } = await import('@napi-rs/canvas');
+  const pixels = rgba.width * rgba.height;
+  const step = Math.max(1, Math.floor(pixels / JPEG_SAMPLES));
+  for (const jpeg of candidates) {
+    const decoded = await loadImage(jpeg.bytes).catch(() => undefined);
+    if (!decoded || decoded.width !== rgba.width || decoded.height !== rgba.height) continue;
+    const canvas = createCanvas(rgba.width, rgba.height);
+    const context = canvas.getContext('2d');
+    context.drawImage(decoded, 0, 0);
+    const theirs = context.getImageData(0, 0, rgba.width, rgba.height).data;
+    let difference = 0;
+    let samples = 0;
+    for (let pixel = 0; pixel < pixels; pixel += step, samples++) {
+      const o = pixel * 4;
+      difference += Math.abs(theirs[o]! - rgba.data[o]!) + Math.abs(theirs[o + 1]! - rgba.data[o + 1]!) + Math.abs(theirs[o + 2]! - rgba.data[o + 2]!);
+    }
+    if (difference / (samples * 3) <= SAME_JPEG_MEAN_DIFFERENCE) return jpeg.bytes;
+  }
+  return undefined;
 }
 
 /** Resolution of a figure drawn from several pieces: screen quality, a quarter of OCR's pixels. */

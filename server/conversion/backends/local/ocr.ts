@@ -240,16 +240,28 @@ export type OcrResult = {
   ink: number;
 };
 
-/** OCR of one page: paragraphs as tesseract separates them (blank lines), with line-end hyphens repaired. */
-export async function ocrPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, docLang: string): Promise<OcrResult> {
+/**
+ * An upright page drawn for OCR and read once in the language ocrPage would start with (ocrWords
+ * reads it so): ocrPage takes it instead of drawing and reading the page again. No text when blank.
+ */
+export type PageReading = { image: Buffer; ink: number; reading?: { text: string; confidence: number; lang: string } };
+
+/**
+ * OCR of one page: paragraphs as tesseract separates them (blank lines), with line-end hyphens repaired.
+ * `first`: the page as ocrWords already drew and read it.
+ */
+export async function ocrPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: number, docLang: string, first?: PageReading): Promise<OcrResult> {
   const known = languageOf(doc);
   const declared = await known.declared;
-  const rendered = await renderPagePng(page);
-  const image = rendered.png;
-  const ink = rendered.ink();
+  let rendered = first;
+  if (!rendered) {
+    const { png, ink } = await renderPagePng(page);
+    rendered = { image: png, ink: ink() };
+  }
+  const { image, ink } = rendered;
   // a blank page: nothing for tesseract to read, and OSD would only complain of too few characters
   if (ink === 0) return { blocks: [], words: 0, confidence: 0, lang: declared ?? docLang, turned: 0, ink };
-  let best = await read(image, declared ?? known.lastRead ?? docLang, 0);
+  let best = rendered.reading ? { ...rendered.reading, turn: 0, image } : await read(image, declared ?? known.lastRead ?? docLang, 0);
   if (best.confidence < LOW_CONFIDENCE) {
     const found = await orientation(image);
     const scriptLang = found?.script ? SCRIPT_LANGS[found.script] : undefined;
@@ -315,12 +327,13 @@ export async function ocrWords(
   doc: PDFDocumentProxy,
   page: PDFPageProxy,
   docLang: string,
-): Promise<{ words: OcrWord[]; confidence: number; lang: string } | undefined> {
+): Promise<{ words: OcrWord[]; confidence: number; lang: string; page: PageReading } | undefined> {
   if (page.rotate % 360 !== 0) return undefined;
   const known = languageOf(doc);
   const lang = (await known.declared) ?? known.lastRead ?? docLang;
   const { png, width, ink } = await renderPagePng(page);
-  if (ink() === 0) return undefined;
+  const share = ink();
+  if (share === 0) return { words: [], confidence: 0, lang, page: { image: png, ink: share } };
   const worker = await recogniser(codeFor(lang));
   const { data } = await worker.recognize(png, {}, { text: true, blocks: true });
   const [vx0 = 0, , vx1 = 612, vy1 = 792] = page.view;
@@ -345,5 +358,5 @@ export async function ocrWords(
       }
     }
   }
-  return { words, confidence: data.confidence, lang };
+  return { words, confidence: data.confidence, lang, page: { image: png, ink: share, reading: { text: data.text, confidence: data.confidence, lang } } };
 }

@@ -6,7 +6,6 @@ import {
   MIN_IMAGE_PIXELS,
   overlapArea,
   placeImages,
-  renderRegion,
   renderRegions,
   type Box,
   type createImageBudget,
@@ -14,6 +13,8 @@ import {
   type PlacedImage,
 } from './images.ts';
 import { inlineText } from './inline.ts';
+import type { StoredJpeg } from './pdf-bytes.ts';
+import { shareOperatorList } from './pdf.ts';
 import type { BlockAnchor, Layout } from './layout.ts';
 import { referencedIds, type StructNode } from './tagged.ts';
 import type { TextItem } from './text-layer.ts';
@@ -63,6 +64,8 @@ export async function addUntaggedFigures(
   budget: ImageBudget,
   /** other boxed blocks placed among the text like figures (a page's form), never captioned */
   others: { block: Block; box: Box }[] = [],
+  /** the document's stored JPEGs, which pictures drawn from them carry as they are (storedJpegs) */
+  jpegs: StoredJpeg[] = [],
 ): Promise<{ blocks: Block[]; needingAlt: number }> {
   const { x0, y0, pageArea } = origin;
   // the scan under a searchable scan's invisible text is the page itself, not a figure on it
@@ -100,7 +103,7 @@ export async function addUntaggedFigures(
     });
   }
   for (const image of pictures.filter((picture) => !inDrawing.has(picture))) {
-    const encoded = budget.full ? undefined : await encodeImage(page, image).catch(() => undefined);
+    const encoded = budget.full ? undefined : await encodeImage(page, image, jpegs).catch(() => undefined);
     const side = Math.min(image.x1 - image.x0, image.y1 - image.y0);
     const decorative = Math.max(image.x1 - image.x0, image.y1 - image.y0) >= side * DECORATIVE_ASPECT || encoded?.uniform === true;
     const { uniform: _uniform, ...picture } = encoded ?? { uniform: false };
@@ -127,6 +130,7 @@ export async function taggedFigureImages(
   tree: StructNode,
   items: TextItem[],
   budget: ReturnType<typeof createImageBudget>,
+  jpegs: StoredJpeg[] = [],
 ): Promise<Map<StructNode, FigureImage | 'mark'>> {
   const figures: StructNode[] = [];
   const collect = (node: StructNode) => {
@@ -139,6 +143,8 @@ export async function taggedFigureImages(
   if (figures.length === 0) return result;
   const list = await page.getOperatorList().catch(() => null);
   if (!list) return result;
+  // an assembled figure is drawn from this list rather than pdf.js reading the page again
+  shareOperatorList(page, list);
   const all = placeImages(list);
   const placed = all.filter((image) => !image.artifact);
   const mcidOf = (id: string) => Number(/_mc(\d+)$/.exec(id)?.[1] ?? NaN);
@@ -167,9 +173,23 @@ export async function taggedFigureImages(
       chosen.set(figure, [best]);
     }
   }
+  // every figure drawn from several pieces comes from one rendering of the page: pdf.js runs the whole
+  // page's drawing (its text's glyphs, its shadings) for each render, whatever area the canvas shows
+  const assembled = [...chosen].flatMap(([figure, pieces]) => {
+    const box = assembledBox(pieces, drawn.get(figure) ?? []);
+    return box ? [{ figure, box }] : [];
+  });
+  const rendered = new Map<StructNode, FigureImage | undefined>();
+  if (assembled.length > 0 && !budget.full) {
+    const pictures = await renderRegions(
+      page,
+      assembled.map(({ box }) => box),
+    ).catch(() => []);
+    for (const [index, { figure }] of assembled.entries()) rendered.set(figure, pictures[index]);
+  }
   for (const [figure, pieces] of chosen) {
     if (budget.full) break;
-    const picture = await figurePicture(page, pieces, drawn.get(figure) ?? []).catch(() => undefined);
+    const picture = rendered.get(figure) ?? (await singleImage(page, pieces, jpegs).catch(() => undefined));
     if (picture && budget.take(picture)) result.set(figure, picture);
   }
   for (const [figure, paths] of drawn) {
@@ -182,28 +202,26 @@ export async function taggedFigureImages(
 }
 
 /**
- * One image for a figure: the image's own pixels when it is drawn from one
- * image (an image and its soft-masked twin count as one), else the page
- * rendered over the pieces' extent, since a figure assembled from several
- * images and vector lines exists only as drawn.
+ * The extent to render for a figure assembled from several images (an image and its soft-masked twin
+ * count as one) and vector lines, which exists only as drawn; undefined for a figure drawn from one image.
  */
-async function figurePicture(page: PDFPageProxy, pieces: PlacedImage[], paths: Box[]): Promise<FigureImage | undefined> {
+function assembledBox(pieces: PlacedImage[], paths: Box[]): Box | undefined {
   const same = (a: PlacedImage, b: PlacedImage) =>
     Math.abs(a.x0 - b.x0) < 1 && Math.abs(a.y0 - b.y0) < 1 && Math.abs(a.x1 - b.x1) < 1 && Math.abs(a.y1 - b.y1) < 1;
   const distinct = pieces.filter((piece, index) => pieces.findIndex((other) => same(other, piece)) === index);
-  if (distinct.length > 1) {
-    const parts: Box[] = [...pieces, ...paths];
-    const box = {
-      x0: Math.min(...parts.map((part) => part.x0)),
-      y0: Math.min(...parts.map((part) => part.y0)),
-      x1: Math.max(...parts.map((part) => part.x1)),
-      y1: Math.max(...parts.map((part) => part.y1)),
-    };
-    const rendered = await renderRegion(page, box);
-    if (rendered) return rendered;
-  }
-  // of twins, the last drawn is the one on top
-  const encoded = await encodeImage(page, pieces.at(-1)!);
+  if (distinct.length < 2) return undefined;
+  const parts: Box[] = [...pieces, ...paths];
+  return {
+    x0: Math.min(...parts.map((part) => part.x0)),
+    y0: Math.min(...parts.map((part) => part.y0)),
+    x1: Math.max(...parts.map((part) => part.x1)),
+    y1: Math.max(...parts.map((part) => part.y1)),
+  };
+}
+
+/** A figure's picture from its own image's pixels; of twins, the last drawn is the one on top. */
+async function singleImage(page: PDFPageProxy, pieces: PlacedImage[], jpegs: StoredJpeg[]): Promise<FigureImage | undefined> {
+  const encoded = await encodeImage(page, pieces.at(-1)!, jpegs);
   if (!encoded) return undefined;
   const { uniform: _uniform, ...picture } = encoded;
   return picture;

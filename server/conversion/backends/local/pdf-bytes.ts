@@ -8,6 +8,8 @@ import { DomainError } from '../../../errors.ts';
  * warns; the page worker turns that warning into a placeholder figure and a page warning).
  */
 export const MAX_IMAGE_PIXELS = 50_000_000;
+/** Longest side of an extracted image: enough for reading on screen, not a print master. */
+export const MAX_IMAGE_SIDE = 1600;
 /** pdf.js's warning for an image over MAX_IMAGE_PIXELS (here, apart from pdf.js, so a page worker knows them before loading it). */
 export const IMAGE_REMOVED_WARNING = 'Image exceeded maximum allowed size and was removed.';
 
@@ -74,4 +76,51 @@ export function checkStreamSizes(bytes: Uint8Array, limit = MAX_STREAM_BYTES): v
       // a damaged stream is pdf.js's to judge
     }
   }
+}
+
+/** A JPEG stored whole as an image XObject (DCTDecode alone), which a figure can carry as it is. */
+export type StoredJpeg = { width: number; height: number; bytes: Buffer };
+
+/** The most bytes of stored JPEGs kept for one open document (copies, so the file's bytes can go). */
+const MAX_STORED_JPEG_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The image XObjects whose stream is a JPEG a browser shows as pdf.js draws it: DCTDecode as the
+ * only filter, 8 bits, no mask, soft mask, Decode array or decode parameters (an Adobe colour
+ * transform), at most maxSide pixels on a side. Read from the raw file by their dictionaries
+ * (never compressed), as checkStreamSizes reads; which paint is which is left to the caller, who
+ * compares pixels, so a dictionary misread here costs a pass-through, never a wrong picture.
+ */
+export function storedJpegs(bytes: Uint8Array, maxSide = MAX_IMAGE_SIDE, limit = MAX_STORED_JPEG_BYTES): StoredJpeg[] {
+  const data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const found: StoredJpeg[] = [];
+  let kept = 0;
+  for (let at = data.indexOf('/DCTDecode'); at >= 0; at = data.indexOf('/DCTDecode', at + 10)) {
+    const objAt = data.lastIndexOf('obj', at);
+    const streamAt = data.indexOf('stream', at);
+    if (objAt < 3 || streamAt < 0 || at - objAt > DICT_LOOKBACK || streamAt - at > DICT_LOOKBACK) continue;
+    if (data.toString('latin1', objAt - 3, objAt) === 'end') continue;
+    const dict = data.toString('latin1', objAt + 3, streamAt);
+    // the filter named in another object, or in no stream's dictionary
+    if (/endobj|endstream/.test(dict) || !/\/Subtype\s*\/Image\b/.test(dict)) continue;
+    if (!/\/Filter\s*(?:\/DCTDecode|\[\s*\/DCTDecode\s*\])/.test(dict) || /\/(?:SMask|Mask|ImageMask|Decode|DecodeParms)\b/.test(dict)) continue;
+    if (!/\/BitsPerComponent\s+8\b/.test(dict)) continue;
+    const width = Number(/\/Width\s+(\d+)\b/.exec(dict)?.[1] ?? 0);
+    const height = Number(/\/Height\s+(\d+)\b/.exec(dict)?.[1] ?? 0);
+    if (width < 1 || height < 1 || width > maxSide || height > maxSide) continue;
+    let start = streamAt + 6;
+    if (data[start] === 0x0d) start++;
+    if (data[start] !== 0x0a) continue;
+    start++;
+    const length = /\/Length\s+(\d+)\b(?!\s+\d+\s+R)/.exec(dict);
+    let end = length ? start + Number(length[1]) : data.indexOf('endstream', start);
+    if (end < start || end > data.length) continue;
+    // a JPEG ends at its EOI marker: whatever follows it (the line end before `endstream`) is not the image
+    end = data.lastIndexOf(Buffer.from([0xff, 0xd9]), end - 2) + 2;
+    if (end - start < 4 || data[start] !== 0xff || data[start + 1] !== 0xd8) continue;
+    if (kept + (end - start) > limit) break;
+    kept += end - start;
+    found.push({ width, height, bytes: Buffer.from(data.subarray(start, end)) });
+  }
+  return found;
 }

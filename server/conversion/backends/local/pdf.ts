@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { AnnotationMode, getDocument, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { DomainError } from '../../../errors.ts';
 import { checkPdfBytes, checkStreamSizes, MAX_IMAGE_PIXELS } from './pdf-bytes.ts';
 
@@ -79,4 +79,38 @@ function hasEmptyPageTree(bytes: Uint8Array): boolean {
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
   if (/\/ObjStm\b/.test(raw) || /\/Type\s*\/Page(?![a-zA-Z])/.test(raw)) return false;
   return /\/Count\s+0(?![0-9])/.test(raw);
+}
+
+type OperatorList = Awaited<ReturnType<PDFPageProxy['getOperatorList']>>;
+type PageInternals = {
+  _intentStates?: unknown;
+  _transport?: { getRenderingIntent?: (intent: string, annotationMode: number) => { cacheKey?: unknown } };
+};
+
+/**
+ * Lets the page's renders (figure regions, OCR) draw from the operator list it already read, instead of
+ * pdf.js evaluating the page a second time for drawing: getOperatorList and render keep their lists
+ * apart (the same operators, the drawing one merged by an optimiser), and the second evaluation parses
+ * the content again and decodes its images again (a figure page: about half of its first render).
+ * This reaches into pdf.js's page proxy (its intent states, as render reads them); where they are not
+ * as expected, nothing is shared and the render evaluates the page as usual.
+ */
+export function shareOperatorList(page: PDFPageProxy, list: OperatorList): void {
+  const internals = page as unknown as PageInternals;
+  const states = internals._intentStates;
+  const key = internals._transport?.getRenderingIntent?.('display', AnnotationMode.ENABLE)?.cacheKey;
+  // the list as getOperatorList resolves it, whole (its last chunk in), with the fields render reads
+  const whole = list as OperatorList & { lastChunk?: boolean; separateAnnots?: unknown };
+  if (!(states instanceof Map) || typeof key !== 'string' || states.has(key) || whole.lastChunk !== true) return;
+  // `true`: drawn on a transparent layer then laid on the background, which is right whether or not the page blends
+  const ready = Promise.withResolvers<boolean>();
+  ready.resolve(true);
+  states.set(
+    key,
+    Object.assign(Object.create(null), {
+      displayReadyCapability: ready,
+      operatorList: { fnArray: whole.fnArray, argsArray: whole.argsArray, lastChunk: true, separateAnnots: whole.separateAnnots ?? null },
+      renderTasks: new Set(),
+    }),
+  );
 }

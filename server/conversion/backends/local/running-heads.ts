@@ -28,18 +28,19 @@ const AHEAD_LIMIT = 8;
 export function createEdgeCache(doc: PDFDocumentProxy) {
   const cache = new Map<number, Promise<EdgeLines>>();
   const ahead = new Map<number, TextItem[]>();
-  const read = async (pageNumber: number): Promise<EdgeLines> => {
+  const readAhead = async (pageNumber: number): Promise<TextItem[]> => {
     const page = await doc.getPage(pageNumber);
     try {
       // the same read as the page's own conversion, so the page can take it instead of reading again
       const items = await readTextLayer(page);
       ahead.set(pageNumber, items);
       if (ahead.size > AHEAD_LIMIT) ahead.delete(ahead.keys().next().value!);
-      return edgesOf(items);
+      return items;
     } finally {
       page.cleanup();
     }
   };
+  const read = async (pageNumber: number): Promise<EdgeLines> => edgesOf(await readAhead(pageNumber));
   const remember = (pageNumber: number, entry: Promise<EdgeLines>) => {
     cache.set(pageNumber, entry);
     if (cache.size > CACHE_LIMIT) cache.delete(cache.keys().next().value!);
@@ -49,6 +50,15 @@ export function createEdgeCache(doc: PDFDocumentProxy) {
     takeTextLayer(pageNumber: number): TextItem[] | undefined {
       const items = ahead.get(pageNumber);
       ahead.delete(pageNumber);
+      return items;
+    },
+    /**
+     * A page's text layer read for another reason (the document's inspection samples its first pages for
+     * the title and language): kept for the page's own conversion as a neighbour's is, its edge lines recorded.
+     */
+    async textLayer(pageNumber: number): Promise<TextItem[]> {
+      const items = await readAhead(pageNumber);
+      if (!cache.has(pageNumber)) remember(pageNumber, Promise.resolve(edgesOf(items)));
       return items;
     },
     /** Records a page's own edge lines, read anyway while converting it, so neighbours need not read it again. */

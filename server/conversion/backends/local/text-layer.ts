@@ -66,16 +66,6 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
   return items;
 }
 
-/** Words of a text, for coverage and classification. */
-export function countWords(text: string): number {
-  const matches = text.match(/[\p{L}\p{N}]+/gu);
-  if (!matches) return 0;
-  // Han and kana are written without spaces: count each character as a word.
-  let count = 0;
-  for (const word of matches) count += /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}]/u.test(word) ? word.length : 1;
-  return count;
-}
-
 /** An Arabic letter or mark: what a word of a right-to-left run is made of (the tatweel and the harakat too, which Unicode counts as common and inherited script). */
 const ARABIC = /^[\p{Script_Extensions=Arabic}]+$/u;
 
