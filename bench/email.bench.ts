@@ -23,7 +23,7 @@ const API_KEY = 're_bench';
  * The library (suppression lookup + Resend send + send-log row) against bare
  * `resend` SDK calls, both on the same local Resend fake in the same run:
  * sends per second at 32 concurrent (aim: library ≥ 0.7 × bare) and the
- * latency the library adds per send, measured one send at a time (aim: p50 ≤ 3 ms).
+ * latency the library adds per send, measured one send at a time (aims: p50 ≤ 3 ms, p99 ≤ 5 ms).
  */
 export async function run() {
   const database = await openBenchDatabase({ poolSize: 20 });
@@ -103,7 +103,7 @@ export async function run() {
       const libraryP = percentile(latencies.library, p);
       report(BENCH, `bare_sdk_latency_p${p}`, bareP, 'ms', { sends: LATENCY_SENDS });
       report(BENCH, `library_latency_p${p}`, libraryP, 'ms', { sends: LATENCY_SENDS });
-      report(BENCH, `library_added_latency_p${p}`, libraryP - bareP, 'ms', { sends: LATENCY_SENDS, ...(p === 50 ? { aim: '<= 3' } : {}) });
+      report(BENCH, `library_added_latency_p${p}`, libraryP - bareP, 'ms', { sends: LATENCY_SENDS, aim: p === 50 ? '<= 3' : '<= 5' });
     }
   } finally {
     await boss.stop({ graceful: false, close: true }).catch(() => {});

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { AnyRow, sql } from '../../server/db/database.ts';
+import { AnyRow, createDatabase, sql } from '../../server/db/database.ts';
 import { recordEmailSend, recordEmailSends, type SendLogEntry } from '../../server/email/email.queries.ts';
 import { createTestDatabase } from '../helpers/database.ts';
 
-const { db } = await createTestDatabase();
+const { db, url } = await createTestDatabase();
 beforeEach(async () => {
   await db.query(sql.type(AnyRow)`truncate email_log`);
 });
@@ -161,6 +161,18 @@ describe('record_email_send', () => {
     expect(ids).toEqual([a.id, b.id, b.id]);
     expect(await rows()).toHaveLength(2);
     expect((await rows()).find((row) => row.id === b.id)).toMatchObject({ status: 'failed', error: 'late' });
+  });
+
+  it('commits without waiting for the flush only in its own statement: the pooled connection keeps synchronous commits', async () => {
+    const single = await createDatabase(url, { maximumPoolSize: 1 });
+    try {
+      const written = entry();
+      expect(await recordEmailSends(single, [written])).toEqual([written.id]);
+      expect(await single.oneFirst(sql.type(z.object({ synchronous_commit: z.string() }))`show synchronous_commit`)).toBe('on');
+      expect((await rows()).map((row) => row.id)).toEqual([written.id]);
+    } finally {
+      await single.end();
+    }
   });
 
   it('refuses a status it does not know', async () => {
