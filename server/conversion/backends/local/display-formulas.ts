@@ -1,0 +1,114 @@
+import type { Rule } from './drawing.ts';
+import type { Segment } from './segments.ts';
+import { FUNCTIONS, looksLikeMath } from './tex.ts';
+
+/**
+ * Display formulas set over several lines. A fraction's numerator and
+ * denominator stand over and under a drawn bar, a big operator's limits
+ * over and under the operator, each on a line of its own beside the
+ * formula's main line; read line by line they scatter (the numerator joins
+ * the paragraph above, "x =" stands alone, the denominator opens the next
+ * paragraph). Found from their fraction bars, the pieces become one segment
+ * spanning the formula's area, whose TeX is read again from its glyphs and
+ * bars (readFormulaTex).
+ */
+
+/** The page area a display formula covers (page space, y up): its glyphs and bars are read from it. */
+export type FormulaArea = { x: number; right: number; top: number; bottom: number };
+
+/** A fraction bar is a thin line: LaTeX draws it 0.4 pt thick, KaTeX 0.04 em. */
+const BAR_THICKNESS = 1.5;
+
+/** Segments that a formula's pieces are, taken out of the flow and put back as one segment each, with the area it covers. */
+export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Segment[]; areas: Map<Segment, FormulaArea> } {
+  const areas = new Map<Segment, FormulaArea>();
+  const bars = rules.filter((rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS);
+  if (bars.length === 0) return { flow, areas };
+  const taken = new Set<Segment>();
+  const merged: Segment[] = [];
+  for (const bar of bars) {
+    const area = formulaAt(bar, bars, flow, taken);
+    if (!area) continue;
+    for (const segment of area.members) taken.add(segment);
+    const members = [...area.members].sort((a, b) => b.y - a.y || a.x - b.x);
+    const text = members.map((segment) => segment.text).join(' ');
+    // the line the bar's axis runs through is the formula's main line
+    const main = members.filter((segment) => segment.y < bar.y1 && segment.y + segment.size * 0.7 > bar.y1);
+    const size = Math.max(...(main.length > 0 ? main : members).map((segment) => segment.size));
+    const widest = [...members].sort((a, b) => b.text.length - a.text.length)[0]!;
+    const segment: Segment = {
+      x: area.x,
+      right: area.right,
+      y: main[0]?.y ?? bar.y1 - size * 0.25,
+      size,
+      font: widest.font,
+      fonts: [...new Set(members.flatMap((member) => member.fonts ?? [member.font]))],
+      text,
+      runs: [{ text }],
+    };
+    merged.push(segment);
+    areas.set(segment, { x: area.x, right: area.right, top: area.top, bottom: area.bottom });
+  }
+  if (merged.length === 0) return { flow, areas };
+  const out = [...flow.filter((segment) => !taken.has(segment)), ...merged];
+  out.sort((a, b) => b.y - a.y || a.x - b.x);
+  return { flow: out, areas };
+}
+
+/** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
+const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !FUNCTIONS.has(word));
+
+/**
+ * Where a segment's glyphs may reach above and below its baseline: its line
+ * holds the small glyphs near it (a script, a nested fraction's numerator and
+ * denominator, a limit), which stand higher and lower than its own text.
+ */
+const topOf = (segment: Segment) => segment.y + segment.size;
+const bottomOf = (segment: Segment) => segment.y - segment.size * 0.6;
+
+/**
+ * The formula a bar is the fraction bar of: a piece of mathematics just over
+ * it and one just under it, each within its stretch (a table's rule has cells
+ * across it and prose over it), grown to the pieces beside and around them
+ * (the main line, other fractions, a sum's limits). Undefined when the bar is
+ * no fraction bar or what it would gather is not mathematics.
+ */
+function formulaAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
+  const within = (segment: Segment) =>
+    !taken.has(segment) &&
+    !hasWords(segment.text) &&
+    segment.x >= bar.x1 - segment.size &&
+    segment.right <= bar.x2 + segment.size &&
+    (segment.x + segment.right) / 2 >= bar.x1 &&
+    (segment.x + segment.right) / 2 <= bar.x2;
+  const above = flow.filter((segment) => within(segment) && segment.y - bar.y1 > segment.size * 0.1 && segment.y - bar.y1 <= segment.size * 1.5);
+  const below = flow.filter((segment) => within(segment) && bar.y1 - segment.y > segment.size * 0.3 && bar.y1 - segment.y <= segment.size * 2);
+  if (above.length === 0 || below.length === 0) return undefined;
+  const members = new Set([...above, ...below]);
+  const box = { x: bar.x1, right: bar.x2, top: Math.max(...above.map(topOf)), bottom: Math.min(...below.map(bottomOf)) };
+  // grow: pieces that share the formula's height and stand close beside it, until none is left
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const segment of flow) {
+      if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
+      const reach = segment.size * 1.5;
+      const beside = segment.x <= box.right + reach && segment.right >= box.x - reach;
+      const level = bottomOf(segment) < box.top && topOf(segment) > box.bottom;
+      if (!beside || !level) continue;
+      members.add(segment);
+      box.x = Math.min(box.x, segment.x);
+      box.right = Math.max(box.right, segment.right);
+      box.top = Math.max(box.top, topOf(segment));
+      box.bottom = Math.min(box.bottom, bottomOf(segment));
+      grown = true;
+    }
+  }
+  const text = [...members].map((segment) => segment.text).join(' ');
+  if (!looksLikeMath(text)) return undefined;
+  // a root's overbar just over the top line is the formula's too
+  const reach = Math.max(...[...members].map((segment) => segment.size)) * 0.5;
+  for (const other of bars) {
+    if (other.x1 >= box.x - 1 && other.x2 <= box.right + 1 && other.y1 > box.top && other.y1 <= box.top + reach) box.top = other.y1 + 1;
+  }
+  return { ...box, members };
+}
