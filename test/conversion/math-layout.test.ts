@@ -231,5 +231,7 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     // a over b, then c over d, each against its own bar
     expect(layoutToTex([glyph('a', 1, 103), glyph('b', 1, 91), glyph('c', 1, 85), glyph('d', 1, 73)], bars)).toBe('\\frac{a}{b}\\frac{c}{d}');
     expect(layoutToTex([glyph('b', 1, 91), glyph('+', 9, 91)], [{ x1: 0, x2: 8, y: 100 }])).toBe('b+');
+    // pdfTeX's negation slash is a zero-width glyph that extracts as "6" over the relation it negates
+    expect(layoutToTex([glyph('a', 0, 50), { ...glyph('6', 8, 50), width: 0 }, glyph('=', 8, 50), glyph('0', 16, 50)])).toBe('a\\neq0');
   });
 });

@@ -86,14 +86,17 @@ function formulaAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment>
   if (above.length === 0 || below.length === 0) return undefined;
   const members = new Set([...above, ...below]);
   const box = { x: bar.x1, right: bar.x2, top: Math.max(...above.map(topOf)), bottom: Math.min(...below.map(bottomOf)) };
-  // grow: pieces that share the formula's height and stand close beside it, until none is left
+  // the fraction's height: a piece whose baseline lies within it is on the formula's lines (the line above or below,
+  // an aligned equation's next row, stands outside it however close)
+  const core = { top: box.top, bottom: box.bottom };
+  // grow: pieces level with the fraction that stand close beside the formula, until none is left
   for (let grown = true; grown; ) {
     grown = false;
     for (const segment of flow) {
       if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
       const reach = segment.size * 1.5;
       const beside = segment.x <= box.right + reach && segment.right >= box.x - reach;
-      const level = bottomOf(segment) < box.top && topOf(segment) > box.bottom;
+      const level = segment.y >= core.bottom && segment.y <= core.top;
       if (!beside || !level) continue;
       members.add(segment);
       box.x = Math.min(box.x, segment.x);

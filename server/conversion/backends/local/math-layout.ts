@@ -29,6 +29,8 @@ const SCRIPT_SIZE = 0.85;
 const OFF_BASELINE = 0.12;
 /** Numerators and denominators sit at least this far (share of the size) from the baseline. */
 const STACKED = 0.4;
+/** Delimiters grow around what they enclose (TeX's \left( \right)): a big one is drawn off the line, and is on it. */
+const DELIMITERS = /^[()[\]{}|‖∥⟨⟩〈〉]$/u;
 const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂']);
 
 /** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"). */
@@ -55,10 +57,23 @@ function glyphsOf(items: MathGlyph[]): Glyph[] {
   return out;
 }
 
+/** pdfTeX draws a negated relation as a zero-width slash (which extracts as "6") over the relation. */
+const NEGATED: Record<string, string> = { '=': '≠', '∈': '∉' };
+
 export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | undefined {
   const glyphs = glyphsOf(items);
+  for (let index = glyphs.length - 1; index >= 0; index--) {
+    const slash = glyphs[index]!;
+    if (slash.text !== '6' || slash.width > 0.01) continue;
+    const relation = glyphs.find(
+      (glyph) => glyph !== slash && NEGATED[glyph.text] && Math.abs(glyph.x - slash.x) < slash.size * 0.3 && Math.abs(glyph.y - slash.y) < 1,
+    );
+    if (!relation) continue;
+    relation.text = NEGATED[relation.text]!;
+    glyphs.splice(index, 1);
+  }
   if (glyphs.length === 0) return undefined;
-  const tex = row(glyphs, bars);
+  const tex = row(glyphs, bars, bars.length > 0);
   return tex?.replace(/\s+/g, ' ').trim() || undefined;
 }
 
@@ -77,7 +92,12 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
 
 type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[] };
 
-function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
+/**
+ * `barred`: the formula's fraction bars are known (a formula over several
+ * lines): glyphs stacked over the line without a bar between are then another
+ * line of it (an aligned equation's next row), not a fraction.
+ */
+function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefined {
   if (glyphs.length === 0) return '';
   const atoms: Atom[] = [];
   // fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
@@ -89,10 +109,12 @@ function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
     const top = row(
       fraction.top,
       bars.filter((bar) => inside(bar, fraction.bar, true)),
+      barred,
     );
     const bottom = row(
       fraction.bottom,
       bars.filter((bar) => inside(bar, fraction.bar, false)),
+      barred,
     );
     if (!top || !bottom) return undefined;
     atoms.push({ x: fraction.bar.x1, right: fraction.bar.x2, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
@@ -104,6 +126,7 @@ function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
     const inner = row(
       radical.under,
       bars.filter((bar) => inside(bar, radical.bar, false)),
+      barred,
     );
     if (!inner) return undefined;
     atoms.push({ x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt{${inner}}`, sup: [], sub: [] });
@@ -118,23 +141,25 @@ function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
   for (const glyph of rest) {
     const rise = glyph.y - baseline;
     if (glyph.size < size * SCRIPT_SIZE) small.push(glyph);
-    else if (Math.abs(rise) <= size * OFF_BASELINE) onLine.push(glyph);
+    else if (Math.abs(rise) <= size * OFF_BASELINE || DELIMITERS.test(glyph.text)) onLine.push(glyph);
     else if (rise >= size * STACKED) above.push(glyph);
     else if (rise <= -size * STACKED) below.push(glyph);
     else onLine.push(glyph);
   }
   // fractions set without a bar (or with one drawn in a way we do not read): each stack of full-size glyphs above and below the line, over the same stretch
   const stacks = stacksOf(above, below, small, baseline, size);
+  const inStacks = new Set(stacks.flatMap((stack) => [...stack.top, ...stack.bottom]));
+  // a full-size glyph off the line and in no stack is in no place we can say
+  if ((barred && stacks.length > 0) || [...above, ...below].some((glyph) => !inStacks.has(glyph))) return undefined;
   for (const stack of stacks) {
-    const top = row(stack.top, bars);
-    const bottom = row(stack.bottom, bars);
+    const top = row(stack.top, bars, barred);
+    const bottom = row(stack.bottom, bars, barred);
     if (top === undefined || bottom === undefined || top === '' || bottom === '') return undefined;
     atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
   // scripts and limits go to the atom they follow (or, for limits, stand over)
-  const inStacks = new Set(stacks.flatMap((stack) => [...stack.top, ...stack.bottom]));
   for (const glyph of small.filter((entry) => !inStacks.has(entry)).sort((a, b) => a.x - b.x)) {
     const owner =
       atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && glyph.x >= atom.x - size * 0.5 && glyph.x <= atom.right + size * 0.8) ??
@@ -151,7 +176,7 @@ function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
   };
   for (const [index, atom] of atoms.entries()) {
     const glyph = atom.base;
-    const scripts = scriptsTex(atom, bars);
+    const scripts = scriptsTex(atom, bars, barred);
     if (scripts === undefined) return undefined;
     if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && scripts === '') {
       // upright letters next to each other are one name ("Ann", "sin"); a gap ends it
@@ -202,6 +227,22 @@ function barFractions(glyphs: Glyph[], bars: MathBar[]): { bar: MathBar; top: Gl
       if (!best || gap < best.gap - 0.5 || (gap < best.gap + 0.5 && length(bar) < length(best.bar))) best = { bar, above, gap };
     }
     if (best) side.set(glyph, best);
+  }
+  // a script goes where its base (a letter, a digit, a closing bracket) goes: a denominator's subscript can sit nearer
+  // the bar under it than the one over it
+  for (const glyph of glyphs) {
+    const base = glyphs.find(
+      (other) =>
+        /^[\p{L}\p{N})\]}|′']$/u.test(other.text) &&
+        other.size > glyph.size * 1.15 &&
+        other.right >= glyph.x - other.size * 0.15 &&
+        other.right <= glyph.x + other.size * 0.1 &&
+        Math.abs(other.y - glyph.y) < other.size * 0.6,
+    );
+    if (!base) continue;
+    const at = side.get(base);
+    if (at) side.set(glyph, at);
+    else side.delete(glyph);
   }
   const parent = new Map<MathBar, { bar: MathBar; above: boolean }>();
   for (const bar of fractionBars) {
@@ -296,14 +337,14 @@ function stacksOf(above: Glyph[], below: Glyph[], small: Glyph[], baseline: numb
   return stacks;
 }
 
-function scriptsTex(atom: Atom, bars: MathBar[]): string | undefined {
+function scriptsTex(atom: Atom, bars: MathBar[], barred: boolean): string | undefined {
   let out = '';
   for (const [mark, list] of [
     ['_', atom.sub],
     ['^', atom.sup],
   ] as const) {
     if (list.length === 0) continue;
-    const inner = row(list, bars);
+    const inner = row(list, bars, barred);
     if (inner === undefined) return undefined;
     if (mark === '^' && /^'+$/.test(inner)) out += inner;
     else out += `${mark}{${inner}}`;
@@ -342,6 +383,16 @@ function joinTex(parts: string[]): string {
 }
 
 /**
+ * TeX a formula's layout was misread into: a script on nothing (at a group's
+ * start) or on an operator, a relation or an opening bracket, which a formula
+ * set by TeX does not have. Glyph positions guessed inside a run of text, a
+ * diagram's labels taken for a formula, end so; no TeX is better than that.
+ */
+function misread(tex: string): boolean {
+  return /(^|[{=+\-(,<>])\s*[_^]/.test(tex);
+}
+
+/**
  * The display formulas of a laid-out page get their TeX read again from
  * their glyphs' positions and fonts: scripts, stacked fractions, limits, bold
  * vectors and operator names the line's text alone cannot show. Kept only
@@ -377,7 +428,7 @@ export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchor
         .filter((rule) => rule.y1 === rule.y2 && inside(rule.x1, rule.y1) && inside(rule.x2, rule.y1))
         .map((rule) => ({ x1: rule.x1, x2: rule.x2, y: rule.y1 }));
       const tex = layoutToTex(glyphs, bars);
-      if (tex && readable(tex)) block.tex = tex;
+      if (tex && !misread(tex) && readable(tex)) block.tex = tex;
       continue;
     }
     const near = items.filter(
