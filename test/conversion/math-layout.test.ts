@@ -222,6 +222,25 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     expect(result.pages[0]!.blocks.map((block) => block.kind)).toEqual(['paragraph', 'formula', 'paragraph', 'formula', 'paragraph', 'formula', 'paragraph']);
   });
 
+  it('leaves a table of numbers under a rule alone: its cells stand apart, no numerator and denominator', async () => {
+    const bytes = await drawPdf((doc) => {
+      doc.font('Helvetica').fontSize(10);
+      const line = (text: string, y: number) => doc.text(text, 72, y, { lineBreak: false });
+      line('The yearly changes of the three indicators are given in the table below, in percent.', 300);
+      line('Each column holds one year; the first row under the rule is the first indicator.', 314);
+      const cells = (texts: string[], y: number) => texts.forEach((text, column) => doc.text(text, 120 + column * 90, y, { lineBreak: false }));
+      cells(['2019', '2020', '2021'], 340);
+      doc.moveTo(110, 354).lineTo(390, 354).lineWidth(0.5).stroke();
+      cells(['-1.5', '2.0', '-0.3'], 359);
+      cells(['0.4', '-2.2', '1.0'], 373);
+      line('The changes were small in every year, and none of them lasted into the next one.', 400);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+    expect(pages[0]!.blocks.some((block) => block.kind === 'formula')).toBe(false);
+    const text = JSON.stringify(pages[0]!.blocks);
+    for (const cell of ['2019', '2021', '-1.5', '-2.2', '1.0']) expect(text).toContain(cell);
+  });
+
   it('reads a matrix of fractions (bars stacked one under another) as separate fractions, and a bar with nothing over it as no fraction', () => {
     const glyph = (text: string, x: number, y: number) => ({ text, x, y, width: 6, size: 10, bold: false, italic: true });
     const bars = [

@@ -55,6 +55,14 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
   return { flow: out, areas };
 }
 
+/** Pieces on one baseline set far apart: cells of a table's row over or under its rule, not a numerator or a denominator. */
+function columned(segments: Segment[]): boolean {
+  const sorted = [...segments].sort((a, b) => a.x - b.x);
+  return sorted.some((segment, index) =>
+    sorted.slice(0, index).some((other) => Math.abs(other.y - segment.y) < 1 && segment.x - other.right > segment.size * 2),
+  );
+}
+
 /** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
 const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !FUNCTIONS.has(word));
 
@@ -83,7 +91,7 @@ function formulaAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment>
     (segment.x + segment.right) / 2 <= bar.x2;
   const above = flow.filter((segment) => within(segment) && segment.y - bar.y1 > segment.size * 0.1 && segment.y - bar.y1 <= segment.size * 1.5);
   const below = flow.filter((segment) => within(segment) && bar.y1 - segment.y > segment.size * 0.3 && bar.y1 - segment.y <= segment.size * 2);
-  if (above.length === 0 || below.length === 0) return undefined;
+  if (above.length === 0 || below.length === 0 || columned(above) || columned(below)) return undefined;
   const members = new Set([...above, ...below]);
   const box = { x: bar.x1, right: bar.x2, top: Math.max(...above.map(topOf)), bottom: Math.min(...below.map(bottomOf)) };
   // the fraction's height: a piece whose baseline lies within it is on the formula's lines (the line above or below,
