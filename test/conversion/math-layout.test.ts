@@ -137,7 +137,8 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     'of algebra learns by heart; for the equation with coefficients a, b and c they are',
     'A continued fraction is written with fractions inside fractions, as in the identity',
     'and the sum of the first n whole numbers has a well-known value, namely',
-    'which Gauss is said to have found as a schoolboy, by pairing the terms.',
+    'which Gauss is said to have found as a schoolboy, by pairing the terms. Its squares add up to',
+    'a sum whose limits also stand over and under it, though no fraction bar is drawn.',
   ];
   let result: Awaited<ReturnType<typeof convertLocally>>;
 
@@ -191,6 +192,18 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
         y + 34,
       );
       prose(PROSE[4]!, y);
+      y = display(
+        m.row(
+          m.limits(m.text('∏', 'size2', SIZE), SIZE, v('n', small), m.row(v('k', small), n('=', small), n('1', small))),
+          0.17 * SIZE,
+          v('k'),
+          rel('='),
+          v('n'),
+          n('!'),
+        ),
+        y + 34,
+      );
+      prose(PROSE[5]!, y);
     });
     result = await convertLocally(bytes, { ocr: false });
   });
@@ -199,9 +212,10 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     { index: 0, name: 'a fraction with a root in its numerator', tex: 'x=\\frac{-b\\pm\\sqrt{b^{2}-4ac}}{2a}' },
     { index: 1, name: 'a fraction nested in a denominator, beside another', tex: '\\frac{1}{1+\\frac{1}{x}}=\\frac{x}{x+1}' },
     { index: 2, name: 'a sum with limits over and under it', tex: '\\sum_{i=1}^{n}i=\\frac{n(n+1)}{2}' },
+    { index: 3, name: 'a product with limits and no fraction bar', tex: '\\prod_{k=1}^{n}k=n!' },
   ])('$name: one display formula whose TeX KaTeX draws as the page', ({ index, tex: expected }) => {
     const formulas = result.pages[0]!.blocks.filter((block) => block.kind === 'formula');
-    expect(formulas).toHaveLength(3);
+    expect(formulas).toHaveLength(4);
     const formula = formulas[index]!;
     expect(formula.kind === 'formula' && formula.display).toBe(true);
     const tex = formula.kind === 'formula' ? formula.tex : undefined;
@@ -218,8 +232,18 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     const paragraphs = result.pages[0]!.blocks.filter((block) => block.kind === 'paragraph').map((block) =>
       inlineText(block.kind === 'paragraph' ? block.content : []),
     );
-    expect(paragraphs).toEqual([`${PROSE[0]} ${PROSE[1]}`, PROSE[2], PROSE[3], PROSE[4]]);
-    expect(result.pages[0]!.blocks.map((block) => block.kind)).toEqual(['paragraph', 'formula', 'paragraph', 'formula', 'paragraph', 'formula', 'paragraph']);
+    expect(paragraphs).toEqual([`${PROSE[0]} ${PROSE[1]}`, PROSE[2], PROSE[3], PROSE[4], PROSE[5]]);
+    expect(result.pages[0]!.blocks.map((block) => block.kind)).toEqual([
+      'paragraph',
+      'formula',
+      'paragraph',
+      'formula',
+      'paragraph',
+      'formula',
+      'paragraph',
+      'formula',
+      'paragraph',
+    ]);
   });
 
   it('leaves a table of numbers under a rule alone: its cells stand apart, no numerator and denominator', async () => {

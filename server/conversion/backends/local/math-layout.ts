@@ -141,7 +141,7 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   for (const glyph of rest) {
     const rise = glyph.y - baseline;
     if (glyph.size < size * SCRIPT_SIZE) small.push(glyph);
-    else if (Math.abs(rise) <= size * OFF_BASELINE || DELIMITERS.test(glyph.text)) onLine.push(glyph);
+    else if (Math.abs(rise) <= size * OFF_BASELINE || DELIMITERS.test(glyph.text) || BIG_OPERATORS.has(glyph.text)) onLine.push(glyph);
     else if (rise >= size * STACKED) above.push(glyph);
     else if (rise <= -size * STACKED) below.push(glyph);
     else onLine.push(glyph);
@@ -165,7 +165,9 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
       atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && glyph.x >= atom.x - size * 0.5 && glyph.x <= atom.right + size * 0.8) ??
       [...atoms].reverse().find((atom) => atom.x <= glyph.x + size * 0.1);
     if (!owner) return undefined;
-    (glyph.y > baseline ? owner.sup : owner.sub).push(glyph);
+    // a limit is over or under its operator, wherever the operator's font puts its baseline (TeX's cmex hangs it from its top)
+    const level = owner.base && BIG_OPERATORS.has(owner.base.text) ? owner.base.y : baseline;
+    (glyph.y > level ? owner.sup : owner.sub).push(glyph);
   }
   // the script glyphs of one atom follow each other; an atom whose scripts are empty stays as it is
   const parts: string[] = [];
