@@ -221,11 +221,19 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     const tex = formula.kind === 'formula' ? formula.tex : undefined;
     expect(tex).toBe(expected);
     const onPage = drawn[index]!.flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '')).map(normalise);
-    expect(
-      katexSymbols(tex!)
-        .map((entry) => entry.char)
-        .sort(),
-    ).toEqual(onPage.sort());
+    const rendered = katexSymbols(tex!).map((entry) => entry.char);
+    expect([...rendered].sort()).toEqual([...onPage].sort());
+    // the full-size glyphs of the row most of them share (a numerator, the main line) read in the page's order
+    const full = drawn[index]!.filter((glyph) => glyph.size === SIZE);
+    const count = (y: number) => full.filter((glyph) => glyph.y === y).length;
+    const baseline = [...full].sort((a, b) => count(b.y) - count(a.y))[0]!.y;
+    const line = full
+      .filter((glyph) => glyph.y === baseline)
+      .sort((a, b) => a.x - b.x)
+      .flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '').map(normalise));
+    let at = 0;
+    for (const char of rendered) if (char === line[at]) at++;
+    expect(at, `${line.join('')} in ${rendered.join('')}`).toBe(line.length);
   });
 
   it("keeps the prose around the formulas as whole paragraphs, without the formulas' pieces", () => {
