@@ -149,8 +149,9 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   // fractions set without a bar (or with one drawn in a way we do not read): each stack of full-size glyphs above and below the line, over the same stretch
   const stacks = stacksOf(above, below, small, baseline, size);
   const inStacks = new Set(stacks.flatMap((stack) => [...stack.top, ...stack.bottom]));
-  // a full-size glyph off the line and in no stack is in no place we can say
-  if ((barred && stacks.length > 0) || [...above, ...below].some((glyph) => !inStacks.has(glyph))) return undefined;
+  // with the bars known, a full-size glyph off the line is in no place we can say (read from one line, glyphs of the
+  // lines around it may stray into its reach, and are left out)
+  if (barred && [...above, ...below].length > 0) return undefined;
   for (const stack of stacks) {
     const top = row(stack.top, bars, barred);
     const bottom = row(stack.bottom, bars, barred);
