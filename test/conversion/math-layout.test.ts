@@ -8,6 +8,8 @@ import { fontStyle, layoutToTex, type MathGlyph } from '../../server/conversion/
 import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { convertLocally, drawPdf, inlineText } from '../helpers/local-pages.ts';
+import { type DrawnGlyph, drawDisplay, MathSetter, SCRIPT_SIZE } from '../helpers/math-pages.ts';
 
 /**
  * Formulas read from glyph positions and fonts, checked the way a reader
@@ -58,9 +60,12 @@ function katexSymbols(tex: string): { char: string; bold: boolean }[] {
   const mathml = katex.renderToString(tex, { output: 'mathml', throwOnError: true, displayMode: true });
   const dom = new JSDOM(mathml);
   try {
-    const leaves = [...dom.window.document.querySelectorAll('mi, mn, mo, mtext')].filter((element) => element.closest('annotation') === null);
+    const leaves = [...dom.window.document.querySelectorAll('mi, mn, mo, mtext, msqrt')].filter((element) => element.closest('annotation') === null);
     return leaves.flatMap((leaf) =>
-      [...(leaf.textContent ?? '')].map((char) => ({ char: normalise(char), bold: /bold/.test(leaf.getAttribute('mathvariant') ?? '') })),
+      // a root's sign is the msqrt element itself, drawn before its radicand
+      leaf.tagName === 'msqrt'
+        ? [{ char: '√', bold: false }]
+        : [...(leaf.textContent ?? '')].map((char) => ({ char: normalise(char), bold: /bold/.test(leaf.getAttribute('mathvariant') ?? '') })),
     );
   } finally {
     dom.window.close();
@@ -112,5 +117,172 @@ describe('formulas from glyph positions and fonts, rendered by KaTeX', () => {
     expect(layoutToTex([glyph('x', 0, true), glyph('☃', 10)])).toBeUndefined();
     expect(fontStyle('ABCDEF+CMMI10')).toEqual({ bold: false, italic: true });
     expect(fontStyle('XYZABC+Times-Bold')).toEqual({ bold: true, italic: false });
+  });
+});
+
+/**
+ * A page set as LaTeX sets display mathematics, drawn here with KaTeX's fonts:
+ * prose, then formulas whose numerators and denominators stand on lines of
+ * their own over and under drawn fraction bars (one nested in another's
+ * denominator, at script size), a root's overbar, a sum's limits over and
+ * under it. Each formula must come out as one display formula whose TeX KaTeX
+ * draws with the page's symbols, and the prose around it as whole paragraphs.
+ */
+describe('display formulas over several lines (fraction bars, nested fractions, limits)', () => {
+  const SIZE = 11;
+  const small = SIZE * SCRIPT_SIZE;
+  const drawn: DrawnGlyph[][] = [];
+  const PROSE = [
+    'The roots of a quadratic equation are found in closed form, which every student',
+    'of algebra learns by heart; for the equation with coefficients a, b and c they are',
+    'A continued fraction is written with fractions inside fractions, as in the identity',
+    'and the sum of the first n whole numbers has a well-known value, namely',
+    'which Gauss is said to have found as a schoolboy, by pairing the terms. Its squares add up to',
+    'a sum whose limits also stand over and under it, though no fraction bar is drawn.',
+  ];
+  let result: Awaited<ReturnType<typeof convertLocally>>;
+
+  beforeAll(async () => {
+    const bytes = await drawPdf((doc) => {
+      const m = new MathSetter(doc);
+      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
+      // TeX's spacing: thick space around relations, medium around binary operators
+      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
+      const bin = (text: string) => m.row(0.22 * SIZE, m.text(text, 'main', SIZE), 0.22 * SIZE);
+      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
+      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const display = (box: ReturnType<MathSetter['row']>, y: number) => {
+        const glyphs: DrawnGlyph[] = [];
+        drawn.push(glyphs);
+        return drawDisplay(doc, box, 300, y, glyphs) + 22;
+      };
+      prose(PROSE[0]!, 90);
+      prose(PROSE[1]!, 104);
+      let y = display(
+        m.row(
+          v('x'),
+          rel('='),
+          m.frac(
+            m.row(n('−'), v('b'), bin('±'), m.sqrt(m.row(m.scripts(v('b'), SIZE, n('2', small)), bin('−'), n('4'), v('a'), v('c')), SIZE)),
+            m.row(n('2'), v('a')),
+            SIZE,
+            true,
+          ),
+        ),
+        134,
+      );
+      prose(PROSE[2]!, y);
+      y = display(
+        m.row(
+          m.frac(n('1'), m.row(n('1'), bin('+'), m.frac(n('1', small), v('x', small), small, false)), SIZE, true),
+          rel('='),
+          m.frac(v('x'), m.row(v('x'), bin('+'), n('1')), SIZE, true),
+        ),
+        y + 30,
+      );
+      prose(PROSE[3]!, y);
+      y = display(
+        m.row(
+          m.limits(m.text('∑', 'size2', SIZE), SIZE, v('n', small), m.row(v('i', small), n('=', small), n('1', small))),
+          0.17 * SIZE,
+          v('i'),
+          rel('='),
+          m.frac(m.row(v('n'), n('('), v('n'), bin('+'), n('1'), n(')')), n('2'), SIZE, true),
+        ),
+        y + 34,
+      );
+      prose(PROSE[4]!, y);
+      y = display(
+        m.row(
+          m.limits(m.text('∏', 'size2', SIZE), SIZE, v('n', small), m.row(v('k', small), n('=', small), n('1', small))),
+          0.17 * SIZE,
+          v('k'),
+          rel('='),
+          v('n'),
+          n('!'),
+        ),
+        y + 34,
+      );
+      prose(PROSE[5]!, y);
+    });
+    result = await convertLocally(bytes, { ocr: false });
+  });
+
+  it.each([
+    { index: 0, name: 'a fraction with a root in its numerator', tex: 'x=\\frac{-b\\pm\\sqrt{b^{2}-4ac}}{2a}' },
+    { index: 1, name: 'a fraction nested in a denominator, beside another', tex: '\\frac{1}{1+\\frac{1}{x}}=\\frac{x}{x+1}' },
+    { index: 2, name: 'a sum with limits over and under it', tex: '\\sum_{i=1}^{n}i=\\frac{n(n+1)}{2}' },
+    { index: 3, name: 'a product with limits and no fraction bar', tex: '\\prod_{k=1}^{n}k=n!' },
+  ])('$name: one display formula whose TeX KaTeX draws as the page', ({ index, tex: expected }) => {
+    const formulas = result.pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas).toHaveLength(4);
+    const formula = formulas[index]!;
+    expect(formula.kind === 'formula' && formula.display).toBe(true);
+    const tex = formula.kind === 'formula' ? formula.tex : undefined;
+    expect(tex).toBe(expected);
+    const onPage = drawn[index]!.flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '')).map(normalise);
+    const rendered = katexSymbols(tex!).map((entry) => entry.char);
+    expect([...rendered].sort()).toEqual([...onPage].sort());
+    // the full-size glyphs of the row most of them share (a numerator, the main line) read in the page's order
+    const full = drawn[index]!.filter((glyph) => glyph.size === SIZE);
+    const count = (y: number) => full.filter((glyph) => glyph.y === y).length;
+    const baseline = [...full].sort((a, b) => count(b.y) - count(a.y))[0]!.y;
+    const line = full
+      .filter((glyph) => glyph.y === baseline)
+      .sort((a, b) => a.x - b.x)
+      .flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '').map(normalise));
+    let at = 0;
+    for (const char of rendered) if (char === line[at]) at++;
+    expect(at, `${line.join('')} in ${rendered.join('')}`).toBe(line.length);
+  });
+
+  it("keeps the prose around the formulas as whole paragraphs, without the formulas' pieces", () => {
+    const paragraphs = result.pages[0]!.blocks.filter((block) => block.kind === 'paragraph').map((block) =>
+      inlineText(block.kind === 'paragraph' ? block.content : []),
+    );
+    expect(paragraphs).toEqual([`${PROSE[0]} ${PROSE[1]}`, PROSE[2], PROSE[3], PROSE[4], PROSE[5]]);
+    expect(result.pages[0]!.blocks.map((block) => block.kind)).toEqual([
+      'paragraph',
+      'formula',
+      'paragraph',
+      'formula',
+      'paragraph',
+      'formula',
+      'paragraph',
+      'formula',
+      'paragraph',
+    ]);
+  });
+
+  it('leaves a table of numbers under a rule alone: its cells stand apart, no numerator and denominator', async () => {
+    const bytes = await drawPdf((doc) => {
+      doc.font('Helvetica').fontSize(10);
+      const line = (text: string, y: number) => doc.text(text, 72, y, { lineBreak: false });
+      line('The yearly changes of the three indicators are given in the table below, in percent.', 300);
+      line('Each column holds one year; the first row under the rule is the first indicator.', 314);
+      const cells = (texts: string[], y: number) => texts.forEach((text, column) => doc.text(text, 120 + column * 90, y, { lineBreak: false }));
+      cells(['2019', '2020', '2021'], 340);
+      doc.moveTo(110, 354).lineTo(390, 354).lineWidth(0.5).stroke();
+      cells(['-1.5', '2.0', '-0.3'], 359);
+      cells(['0.4', '-2.2', '1.0'], 373);
+      line('The changes were small in every year, and none of them lasted into the next one.', 400);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+    expect(pages[0]!.blocks.some((block) => block.kind === 'formula')).toBe(false);
+    const text = JSON.stringify(pages[0]!.blocks);
+    for (const cell of ['2019', '2021', '-1.5', '-2.2', '1.0']) expect(text).toContain(cell);
+  });
+
+  it('reads a matrix of fractions (bars stacked one under another) as separate fractions, and a bar with nothing over it as no fraction', () => {
+    const glyph = (text: string, x: number, y: number) => ({ text, x, y, width: 6, size: 10, bold: false, italic: true });
+    const bars = [
+      { x1: 0, x2: 8, y: 100 },
+      { x1: 0, x2: 8, y: 82 },
+    ];
+    // a over b, then c over d, each against its own bar
+    expect(layoutToTex([glyph('a', 1, 103), glyph('b', 1, 91), glyph('c', 1, 85), glyph('d', 1, 73)], bars)).toBe('\\frac{a}{b}\\frac{c}{d}');
+    expect(layoutToTex([glyph('b', 1, 91), glyph('+', 9, 91)], [{ x1: 0, x2: 8, y: 100 }])).toBe('b+');
+    // pdfTeX's negation slash is a zero-width glyph that extracts as "6" over the relation it negates
+    expect(layoutToTex([glyph('a', 0, 50), { ...glyph('6', 8, 50), width: 0 }, glyph('=', 8, 50), glyph('0', 16, 50)])).toBe('a\\neq0');
   });
 });

@@ -1,5 +1,6 @@
 import type { Block } from '../../model.ts';
 import { findAlignedTables } from './aligned-tables.ts';
+import { takeDisplayFormulas } from './display-formulas.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
@@ -14,7 +15,8 @@ import { findVectorFigures, type VectorFigure } from './vector-figures.ts';
  * An untagged page's structure inferred from geometry, as a row of passes
  * over its segments (buildSegments): page furniture leaves the flow (running
  * heads, page numbers), ruled tables and vector figures take their text out
- * of it, the rest is put in reading order (columns), footnotes are found at
+ * of it, display formulas over several lines become one piece each, the rest
+ * is put in reading order (columns), footnotes are found at
  * the columns' feet, and the columns become blocks (paragraphs, headings,
  * lists, aligned tables, formulas).
  */
@@ -57,9 +59,10 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const body = bodySize(kept);
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
+  const formulas = takeDisplayFormulas(drawn.flow, options.rules ?? []);
   // after tables and drawings have taken their text: a drawing's label or a table's row at the page's edge is no running head
   const numbered = new Set(numbers.dropped.map((segment) => Math.round(segment.y)));
-  const edges = dropSetOffEdgeLines(drawn.flow, options.pageHeight, body, numbered);
+  const edges = dropSetOffEdgeLines(formulas.flow, options.pageHeight, body, numbered);
   const order = readingOrder(edges.kept, options.pageWidth, options.pageHeight, options.rules);
   const { multiColumn } = order;
   const ordered = [...order.ordered, ...order.foot];
@@ -71,6 +74,7 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
     body,
     all: kept,
     ruledAt: ruled.placeholders,
+    formulaAt: formulas.areas,
     tablesByColumn,
     notes,
     boldFonts: options.boldFonts ?? new Set(),

@@ -1,5 +1,6 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
+import type { Rule } from './drawing.ts';
 import type { BlockAnchor } from './page-blocks.ts';
 import { FUNCTIONS, SYMBOLS } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
@@ -28,6 +29,8 @@ const SCRIPT_SIZE = 0.85;
 const OFF_BASELINE = 0.12;
 /** Numerators and denominators sit at least this far (share of the size) from the baseline. */
 const STACKED = 0.4;
+/** Delimiters grow around what they enclose (TeX's \left( \right)): a big one is drawn off the line, and is on it. */
+const DELIMITERS = /^[()[\]{}|‖∥⟨⟩〈〉]$/u;
 const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂']);
 
 /** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"). */
@@ -54,10 +57,23 @@ function glyphsOf(items: MathGlyph[]): Glyph[] {
   return out;
 }
 
+/** pdfTeX draws a negated relation as a zero-width slash (which extracts as "6") over the relation. */
+const NEGATED: Record<string, string> = { '=': '≠', '∈': '∉' };
+
 export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | undefined {
   const glyphs = glyphsOf(items);
+  for (let index = glyphs.length - 1; index >= 0; index--) {
+    const slash = glyphs[index]!;
+    if (slash.text !== '6' || slash.width > 0.01) continue;
+    const relation = glyphs.find(
+      (glyph) => glyph !== slash && NEGATED[glyph.text] && Math.abs(glyph.x - slash.x) < slash.size * 0.3 && Math.abs(glyph.y - slash.y) < 1,
+    );
+    if (!relation) continue;
+    relation.text = NEGATED[relation.text]!;
+    glyphs.splice(index, 1);
+  }
   if (glyphs.length === 0) return undefined;
-  const tex = row(glyphs, bars);
+  const tex = row(glyphs, bars, bars.length > 0);
   return tex?.replace(/\s+/g, ' ').trim() || undefined;
 }
 
@@ -76,40 +92,83 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
 
 type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[] };
 
-function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
+/**
+ * `barred`: the formula's fraction bars are known (a formula over several
+ * lines): glyphs stacked over the line without a bar between are then another
+ * line of it (an aligned equation's next row), not a fraction.
+ */
+function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefined {
   if (glyphs.length === 0) return '';
-  const { size, baseline } = mainLine(glyphs);
+  const atoms: Atom[] = [];
+  // fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
+  const fractions = barFractions(glyphs, bars);
+  // a part is read with the bars inside it only: the fraction's own bar and a neighbour's are not its business
+  const inside = (bar: MathBar, outer: MathBar, above: boolean) =>
+    bar !== outer && bar.x1 >= outer.x1 - 1 && bar.x2 <= outer.x2 + 1 && (above ? bar.y > outer.y : bar.y < outer.y);
+  for (const fraction of fractions) {
+    const top = row(
+      fraction.top,
+      bars.filter((bar) => inside(bar, fraction.bar, true)),
+      barred,
+    );
+    const bottom = row(
+      fraction.bottom,
+      bars.filter((bar) => inside(bar, fraction.bar, false)),
+      barred,
+    );
+    if (!top || !bottom) return undefined;
+    atoms.push({ x: fraction.bar.x1, right: fraction.bar.x2, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
+  }
+  const owned = new Set(fractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
+  let rest = glyphs.filter((glyph) => !owned.has(glyph));
+  if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
+  for (const radical of radicals(rest, bars)) {
+    const inner = row(
+      radical.under,
+      bars.filter((bar) => inside(bar, radical.bar, false)),
+      barred,
+    );
+    if (!inner) return undefined;
+    atoms.push({ x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt{${inner}}`, sup: [], sub: [] });
+    rest = rest.filter((glyph) => glyph !== radical.sign && !radical.under.includes(glyph));
+  }
+  if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
+  const { size, baseline } = mainLine(rest);
   const onLine: Glyph[] = [];
   const above: Glyph[] = [];
   const below: Glyph[] = [];
   const small: Glyph[] = [];
-  for (const glyph of glyphs) {
+  for (const glyph of rest) {
     const rise = glyph.y - baseline;
     if (glyph.size < size * SCRIPT_SIZE) small.push(glyph);
-    else if (Math.abs(rise) <= size * OFF_BASELINE) onLine.push(glyph);
+    else if (Math.abs(rise) <= size * OFF_BASELINE || DELIMITERS.test(glyph.text) || BIG_OPERATORS.has(glyph.text)) onLine.push(glyph);
     else if (rise >= size * STACKED) above.push(glyph);
     else if (rise <= -size * STACKED) below.push(glyph);
     else onLine.push(glyph);
   }
-  const atoms: Atom[] = [];
-  // fractions: each stack of full-size glyphs above and below the line, over the same stretch
+  // fractions set without a bar (or with one drawn in a way we do not read): each stack of full-size glyphs above and below the line, over the same stretch
   const stacks = stacksOf(above, below, small, baseline, size);
+  const inStacks = new Set(stacks.flatMap((stack) => [...stack.top, ...stack.bottom]));
+  // with the bars known, a full-size glyph off the line is in no place we can say (read from one line, glyphs of the
+  // lines around it may stray into its reach, and are left out)
+  if (barred && [...above, ...below].length > 0) return undefined;
   for (const stack of stacks) {
-    const top = row(stack.top, bars);
-    const bottom = row(stack.bottom, bars);
+    const top = row(stack.top, bars, barred);
+    const bottom = row(stack.bottom, bars, barred);
     if (top === undefined || bottom === undefined || top === '' || bottom === '') return undefined;
     atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
   // scripts and limits go to the atom they follow (or, for limits, stand over)
-  const inStacks = new Set(stacks.flatMap((stack) => [...stack.top, ...stack.bottom]));
   for (const glyph of small.filter((entry) => !inStacks.has(entry)).sort((a, b) => a.x - b.x)) {
     const owner =
       atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && glyph.x >= atom.x - size * 0.5 && glyph.x <= atom.right + size * 0.8) ??
       [...atoms].reverse().find((atom) => atom.x <= glyph.x + size * 0.1);
     if (!owner) return undefined;
-    (glyph.y > baseline ? owner.sup : owner.sub).push(glyph);
+    // a limit is over or under its operator, wherever the operator's font puts its baseline (TeX's cmex hangs it from its top)
+    const level = owner.base && BIG_OPERATORS.has(owner.base.text) ? owner.base.y : baseline;
+    (glyph.y > level ? owner.sup : owner.sub).push(glyph);
   }
   // the script glyphs of one atom follow each other; an atom whose scripts are empty stays as it is
   const parts: string[] = [];
@@ -120,7 +179,7 @@ function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
   };
   for (const [index, atom] of atoms.entries()) {
     const glyph = atom.base;
-    const scripts = scriptsTex(atom, bars);
+    const scripts = scriptsTex(atom, bars, barred);
     if (scripts === undefined) return undefined;
     if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && scripts === '') {
       // upright letters next to each other are one name ("Ann", "sin"); a gap ends it
@@ -138,6 +197,107 @@ function row(glyphs: Glyph[], bars: MathBar[]): string | undefined {
   }
   flushWord();
   return joinTex(parts);
+}
+
+/** Whether a glyph's middle lies over a bar's stretch. */
+const over = (glyph: Glyph, bar: MathBar) => (glyph.x + glyph.right) / 2 >= bar.x1 && (glyph.x + glyph.right) / 2 <= bar.x2;
+
+const length = (bar: MathBar) => bar.x2 - bar.x1;
+
+/**
+ * Fraction bars: drawn lines with glyphs standing over and under them. Each
+ * glyph goes to the bar nearest its ink (a matrix of fractions stacks bars
+ * one under another: a glyph between two is the lower one's numerator or
+ * the upper one's denominator, whichever it sits against). A shorter bar
+ * sits in the numerator or denominator of the nearest longer bar over or
+ * under it (a nested fraction, a root's overbar) unless glyphs of that bar's
+ * own part stand between them; the bars in nobody's part with glyphs on
+ * both sides are this row's fractions, each with every glyph of its parts.
+ */
+function barFractions(glyphs: Glyph[], bars: MathBar[]): { bar: MathBar; top: Glyph[]; bottom: Glyph[] }[] {
+  // a root's overbar is no fraction bar: what stands under it is the radicand, read with the root (radicals)
+  const roots = glyphs.filter((glyph) => glyph.text === '√');
+  const fractionBars = bars.filter((bar) => !roots.some((sign) => Math.abs(bar.x1 - sign.right) <= sign.size * 0.5 && bar.y > sign.y));
+  if (fractionBars.length === 0) return [];
+  const side = new Map<Glyph, { bar: MathBar; above: boolean }>();
+  for (const glyph of glyphs) {
+    let best: { bar: MathBar; above: boolean; gap: number } | undefined;
+    for (const bar of fractionBars) {
+      if (!over(glyph, bar)) continue;
+      const above = glyph.y > bar.y;
+      const gap = Math.max(0, above ? glyph.y - glyph.size * 0.25 - bar.y : bar.y - (glyph.y + glyph.size * 0.75));
+      if (gap > glyph.size * 1.5) continue;
+      if (!best || gap < best.gap - 0.5 || (gap < best.gap + 0.5 && length(bar) < length(best.bar))) best = { bar, above, gap };
+    }
+    if (best) side.set(glyph, best);
+  }
+  // a script goes where its base (a letter, a digit, a closing bracket) goes: a denominator's subscript can sit nearer
+  // the bar under it than the one over it
+  for (const glyph of glyphs) {
+    const base = glyphs.find(
+      (other) =>
+        /^[\p{L}\p{N})\]}|′']$/u.test(other.text) &&
+        other.size > glyph.size * 1.15 &&
+        other.right >= glyph.x - other.size * 0.15 &&
+        other.right <= glyph.x + other.size * 0.1 &&
+        Math.abs(other.y - glyph.y) < other.size * 0.6,
+    );
+    if (!base) continue;
+    const at = side.get(base);
+    if (at) side.set(glyph, at);
+    else side.delete(glyph);
+  }
+  const parent = new Map<MathBar, { bar: MathBar; above: boolean }>();
+  for (const bar of fractionBars) {
+    let best: { bar: MathBar; above: boolean; distance: number } | undefined;
+    for (const other of fractionBars) {
+      if (other === bar || length(other) <= length(bar) + 0.5 || other.x1 > bar.x1 + 1 || other.x2 < bar.x2 - 1) continue;
+      const above = bar.y > other.y;
+      const between = glyphs.some((glyph) => {
+        const at = side.get(glyph);
+        return at?.bar === other && at.above === above && over(glyph, bar) && (above ? glyph.y < bar.y : glyph.y > bar.y);
+      });
+      const distance = Math.abs(bar.y - other.y);
+      if (!between && (!best || distance < best.distance)) best = { bar: other, above, distance };
+    }
+    if (best) parent.set(bar, best);
+  }
+  const part = (bar: MathBar, above: boolean): Glyph[] => [
+    ...glyphs.filter((glyph) => side.get(glyph)?.bar === bar && side.get(glyph)!.above === above),
+    ...bars
+      .filter((child) => parent.get(child)?.bar === bar && parent.get(child)!.above === above)
+      .flatMap((child) => [...part(child, true), ...part(child, false)]),
+  ];
+  const out: { bar: MathBar; top: Glyph[]; bottom: Glyph[] }[] = [];
+  for (const bar of fractionBars) {
+    if (parent.has(bar)) continue;
+    const top = part(bar, true);
+    const bottom = part(bar, false);
+    if (top.length > 0 && bottom.length > 0) out.push({ bar, top, bottom });
+  }
+  return out;
+}
+
+/**
+ * Radicals: a √ sign and the bar drawn from its top right over the radicand;
+ * what stands under the bar is the radicand. Left to right, so a root inside
+ * another is read with the outer one's radicand.
+ */
+function radicals(glyphs: Glyph[], bars: MathBar[]): { sign: Glyph; bar: MathBar; under: Glyph[] }[] {
+  const out: { sign: Glyph; bar: MathBar; under: Glyph[] }[] = [];
+  const taken = new Set<Glyph>();
+  for (const sign of glyphs.filter((glyph) => glyph.text === '√').sort((a, b) => a.x - b.x)) {
+    if (taken.has(sign)) continue;
+    const bar = bars
+      .filter((candidate) => Math.abs(candidate.x1 - sign.right) <= sign.size * 0.5 && candidate.y > sign.y && candidate.y - sign.y < sign.size * 2.5)
+      .sort((a, b) => a.y - b.y)[0];
+    if (!bar) continue;
+    const under = glyphs.filter((glyph) => glyph !== sign && over(glyph, bar) && glyph.y < bar.y && !taken.has(glyph));
+    if (under.length === 0) continue;
+    for (const glyph of under) taken.add(glyph);
+    out.push({ sign, bar, under });
+  }
+  return out;
 }
 
 /** Stacks of glyphs above and below the line over the same x stretch: fractions. */
@@ -180,14 +340,14 @@ function stacksOf(above: Glyph[], below: Glyph[], small: Glyph[], baseline: numb
   return stacks;
 }
 
-function scriptsTex(atom: Atom, bars: MathBar[]): string | undefined {
+function scriptsTex(atom: Atom, bars: MathBar[], barred: boolean): string | undefined {
   let out = '';
   for (const [mark, list] of [
     ['_', atom.sub],
     ['^', atom.sup],
   ] as const) {
     if (list.length === 0) continue;
-    const inner = row(list, bars);
+    const inner = row(list, bars, barred);
     if (inner === undefined) return undefined;
     if (mark === '^' && /^'+$/.test(inner)) out += inner;
     else out += `${mark}{${inner}}`;
@@ -226,15 +386,33 @@ function joinTex(parts: string[]): string {
 }
 
 /**
+ * TeX a formula's layout was misread into: a script on nothing (at a group's
+ * start) or on an operator, a relation or an opening bracket, which a formula
+ * set by TeX does not have. Glyph positions guessed inside a run of text, a
+ * diagram's labels taken for a formula, end so; no TeX is better than that.
+ */
+function misread(tex: string): boolean {
+  return /(^|[{=+\-(,<>])\s*[_^]/.test(tex);
+}
+
+/**
  * The display formulas of a laid-out page get their TeX read again from
  * their glyphs' positions and fonts: scripts, stacked fractions, limits, bold
  * vectors and operator names the line's text alone cannot show. Kept only
  * when KaTeX reads it; otherwise the TeX from the text stays. `items` are in
  * the layout's page space.
  */
-export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchors: Map<Block, BlockAnchor>, items: TextItem[]): Promise<void> {
+export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchors: Map<Block, BlockAnchor>, items: TextItem[], rules: Rule[]): Promise<void> {
   if (!blocks.some((block) => block.kind === 'formula')) return;
   const { default: katex } = await import('katex');
+  const readable = (tex: string) => {
+    try {
+      katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
   const styles = new Map<string, { bold: boolean; italic: boolean }>();
   const styleOf = (font: string) => {
     if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
@@ -243,22 +421,28 @@ export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchor
   for (const block of blocks) {
     const anchor = anchors.get(block);
     if (block.kind !== 'formula' || !anchor) continue;
+    const glyphOf = (item: TextItem) => ({ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) });
+    if (anchor.bottom !== undefined) {
+      // a formula over several lines: every glyph and bar in its area
+      const { x, right, top, bottom } = { ...anchor, bottom: anchor.bottom };
+      const inside = (px: number, py: number) => px >= x - 1 && px <= right + 1 && py >= bottom - 1 && py <= top + 1;
+      const glyphs = items.filter((item) => !item.artifact && inside(item.x + item.width / 2, item.y)).map(glyphOf);
+      const bars = rules
+        .filter((rule) => rule.y1 === rule.y2 && inside(rule.x1, rule.y1) && inside(rule.x2, rule.y1))
+        .map((rule) => ({ x1: rule.x1, x2: rule.x2, y: rule.y1 }));
+      const tex = layoutToTex(glyphs, bars);
+      if (tex && !misread(tex) && readable(tex)) block.tex = tex;
+      continue;
+    }
     const near = items.filter(
       (item) => !item.artifact && item.x >= anchor.x - 1 && item.x <= anchor.right + 1 && item.y <= anchor.top && item.y >= anchor.top - 40,
     );
     if (near.length === 0) continue;
     const size = Math.max(...near.map((item) => item.size));
     const baseline = anchor.top - size;
-    const glyphs = near
-      .filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9)
-      .map((item) => ({ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) }));
+    const glyphs = near.filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9).map(glyphOf);
     const tex = layoutToTex(glyphs);
-    if (!tex) continue;
-    try {
-      katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
-      block.tex = tex;
-    } catch {
-      // KaTeX cannot read it: the TeX from the text stays
-    }
+    // KaTeX cannot read it: the TeX from the text stays
+    if (tex && readable(tex)) block.tex = tex;
   }
 }

@@ -1,4 +1,5 @@
 import type { Block, Inline, ListBlock } from '../../model.ts';
+import type { FormulaArea } from './display-formulas.ts';
 import { joinLines, runsToInlines, stripPrefix, type Run } from './inline.ts';
 import { linkReferences, type Footnotes } from './page-footnotes.ts';
 import type { Segment } from './segments.ts';
@@ -14,8 +15,8 @@ import { formulaToTex, isFormulaLine } from './tex.ts';
  * segment; a line of mathematics set off from the text is a display formula.
  */
 
-/** Where a block starts on the page (its first line, page space): lets figures be placed among the text. */
-export type BlockAnchor = { x: number; right: number; top: number };
+/** Where a block starts on the page (its first line, page space): lets figures be placed among the text. `bottom`: where a formula over several lines ends. */
+export type BlockAnchor = { x: number; right: number; top: number; bottom?: number };
 
 export type BlockContext = {
   page: number;
@@ -24,6 +25,8 @@ export type BlockContext = {
   all: Segment[];
   /** placeholders of ruled tables in the flow, with their table */
   ruledAt: Map<Segment, Block & { kind: 'table' }>;
+  /** display formulas over several lines, each one segment, with the area it covers */
+  formulaAt: Map<Segment, FormulaArea>;
   /** per column, the segments of aligned tables (the table's block on its first segment) */
   tablesByColumn: Map<Segment, { block?: Block }>[];
   notes: Footnotes;
@@ -146,6 +149,17 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         takeCaption(blocks, ruledTable);
         place(ruledTable, segment);
         previous = undefined;
+        continue;
+      }
+      const area = context.formulaAt.get(segment);
+      if (area) {
+        flushParagraph();
+        flushList();
+        // its TeX is read from its glyphs and bars (readFormulaTex): its text alone runs the lines together
+        const formula: Block = { kind: 'formula', page, text: segment.text, display: true };
+        blocks.push(formula);
+        anchors.set(formula, area);
+        previous = segment;
         continue;
       }
       const note = notes.bySegment.get(segment);

@@ -115,6 +115,8 @@ export const SYMBOLS: Record<string, string> = {
   '″': "''",
   '⟨': '\\langle',
   '⟩': '\\rangle',
+  '〈': '\\langle',
+  '〉': '\\rangle',
   '‖': '\\|',
   '°': '^{\\circ}',
   ℝ: '\\mathbb{R}',

@@ -1,0 +1,185 @@
+import type { Rule } from './drawing.ts';
+import type { Segment } from './segments.ts';
+import { FUNCTIONS, looksLikeMath } from './tex.ts';
+
+/**
+ * Display formulas set over several lines. A fraction's numerator and
+ * denominator stand over and under a drawn bar, a big operator's limits
+ * over and under the operator, each on a line of its own beside the
+ * formula's main line; read line by line they scatter (the numerator joins
+ * the paragraph above, "x =" stands alone, the denominator opens the next
+ * paragraph). Found from their fraction bars, the pieces become one segment
+ * spanning the formula's area, whose TeX is read again from its glyphs and
+ * bars (readFormulaTex).
+ */
+
+/** The page area a display formula covers (page space, y up): its glyphs and bars are read from it. */
+export type FormulaArea = { x: number; right: number; top: number; bottom: number };
+
+/** A fraction bar is a thin line: LaTeX draws it 0.4 pt thick, KaTeX 0.04 em. */
+const BAR_THICKNESS = 1.5;
+
+/** Big operators whose limits TeX sets over and under them in a display. */
+const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂]/u;
+
+/** Segments that a formula's pieces are, taken out of the flow and put back as one segment each, with the area it covers. */
+export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Segment[]; areas: Map<Segment, FormulaArea> } {
+  const areas = new Map<Segment, FormulaArea>();
+  const bars = rules.filter((rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS);
+  const operators = flow.filter((segment) => BIG_OPERATOR.test(segment.text) && !hasWords(segment.text));
+  if (bars.length === 0 && operators.length === 0) return { flow, areas };
+  const taken = new Set<Segment>();
+  const merged: Segment[] = [];
+  const take = (area: ReturnType<typeof gather>, main: Segment[], axis: number) => {
+    if (!area) return;
+    for (const segment of area.members) taken.add(segment);
+    const members = [...area.members].sort((a, b) => b.y - a.y || a.x - b.x);
+    const text = members.map((segment) => segment.text).join(' ');
+    const size = Math.max(...(main.length > 0 ? main : members).map((segment) => segment.size));
+    const widest = [...members].sort((a, b) => b.text.length - a.text.length)[0]!;
+    const segment: Segment = {
+      x: area.x,
+      right: area.right,
+      y: main[0]?.y ?? axis - size * 0.25,
+      size,
+      font: widest.font,
+      fonts: [...new Set(members.flatMap((member) => member.fonts ?? [member.font]))],
+      text,
+      runs: [{ text }],
+    };
+    merged.push(segment);
+    areas.set(segment, { x: area.x, right: area.right, top: area.top, bottom: area.bottom });
+  };
+  for (const bar of bars) {
+    const area = fractionAt(bar, bars, flow, taken);
+    // the line the bar's axis runs through is the formula's main line
+    take(area, area ? [...area.members].filter((segment) => segment.y < bar.y1 && segment.y + segment.size * 0.7 > bar.y1) : [], bar.y1);
+  }
+  for (const operator of operators) {
+    if (taken.has(operator)) continue;
+    take(limitsOf(operator, bars, flow, taken), [operator], operator.y);
+  }
+  if (merged.length === 0) return { flow, areas };
+  const out = [...flow.filter((segment) => !taken.has(segment)), ...merged];
+  out.sort((a, b) => b.y - a.y || a.x - b.x);
+  return { flow: out, areas };
+}
+
+/**
+ * A big operator's limits on lines of their own: smaller pieces of
+ * mathematics just over and under the line that holds it, within its reach.
+ */
+function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
+  const size = operator.size;
+  const limit = (segment: Segment) =>
+    segment !== operator &&
+    !taken.has(segment) &&
+    !hasWords(segment.text) &&
+    segment.size < size * 0.85 &&
+    segment.right >= operator.x - size &&
+    segment.x <= operator.right + size;
+  const above = flow.filter((segment) => limit(segment) && segment.y - operator.y > size * 0.5 && segment.y - operator.y <= size * 1.8);
+  const below = flow.filter((segment) => limit(segment) && operator.y - segment.y > size * 0.5 && operator.y - segment.y <= size * 1.8);
+  if (above.length + below.length === 0) return undefined;
+  const members = [operator, ...above, ...below];
+  const area = gather(
+    members,
+    { x: Math.min(...members.map((segment) => segment.x)), right: Math.max(...members.map((segment) => segment.right)) },
+    bars,
+    flow,
+    taken,
+  );
+  // an operator with nothing beside it to sum is a lone symbol, not a display formula we can read
+  const summand = (segment: Segment) => segment.size >= size * 0.85 && (segment !== operator || segment.text.replace(BIG_OPERATOR, '').trim() !== '');
+  return area && [...area.members].some(summand) ? area : undefined;
+}
+
+/** Pieces on one baseline set far apart: cells of a table's row over or under its rule, not a numerator or a denominator. */
+function columned(segments: Segment[]): boolean {
+  const sorted = [...segments].sort((a, b) => a.x - b.x);
+  return sorted.some((segment, index) =>
+    sorted.slice(0, index).some((other) => Math.abs(other.y - segment.y) < 1 && segment.x - other.right > segment.size * 2),
+  );
+}
+
+/** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
+const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !FUNCTIONS.has(word));
+
+/**
+ * Where a segment's glyphs may reach above and below its baseline: its line
+ * holds the small glyphs near it (a script, a nested fraction's numerator and
+ * denominator, a limit), which stand higher and lower than its own text.
+ */
+const topOf = (segment: Segment) => segment.y + segment.size;
+const bottomOf = (segment: Segment) => segment.y - segment.size * 0.6;
+
+/**
+ * The formula a bar is the fraction bar of: a piece of mathematics just over
+ * it and one just under it, each within its stretch (a table's rule has cells
+ * across it and prose over it), grown to the pieces beside and around them
+ * (the main line, other fractions, a sum's limits). Undefined when the bar is
+ * no fraction bar or what it would gather is not mathematics.
+ */
+function fractionAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
+  const within = (segment: Segment) =>
+    !taken.has(segment) &&
+    !hasWords(segment.text) &&
+    segment.x >= bar.x1 - segment.size &&
+    segment.right <= bar.x2 + segment.size &&
+    (segment.x + segment.right) / 2 >= bar.x1 &&
+    (segment.x + segment.right) / 2 <= bar.x2;
+  const above = flow.filter((segment) => within(segment) && segment.y - bar.y1 > segment.size * 0.1 && segment.y - bar.y1 <= segment.size * 1.5);
+  const below = flow.filter((segment) => within(segment) && bar.y1 - segment.y > segment.size * 0.3 && bar.y1 - segment.y <= segment.size * 2);
+  if (above.length === 0 || below.length === 0 || columned(above) || columned(below)) return undefined;
+  return gather([...above, ...below], { x: bar.x1, right: bar.x2 }, bars, flow, taken);
+}
+
+/**
+ * A formula grown from its first pieces (a fraction's numerator and
+ * denominator, an operator and its limits): the pieces level with them that
+ * stand close beside, until none is left. Their height is the formula's: a
+ * piece whose baseline lies outside it (the line above or below, an aligned
+ * equation's next row) stays out however close. Undefined when what it
+ * gathers is not mathematics.
+ */
+function gather(first: Segment[], stretch: { x: number; right: number }, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
+  const members = new Set(first);
+  const box = { ...stretch, top: Math.max(...first.map(topOf)), bottom: Math.min(...first.map(bottomOf)) };
+  const core = { top: box.top, bottom: box.bottom };
+  for (let grown = true; grown; ) {
+    grown = false;
+    for (const segment of flow) {
+      if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
+      const reach = segment.size * 1.5;
+      const beside = segment.x <= box.right + reach && segment.right >= box.x - reach;
+      const level = segment.y >= core.bottom && segment.y <= core.top;
+      if (!beside || !level) continue;
+      members.add(segment);
+      box.x = Math.min(box.x, segment.x);
+      box.right = Math.max(box.right, segment.right);
+      box.top = Math.max(box.top, topOf(segment));
+      box.bottom = Math.min(box.bottom, bottomOf(segment));
+      grown = true;
+    }
+  }
+  const text = [...members].map((segment) => segment.text).join(' ');
+  if (!looksLikeMath(text)) return undefined;
+  // words level with it and close by: mathematics inside a sentence (an inline sum's limits on lines of their own),
+  // which stays in its paragraph
+  const inline = flow.some(
+    (segment) =>
+      !members.has(segment) &&
+      hasWords(segment.text) &&
+      segment.y >= core.bottom &&
+      segment.y <= core.top &&
+      segment.x <= box.right + segment.size * 3 &&
+      segment.right >= box.x - segment.size * 3,
+  );
+  if (inline) return undefined;
+  // a root's overbar just over the top line is the formula's too
+  const reach = Math.max(...[...members].map((segment) => segment.size)) * 0.5;
+  for (const other of bars) {
+    if (other.x1 >= box.x - 1 && other.x2 <= box.right + 1 && other.y1 > box.top && other.y1 <= box.top + reach) box.top = other.y1 + 1;
+  }
+  return { ...box, members };
+}
