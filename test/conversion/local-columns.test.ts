@@ -13,7 +13,7 @@ import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-
 
 const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { ocr: false })).pages;
 const blockText = (block: Block): string =>
-  block.kind === 'paragraph' || block.kind === 'heading'
+  block.kind === 'paragraph' || block.kind === 'heading' || block.kind === 'footnote'
     ? inlineText(block.content)
     : block.kind === 'list'
       ? block.items.map((item) => inlineText(item.content)).join(' ')
@@ -103,5 +103,46 @@ describe('columns per region', () => {
     const at = firstAt(page!, ['north', 'south', 'east', 'west']);
     expect(at.every((index) => index >= 0)).toBe(true);
     expect(at).toEqual([...at].sort((a, b) => a - b));
+  });
+});
+
+describe('page furniture at body size on a page that stands alone', () => {
+  it('leaves out a journal line at the head and a proceedings line over a copyright line at the foot, with the page number, and lists them', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Journal of Drawn Pages, 2021, Vol. 7', 60, 40);
+        column(doc, 'north', 60, 110, 20);
+        write(doc, '15725', 290, 770);
+        write(doc, 'Proceedings of the 9th Meeting on Drawn Pages, pages 15725–15788', 60, 786);
+        write(doc, '© 2021 The Drawing Office', 60, 800);
+      }),
+    );
+    const text = page!.blocks.map(blockText).join(' | ');
+    expect(text).toContain('north 20 ');
+    for (const furniture of ['Journal of Drawn Pages', 'Proceedings of the 9th', '© 2021', '15725']) expect(text).not.toContain(furniture);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Journal of Drawn Pages, 2021, Vol. 7"',
+      'page 1: left out as page furniture: "Proceedings of the 9th Meeting on Drawn Pages, pages 15725–15788"',
+      'page 1: left out as page furniture: "© 2021 The Drawing Office"',
+    ]);
+  });
+
+  it('keeps a reference ending with its pages as the last row of the body, and a footnote with a URL set off at the foot', async () => {
+    const pages = await convert(
+      await drawPdf(
+        (doc) => {
+          column(doc, 'north', 60, 110, 50);
+          write(doc, 'Lee, A. (2019). Columns. In Proceedings of the Drawing Meeting, pages 101–112.', 60, 110 + 50 * 13);
+        },
+        (doc) => {
+          column(doc, 'north', 60, 110, 40);
+          write(doc, '1 https://example.org/drawn-pages', 60, 800, 8);
+        },
+      ),
+    );
+    const text = pages.map((page) => page.blocks.map(blockText).join(' | ')).join(' || ');
+    expect(text).toContain('pages 101–112');
+    expect(text).toContain('https://example.org/drawn-pages');
+    expect(pages.flatMap((page) => page.warnings.filter((warning) => warning.includes('page furniture')))).toEqual([]);
   });
 });
