@@ -71,7 +71,9 @@ function regionOrder(segments: Segment[], pageWidth: number): Segment[][] {
   if (segments.length < 6) return [segments];
   const stripes = joinSharedColumns(stripesOf(segments), pageWidth);
   if (stripes.length > 1) {
-    const parts = stripes.map((stripe) => regionOrder(stripe, pageWidth));
+    const parts = stripes.map((stripe) =>
+      stripe.gutter === undefined ? regionOrder(stripe.segments, pageWidth) : bandOrder(stripe.segments, stripe.gutter, pageWidth),
+    );
     // stripes only matter where one of them has columns: a page of one column stays one column
     if (parts.some((part) => part.length > 1)) {
       const ordered: Segment[][] = [];
@@ -86,8 +88,15 @@ function regionOrder(segments: Segment[], pageWidth: number): Segment[][] {
     }
   }
   const gutter = findGutter(segments, pageWidth);
-  if (gutter === undefined) return [segments];
-  const g = gutter;
+  return gutter === undefined ? [segments] : bandOrder(segments, gutter, pageWidth);
+}
+
+/**
+ * A region read down its gutter: lines across it part the region into
+ * bands, and each band's left side (right side on a right-to-left page)
+ * comes before the other, each cut again for columns of its own.
+ */
+function bandOrder(segments: Segment[], g: number, pageWidth: number): Segment[][] {
   const rtl = isRightToLeftText(segments.map((segment) => segment.text).join(' '));
   const isWide = (segment: Segment) => segment.x < g - 1 && segment.right > g + 1;
   const ordered: Segment[][] = [];
@@ -145,15 +154,16 @@ function stripesOf(segments: Segment[]): Segment[][] {
  * lines start where that neighbour's columns start (a figure's caption and a
  * table's title above them); a title block's centred lines do not.
  */
-function joinSharedColumns(stripes: Segment[][], pageWidth: number): Segment[][] {
-  if (stripes.length < 2) return stripes;
+function joinSharedColumns(stripes: Segment[][], pageWidth: number): { segments: Segment[]; gutter: number | undefined }[] {
+  if (stripes.length < 2) return stripes.map((segments) => ({ segments, gutter: undefined }));
   const own = stripes.map((stripe) => findGutter(stripe, pageWidth));
   // a short stripe takes the gutter of the nearest stripe with one, below it first, when it fits that stripe's columns
   const gutters = stripes.map((stripe, index) => {
     if (own[index] !== undefined) return own[index];
     const below = own.findIndex((gutter, other) => other > index && gutter !== undefined);
     const above = own.findLastIndex((gutter, other) => other < index && gutter !== undefined);
-    for (const other of [below, above]) if (other >= 0 && fitsColumns(stripe, stripes[other]!, own[other]!, bodySize(stripe))) return own[other];
+    for (const other of [below, above])
+      if (other >= 0 && (fitsColumns(stripe, stripes[other]!, own[other]!, bodySize(stripe)) || twoBlocks(stripe, own[other]!))) return own[other];
     return undefined;
   });
   const joined: { segments: Segment[]; gutter: number | undefined }[] = [];
@@ -170,7 +180,20 @@ function joinSharedColumns(stripes: Segment[][], pageWidth: number): Segment[][]
     if (last?.gutter !== undefined && gutter !== undefined && !apart && Math.abs(last.gutter - gutter) <= size * 3) last.segments.push(...stripe);
     else joined.push({ segments: [...stripe], gutter });
   }
-  return joined.map((stripe) => stripe.segments);
+  return joined;
+}
+
+/**
+ * Whether a stripe is two blocks side by side across the gutter (a
+ * masthead's imprint lines and its series name), pieces on both sides of it
+ * in at most one row and none across it, rather than rows of names beside
+ * and across it (a title block's authors).
+ */
+function twoBlocks(stripe: Segment[], gutter: number): boolean {
+  if (stripe.some((segment) => segment.x < gutter - 1 && segment.right > gutter + 1)) return false;
+  let beside = 0;
+  for (const row of rowsOf(stripe).values()) if (row.some((segment) => segment.right <= gutter + 1) && row.some((segment) => segment.x >= gutter - 1)) beside++;
+  return beside <= 1 && stripe.some((segment) => segment.x >= gutter - 1) && stripe.some((segment) => segment.right <= gutter + 1);
 }
 
 /** Whether the lines of `stripe` lie in the columns `columns` has on either side of its gutter, starting where they start. */
