@@ -142,7 +142,9 @@ function stripesOf(segments: Segment[]): Segment[][] {
     floor = Math.min(floor, segment.y - segment.size * 0.25);
   }
   // each stripe keeps the page's order (top to bottom, left to right)
-  return stripes.length === 1 ? [segments] : stripes.map((stripe) => segments.filter((segment) => stripe.includes(segment)));
+  if (stripes.length === 1) return [segments];
+  const stripeOf = new Map(stripes.flatMap((stripe, index) => stripe.map((segment) => [segment, index] as const)));
+  return stripes.map((_, index) => segments.filter((segment) => stripeOf.get(segment) === index));
 }
 
 /**
