@@ -90,6 +90,20 @@ describe('text layers that are not language', () => {
     expect(isNotLanguage('한국어 보고서의 내용은 다음과 같습니다 PDF HTML XML 데이터 처리 방법 연구 결과 분석')).toBe(false);
   });
 
+  it('finds a short run of a shifted map (a title line in a font of its own) by the shift test, and leaves short honest lines alone', () => {
+    expect(isNotLanguage('sgd Rbhdmbd ne KZmftZfd Lncdkr')).toBe(true);
+    expect(isNotLanguage('Z Rstcx ne sgd Bnktlmr ne Oqhmsdc Ozfdr')).toBe(true);
+    for (const honest of [
+      'The Science of Language Models',
+      'Attention Is All You Need',
+      'Deep Residual Learning',
+      'Quarterly Report Summary Tables',
+      'kHz MHz dBm std',
+      'Chqj Fqndmdudkc',
+    ])
+      expect(isNotLanguage(honest), honest).toBe(false);
+  });
+
   it('reads a lying font from the page picture, keeping its columns in order, and says so', { timeout: 60_000 }, async () => {
     const { pages } = await convertLocally(await twoColumnPage(true), { name: 'lying.pdf' });
     const [page] = pages;

@@ -1,5 +1,5 @@
 import { edgeKey, type EdgeLines } from './running-heads.ts';
-import type { Segment } from './segments.ts';
+import { bodySize, type Segment } from './segments.ts';
 
 /**
  * Page furniture of an untagged page: lines that belong to the page, not to
@@ -24,7 +24,7 @@ export function dropRunningHeads(segments: Segment[], neighbours: EdgeLines[] | 
   return split(segments, (segment) => drop.has(Math.round(segment.y)));
 }
 
-const PAGE_NUMBER = /^(page\s+)?[-–]?\s*(\d{1,4}|[ivxlc]{1,6})\s*[-–]?(\s*(of|\/)\s*\d+)?$/i;
+const PAGE_NUMBER = /^(page\s+)?[-–]?\s*(\d{1,5}|[ivxlc]{1,6})\s*[-–]?(\s*(of|\/)\s*\d+)?$/i;
 
 /** Bare page numbers on the top or bottom line. */
 export function dropPageNumbers(segments: Segment[]): Furniture {
@@ -57,6 +57,20 @@ const SAYS_FURNITURE = [
   /\b(vol\.?|volume)\s*\d+\b.*\b(no\.?|issue|pp\.?)\s*\d+/i,
 ];
 
+/**
+ * Shapes that say less on their own (a body line may cite a URL, a reference
+ * may end "pages 101–112"): a proceedings line or its page range, a journal
+ * line with its year and volume, a URL, "Advance Access", an arXiv
+ * identifier. They count only in rows of the margin band cut off from the
+ * body by a gap, that open with no footnote's marker.
+ */
+const SUGGESTS_FURNITURE = [
+  /\bproceedings of\b|\b(pages|pp\.?)\s*\d+\s*[-–—]\s*\d+/i,
+  /\b(19|20)\d{2}\b.*\bvol\.?\s*\d+|\bvol\.?\s*\d+.*\b(19|20)\d{2}\b/i,
+  /(https?:\/\/|www\.)\S+/i,
+  /\badvance access\b|\bpublished online\b|\barxiv:\s*\d{4}\.\d{4,5}/i,
+];
+
 export function dropMarginLines(segments: Segment[], pageHeight: number): Furniture {
   if (segments.length <= 4 || !Number.isFinite(pageHeight)) return { kept: segments, dropped: [] };
   const byRow = rowsOf(segments);
@@ -68,6 +82,23 @@ export function dropMarginLines(segments: Segment[], pageHeight: number): Furnit
       return text.length <= 200 && SAYS_FURNITURE.some((pattern) => pattern.test(text));
     }),
   );
+  // walking in from each edge: a row that suggests furniture goes when a gap cuts it off from the body or every row
+  // outside it went (a proceedings line over a copyright line)
+  const setOff = setOffEdgeRows(rows, pageHeight, bodySize(segments));
+  const walk = (ordered: number[], inBand: (y: number) => boolean) => {
+    for (let index = 0; index < Math.min(3, ordered.length - 1); index++) {
+      const y = ordered[index]!;
+      if (!inBand(y)) return;
+      if (drop.has(y)) continue;
+      const row = byRow.get(y)!;
+      const text = rowText(row, false);
+      const suggests = text.length <= 200 && !row.some(opensNote) && SUGGESTS_FURNITURE.some((pattern) => pattern.test(text));
+      if (!suggests || !(setOff.has(y) || (index > 0 && ordered.slice(0, index).every((outer) => drop.has(outer))))) return;
+      drop.add(y);
+    }
+  };
+  walk(rows, (y) => y > pageHeight * 0.9);
+  walk([...rows].reverse(), (y) => y < pageHeight * 0.1);
   if (drop.size === 0) return { kept: segments, dropped: [] };
   return split(segments, (segment) => drop.has(Math.round(segment.y)));
 }
@@ -136,12 +167,38 @@ function looksLikeFurniture(row: Segment[], atTop: boolean, bodyLeft: number, bo
   // a lone number or symbol is a page number's business (dropPageNumbers) or a formula's index, not a head
   if ((text.match(/\p{L}/gu) ?? []).length < 3 || text.split(/\s+/).length > 20 || CAPTION.test(text)) return false;
   if (atTop) return true;
-  const noteStart = (segment: Segment) => {
-    const first = segment.runs.find((run) => run.text.trim() !== '');
-    return Boolean(first?.sup) || (/^\s*(\d{1,3}\)?|[*†‡§¶]{1,3}|[¹²³⁴⁵⁶⁷⁸⁹⁰]{1,3})\s*\S/u.test(segment.text) && !/^\s*\d+\s*$/.test(segment.text));
-  };
-  if (row.some(noteStart)) return false;
+  if (row.some(opensNote)) return false;
   return row.length > 1 || Math.abs(row[0]!.x - bodyLeft) > body;
+}
+
+/** A footnote's first piece: a raised marker, or a number, symbol or superscript digit before its text (not a number alone). */
+function opensNote(segment: Segment): boolean {
+  const first = segment.runs.find((run) => run.text.trim() !== '');
+  return Boolean(first?.sup) || (/^\s*(\d{1,3}\)?|[*†‡§¶]{1,3}|[¹²³⁴⁵⁶⁷⁸⁹⁰]{1,3})\s*\S/u.test(segment.text) && !/^\s*\d+\s*$/.test(segment.text));
+}
+
+/**
+ * The rows of the page's top and bottom tenth that a gap cuts off from the
+ * body: up to three rows at each edge, above (below) a step between rows of
+ * more than twice the page's usual step, and of the body's line (two
+ * columns' rows interleave at less than a line).
+ */
+function setOffEdgeRows(rows: number[], pageHeight: number, body: number): Set<number> {
+  const steps = rows.slice(1).map((y, index) => rows[index]! - y);
+  const usual = Math.max(body * 1.2, [...steps].sort((a, b) => a - b)[Math.floor(steps.length / 2)] ?? 0);
+  const out = new Set<number>();
+  const peel = (ordered: number[], inBand: (y: number) => boolean) => {
+    for (let count = 1; count <= 3 && count < ordered.length; count++) {
+      if (!inBand(ordered[count - 1]!)) return;
+      if (Math.abs(ordered[count - 1]! - ordered[count]!) > usual * 2) {
+        for (const y of ordered.slice(0, count)) out.add(y);
+        return;
+      }
+    }
+  };
+  peel(rows, (y) => y > pageHeight * 0.9);
+  peel([...rows].reverse(), (y) => y < pageHeight * 0.1);
+  return out;
 }
 
 /**

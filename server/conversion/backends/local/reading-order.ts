@@ -2,7 +2,7 @@ import { findAlignedTables } from './aligned-tables.ts';
 import type { Rule } from './drawing.ts';
 import { NOTE_MARKER } from './page-footnotes.ts';
 import { rowsOf } from './page-furniture.ts';
-import { isRightToLeftText, type Segment } from './segments.ts';
+import { bodySize, isRightToLeftText, type Segment } from './segments.ts';
 
 /**
  * Reading order: bands split by full-width lines; inside a band, the left
@@ -53,36 +53,50 @@ function footBand(segments: Segment[], pageHeight: number, rules: Rule[]): Segme
 }
 
 function columnOrder(segments: Segment[], pageWidth: number): { ordered: Segment[][]; multiColumn: boolean } {
-  if (segments.length < 6) return { ordered: [segments], multiColumn: false };
-  // tables span the page like full-width lines: their column gaps are not a gutter
-  const tableCells = findAlignedTables(segments, 0);
-  const rowKey = (segment: Segment) => Math.round(segment.y);
-  const tableRows = new Map<number, { x: number; right: number }>();
-  for (const segment of tableCells.keys()) {
-    const row = tableRows.get(rowKey(segment));
-    tableRows.set(rowKey(segment), row ? { x: Math.min(row.x, segment.x), right: Math.max(row.right, segment.right) } : { x: segment.x, right: segment.right });
-  }
-  const spans: { x: number; right: number }[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
-  const left = Math.min(...segments.map((segment) => segment.x));
-  const right = Math.max(...segments.map((segment) => segment.right));
-  const findGutter = (list: { x: number; right: number }[]) => {
-    let found: number | undefined;
-    let bestCrossing = Infinity;
-    for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
-      const crossing = list.filter((span) => span.x < x - 1 && span.right > x + 1).length;
-      const leftCount = list.filter((span) => span.right <= x + 1).length;
-      const rightCount = list.filter((span) => span.x >= x - 1).length;
-      if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
-        bestCrossing = crossing;
-        found = x;
+  const ordered = regionOrder(segments, pageWidth);
+  return { ordered, multiColumn: ordered.length > 1 };
+}
+
+/**
+ * A recursive XY-cut on the page's lines, chosen over whitespace cover because
+ * it reads columns of unequal length and runs of columns above and below a
+ * full-width figure in the order people read them, at the cost of needing a
+ * gutter that runs through the region (a few lines may cross it; they split
+ * the region into bands). A region is first cut across at empty bands wider
+ * than two lines that run its whole width (a figure or a title block between
+ * runs of columns), then down its gutter; each side is cut again, so three
+ * columns, or a newspaper's six, are each found.
+ */
+function regionOrder(segments: Segment[], pageWidth: number): Segment[][] {
+  if (segments.length < 6) return [segments];
+  const stripes = joinSharedColumns(stripesOf(segments), pageWidth);
+  if (stripes.length > 1) {
+    const parts = stripes.map((stripe) =>
+      stripe.gutter === undefined ? regionOrder(stripe.segments, pageWidth) : bandOrder(stripe.segments, stripe.gutter, pageWidth),
+    );
+    // stripes only matter where one of them has columns: a page of one column stays one column
+    if (parts.some((part) => part.length > 1)) {
+      const ordered: Segment[][] = [];
+      let single = false;
+      for (const part of parts) {
+        // consecutive stripes of one column each read as one column (a paragraph may run across their gap)
+        if (part.length === 1 && single) ordered.at(-1)!.push(...part[0]!);
+        else ordered.push(...part.map((column) => [...column]));
+        single = part.length === 1;
       }
+      return ordered;
     }
-    return found === undefined || bestCrossing > list.length * 0.2 ? undefined : found;
-  };
-  // a gutter that only exists between a table's columns is no gutter; otherwise tables do not change the columns
-  const gutter = tableCells.size > 0 && findGutter(spans) === undefined ? undefined : findGutter(segments);
-  if (gutter === undefined || right - left < pageWidth * 0.4) return { ordered: [segments], multiColumn: false };
-  const g = gutter;
+  }
+  const gutter = findGutter(segments, pageWidth);
+  return gutter === undefined ? [segments] : bandOrder(segments, gutter, pageWidth);
+}
+
+/**
+ * A region read down its gutter: lines across it part the region into
+ * bands, and each band's left side (right side on a right-to-left page)
+ * comes before the other, each cut again for columns of its own.
+ */
+function bandOrder(segments: Segment[], g: number, pageWidth: number): Segment[][] {
   const rtl = isRightToLeftText(segments.map((segment) => segment.text).join(' '));
   const isWide = (segment: Segment) => segment.x < g - 1 && segment.right > g + 1;
   const ordered: Segment[][] = [];
@@ -91,8 +105,8 @@ function columnOrder(segments: Segment[], pageWidth: number): { ordered: Segment
     if (band.length === 0) return;
     const leftColumn = band.filter((segment) => segment.right <= g + 1);
     const rightColumn = band.filter((segment) => segment.x >= g - 1);
-    // a right-to-left page's columns are read from the right
-    for (const column of rtl ? [rightColumn, leftColumn] : [leftColumn, rightColumn]) if (column.length > 0) ordered.push(column);
+    // a right-to-left page's columns are read from the right; each column may hold columns of its own
+    for (const column of rtl ? [rightColumn, leftColumn] : [leftColumn, rightColumn]) if (column.length > 0) ordered.push(...regionOrder(column, pageWidth));
     band = [];
   };
   let wide: Segment[] = [];
@@ -108,5 +122,161 @@ function columnOrder(segments: Segment[], pageWidth: number): { ordered: Segment
   }
   flushBand();
   if (wide.length > 0) ordered.push(wide);
-  return { ordered, multiColumn: true };
+  return ordered;
+}
+
+/**
+ * The region cut across where no line lies in a band running its whole width
+ * that is more than two body lines high: wider than any paragraph's or
+ * heading's space, which one column alone has while the other runs on beside it.
+ */
+function stripesOf(segments: Segment[]): Segment[][] {
+  const size = bodySize(segments);
+  const byTop = [...segments].sort((a, b) => b.y + b.size - (a.y + a.size));
+  const stripes: Segment[][] = [];
+  let floor = Number.POSITIVE_INFINITY;
+  for (const segment of byTop) {
+    const top = segment.y + segment.size * 0.75;
+    if (stripes.length === 0 || floor - top > size * 2) stripes.push([]);
+    stripes.at(-1)!.push(segment);
+    floor = Math.min(floor, segment.y - segment.size * 0.25);
+  }
+  // each stripe keeps the page's order (top to bottom, left to right)
+  if (stripes.length === 1) return [segments];
+  const stripeOf = new Map(stripes.flatMap((stripe, index) => stripe.map((segment) => [segment, index] as const)));
+  return stripes.map((_, index) => segments.filter((segment) => stripeOf.get(segment) === index));
+}
+
+/**
+ * Stripes whose columns meet at one gutter are one stripe: two columns may
+ * both leave a gap at the same height (a figure beside the end of a table's
+ * notes), and cutting there would read the top of both columns before the
+ * rest of the first. A stripe too short to show a gutter joins its
+ * neighbour's columns when none of its lines crosses that gutter and its
+ * lines start where that neighbour's columns start (a figure's caption and a
+ * table's title above them); a title block's centred lines do not.
+ */
+function joinSharedColumns(stripes: Segment[][], pageWidth: number): { segments: Segment[]; gutter: number | undefined }[] {
+  if (stripes.length < 2) return stripes.map((segments) => ({ segments, gutter: undefined }));
+  const own = stripes.map((stripe) => findGutter(stripe, pageWidth));
+  // a short stripe takes the gutter of the nearest stripe with one, below it first, when it fits that stripe's columns
+  const gutters = stripes.map((stripe, index) => {
+    if (own[index] !== undefined) return own[index];
+    const below = own.findIndex((gutter, other) => other > index && gutter !== undefined);
+    const above = own.findLastIndex((gutter, other) => other < index && gutter !== undefined);
+    for (const other of [below, above])
+      if (other >= 0 && (fitsColumns(stripe, stripes[other]!, own[other]!, bodySize(stripe)) || twoBlocks(stripe, own[other]!))) return own[other];
+    return undefined;
+  });
+  const joined: { segments: Segment[]; gutter: number | undefined }[] = [];
+  for (const [index, stripe] of stripes.entries()) {
+    const gutter = gutters[index];
+    const last = joined.at(-1);
+    const size = bodySize(stripe);
+    // two runs of columns with gutters of their own are apart when more than six lines lie between them (a
+    // full-width figure): a few lines' gap both columns happen to leave at one height is no break
+    const gap = last
+      ? Math.min(...last.segments.map((segment) => segment.y - segment.size * 0.25)) - Math.max(...stripe.map((segment) => segment.y + segment.size * 0.75))
+      : 0;
+    const apart = own[index] !== undefined && own[index - 1] !== undefined && gap > size * 6;
+    if (last?.gutter !== undefined && gutter !== undefined && !apart && Math.abs(last.gutter - gutter) <= size * 3) last.segments.push(...stripe);
+    else joined.push({ segments: [...stripe], gutter });
+  }
+  return joined;
+}
+
+/**
+ * Whether a stripe is two blocks side by side across the gutter (a
+ * masthead's imprint lines and its series name), pieces on both sides of it
+ * in at most one row and none across it, rather than rows of names beside
+ * and across it (a title block's authors).
+ */
+function twoBlocks(stripe: Segment[], gutter: number): boolean {
+  if (stripe.some((segment) => segment.x < gutter - 1 && segment.right > gutter + 1)) return false;
+  let beside = 0;
+  for (const row of rowsOf(stripe).values()) if (row.some((segment) => segment.right <= gutter + 1) && row.some((segment) => segment.x >= gutter - 1)) beside++;
+  return beside <= 1 && stripe.some((segment) => segment.x >= gutter - 1) && stripe.some((segment) => segment.right <= gutter + 1);
+}
+
+/** Whether the lines of `stripe` lie in the columns `columns` has on either side of its gutter, starting where they start. */
+function fitsColumns(stripe: Segment[], columns: Segment[], gutter: number, size: number): boolean {
+  if (stripe.some((segment) => segment.x < gutter - 1 && segment.right > gutter + 1)) return false;
+  const start = (list: Segment[]) => Math.min(...list.map((segment) => segment.x));
+  const sides = (list: Segment[]) => [list.filter((segment) => segment.right <= gutter + 1), list.filter((segment) => segment.x >= gutter - 1)];
+  const [ownLeft, ownRight] = sides(stripe);
+  const [theirLeft, theirRight] = sides(columns);
+  const aligned = (own: Segment[], theirs: Segment[]) => own.length === 0 || (theirs.length > 0 && Math.abs(start(own) - start(theirs)) <= size * 2);
+  return aligned(ownLeft!, theirLeft!) && aligned(ownRight!, theirRight!);
+}
+
+/**
+ * The x of the region's gutter: in its middle two fifths, where the fewest
+ * lines cross with at least three lines on each side. None when more than a
+ * fifth of the lines cross, when the region is narrower than two columns of
+ * thirty body sizes and than two fifths of the page, or when the only gap is
+ * between a table's columns (a table spans its region like full-width lines).
+ */
+function findGutter(segments: Segment[], pageWidth: number): number | undefined {
+  if (segments.length < 6) return undefined;
+  const left = Math.min(...segments.map((segment) => segment.x));
+  const right = Math.max(...segments.map((segment) => segment.right));
+  if (right - left < Math.min(pageWidth * 0.4, bodySize(segments) * 30)) return undefined;
+  const tableCells = findAlignedTables(segments, 0);
+  const rowKey = (segment: Segment) => Math.round(segment.y);
+  const tableRows = new Map<number, { x: number; right: number }>();
+  for (const segment of tableCells.keys()) {
+    const row = tableRows.get(rowKey(segment));
+    tableRows.set(rowKey(segment), row ? { x: Math.min(row.x, segment.x), right: Math.max(row.right, segment.right) } : { x: segment.x, right: segment.right });
+  }
+  const spans: { x: number; right: number }[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
+  const find = (list: { x: number; right: number }[]) => {
+    let found: number | undefined;
+    let bestCrossing = Infinity;
+    for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
+      const crossing = list.filter((span) => span.x < x - 1 && span.right > x + 1).length;
+      const leftCount = list.filter((span) => span.right <= x + 1).length;
+      const rightCount = list.filter((span) => span.x >= x - 1).length;
+      if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
+        bestCrossing = crossing;
+        found = x;
+      }
+    }
+    return found === undefined || bestCrossing > list.length * 0.2 ? undefined : found;
+  };
+  // a gutter that only exists between a table's columns is no gutter; otherwise tables do not change the columns
+  const gutter = tableCells.size > 0 && find(spans) === undefined ? undefined : find(segments);
+  if (gutter === undefined) return undefined;
+  // columns of text fill their width with most of their lines (a checkbox or a bullet set apart is a line's piece);
+  // a table's columns of marks or numbers ("X", "12") are no column
+  // (a side holding columns of its own is filled by lines of a column's width)
+  const size = bodySize(segments);
+  const fills = (side: Segment[], width: number) => quartile(side.map((segment) => segment.right - segment.x)) >= Math.min(width * 0.4, size * 8);
+  const leftSide = segments.filter((segment) => segment.right <= gutter + 1);
+  const rightSide = segments.filter((segment) => segment.x >= gutter - 1);
+  const leftEdge = Math.max(...leftSide.map((segment) => segment.right));
+  const rightEdge = Math.min(...rightSide.map((segment) => segment.x));
+  return fills(leftSide, leftEdge - left) && fills(rightSide, right - rightEdge) && dense(leftSide) && dense(rightSide) ? gutter : undefined;
+}
+
+/**
+ * Whether a side's lines follow each other down it as a column's do, most
+ * of them at about their line pitch (a figure or a heading's space apart
+ * now and then), rather than standing apart as the labels of a table's rows
+ * do (one line, then a row's height of nothing).
+ */
+function dense(side: Segment[]): boolean {
+  const rows = [...rowsOf(side).keys()].sort((a, b) => b - a);
+  const gaps = rows.slice(1).map((y, index) => rows[index]! - y);
+  return gaps.length === 0 || median(gaps) <= bodySize(side) * 2.5;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+/** The upper quartile of the values. */
+function quartile(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length * 0.75)] ?? 0;
 }

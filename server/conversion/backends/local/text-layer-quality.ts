@@ -59,7 +59,7 @@ function shiftLetters(word: string, k: number): string {
  * variables and marks in tables, capitals abbreviations, not words): hardly any of a language's commonest words
  * while the same letters moved one to three places along the alphabet have
  * their share of them (the shift test), or hardly any common words and many
- * words of four letters or more without a vowel. Undecided (false) with fewer than 12 words of three letters or more.
+ * words of four letters or more without a vowel. With fewer than 12 words of three letters or more, the shift test alone (judgeShortRun).
  */
 export function isNotLanguage(text: string): boolean {
   return judgeLanguage(text) === 'not';
@@ -74,7 +74,7 @@ function judgeLanguage(text: string): 'language' | 'not' | undefined {
   const words = latin.filter((word) => word.length >= 2 && /[a-z]/.test(word)).map((word) => word.toLowerCase());
   const long = words.filter((word) => word.length >= 3);
   // a math font's two-letter names ("ia", "ib") are no words to judge language by
-  if (long.length < MIN_JUDGED_WORDS) return undefined;
+  if (long.length < MIN_JUDGED_WORDS) return judgeShortRun(words);
   const share = stopShare(words);
   if (share >= STOP_SHARE_NONE) return 'language';
   for (const k of [1, -1, 2, -2, 3, -3]) {
@@ -84,6 +84,24 @@ function judgeLanguage(text: string): 'language' | 'not' | undefined {
   const longer = words.filter((word) => word.length >= 4);
   if (longer.length < MIN_JUDGED_WORDS / 2) return 'language';
   return longer.filter((word) => !/[aeiouyà-öø-ÿ]/.test(word)).length > longer.length * VOWELLESS_SHARE ? 'not' : 'language';
+}
+
+/**
+ * A run too short for the shares (a title line in a font of its own) lies
+ * only on the shift test's proof: a word of four letters or more without a
+ * vowel, and at least two of a language's commonest words, a quarter of its
+ * words and twice as many as it has as it reads, once its letters are moved
+ * back ("sgd Rbhdmbd ne KZmftZfd Lncdkr": "the", "of"; "ne" is French).
+ * Otherwise undecided.
+ */
+function judgeShortRun(words: string[]): 'not' | undefined {
+  if (words.length < 3 || !words.some((word) => word.length >= 4 && !/[aeiouyà-öø-ÿ]/.test(word))) return undefined;
+  const asRead = stopShare(words);
+  for (const k of [1, -1, 2, -2, 3, -3]) {
+    const share = stopShare(words.map((word) => shiftLetters(word, k)));
+    if (share * words.length >= 2 && share >= 0.25 && share >= asRead * 2) return 'not';
+  }
+  return undefined;
 }
 
 /**

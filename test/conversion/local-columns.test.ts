@@ -1,0 +1,148 @@
+import { describe, expect, it } from 'vitest';
+import type { Block } from '../../server/conversion/model.ts';
+import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+
+/**
+ * Columns found per region (issue 11, item 1): a recursive XY-cut reads
+ * three columns one after another, the runs of columns above and below a
+ * full-width figure in turn, a title block's names before the columns under
+ * it, and keeps two columns whole when both happen to leave a gap at one
+ * height. The PDFs are drawn here with pdfkit at exact positions (top-left
+ * origin, y down).
+ */
+
+const convert = async (bytes: Uint8Array) => (await convertLocally(bytes, { ocr: false })).pages;
+const blockText = (block: Block): string =>
+  block.kind === 'paragraph' || block.kind === 'heading' || block.kind === 'footnote'
+    ? inlineText(block.content)
+    : block.kind === 'list'
+      ? block.items.map((item) => inlineText(item.content)).join(' ')
+      : '';
+const write = (doc: Doc, value: string, x: number, y: number, size = 10) => doc.font('Helvetica').fontSize(size).text(value, x, y, { lineBreak: false });
+
+/** A column of `count` lines, each naming the column by `word`, at the line pitch of its size. */
+function column(doc: Doc, word: string, x: number, y: number, count: number, size = 10, line = 'line runs on in its own column') {
+  for (let index = 0; index < count; index++) write(doc, `${word} ${index + 1} ${line}`, x, y + index * size * 1.3, size);
+}
+
+/** Where each word's lines are in the page's text, in the order read (index of its first line). */
+function firstAt(page: { blocks: Block[] }, words: string[]): number[] {
+  const text = page.blocks.map(blockText).join(' | ');
+  return words.map((word) => text.indexOf(`${word} 1 `));
+}
+
+describe('columns per region', () => {
+  it('reads three columns one after another, each as one paragraph', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        // the third column's lines sit between the others' (it starts under a heading of its own)
+        write(doc, 'Cedar Notes', 400, 82, 11);
+        column(doc, 'amber', 40, 100, 12, 9);
+        column(doc, 'birch', 220, 100, 12, 9);
+        column(doc, 'cedar', 400, 106, 12, 9);
+      }),
+    );
+    const paragraphs = page!.blocks.filter((block) => block.kind === 'paragraph').map(blockText);
+    expect(paragraphs, paragraphs.join('\n')).toHaveLength(3);
+    ['amber', 'birch', 'cedar'].forEach((word, index) => {
+      expect(paragraphs[index]).toContain(`${word} 1 `);
+      expect(paragraphs[index]).toContain(`${word} 12 `);
+      expect(paragraphs[index]!.match(/amber|birch|cedar/g)!.every((found) => found === word)).toBe(true);
+    });
+  });
+
+  it('reads the columns above a full-width figure before those below it', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        column(doc, 'north', 60, 80, 8);
+        column(doc, 'east', 320, 80, 8);
+        doc.rect(60, 210, 470, 260).fill('#888888');
+        doc.fillColor('black');
+        column(doc, 'south', 60, 500, 8);
+        column(doc, 'west', 320, 500, 8);
+      }),
+    );
+    const at = firstAt(page!, ['north', 'east', 'south', 'west']);
+    expect(at.every((index) => index >= 0)).toBe(true);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+  });
+
+  it("reads a title block's names, row by row, before the columns under it", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'A Study of Columns Found per Region', 150, 60, 18);
+        write(doc, 'Ann Lee', 130, 100, 11);
+        write(doc, 'Bo Park Jones', 250, 100, 11);
+        write(doc, 'Cy Diaz', 400, 100, 11);
+        write(doc, 'Dan Roe Smith', 170, 118, 11);
+        write(doc, 'Eve Moss', 330, 118, 11);
+        column(doc, 'north', 60, 170, 20);
+        column(doc, 'east', 320, 170, 20);
+      }),
+    );
+    const text = page!.blocks.map(blockText).join(' | ');
+    const names = ['Ann Lee', 'Bo Park', 'Cy Diaz', 'Dan Roe', 'Eve Moss'].map((name) => text.indexOf(name));
+    expect(names.every((index) => index >= 0)).toBe(true);
+    expect(names, text).toEqual([...names].sort((a, b) => a - b));
+    expect(Math.max(...names), text).toBeLessThan(text.indexOf('north 1 '));
+    expect(text.indexOf('north 20 ')).toBeLessThan(text.indexOf('east 1 '));
+  });
+
+  it('keeps two columns whole when both leave a gap at one height (a figure beside the end of a table)', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        column(doc, 'north', 60, 80, 6);
+        column(doc, 'east', 320, 80, 5);
+        // both columns leave about four lines empty above 200: the left for a drawing, the right after its table's notes
+        doc.rect(60, 165, 220, 30).fill('#888888');
+        doc.fillColor('black');
+        column(doc, 'south', 60, 200, 14);
+        column(doc, 'west', 320, 200, 14);
+      }),
+    );
+    const at = firstAt(page!, ['north', 'south', 'east', 'west']);
+    expect(at.every((index) => index >= 0)).toBe(true);
+    expect(at).toEqual([...at].sort((a, b) => a - b));
+  });
+});
+
+describe('page furniture at body size on a page that stands alone', () => {
+  it('leaves out a journal line at the head and a proceedings line over a copyright line at the foot, with the page number, and lists them', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Journal of Drawn Pages, 2021, Vol. 7', 60, 40);
+        column(doc, 'north', 60, 110, 20);
+        write(doc, '15725', 290, 770);
+        write(doc, 'Proceedings of the 9th Meeting on Drawn Pages, pages 15725–15788', 60, 786);
+        write(doc, '© 2021 The Drawing Office', 60, 800);
+      }),
+    );
+    const text = page!.blocks.map(blockText).join(' | ');
+    expect(text).toContain('north 20 ');
+    for (const furniture of ['Journal of Drawn Pages', 'Proceedings of the 9th', '© 2021', '15725']) expect(text).not.toContain(furniture);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Journal of Drawn Pages, 2021, Vol. 7"',
+      'page 1: left out as page furniture: "Proceedings of the 9th Meeting on Drawn Pages, pages 15725–15788"',
+      'page 1: left out as page furniture: "© 2021 The Drawing Office"',
+    ]);
+  });
+
+  it('keeps a reference ending with its pages as the last row of the body, and a footnote with a URL set off at the foot', async () => {
+    const pages = await convert(
+      await drawPdf(
+        (doc) => {
+          column(doc, 'north', 60, 110, 50);
+          write(doc, 'Lee, A. (2019). Columns. In Proceedings of the Drawing Meeting, pages 101–112.', 60, 110 + 50 * 13);
+        },
+        (doc) => {
+          column(doc, 'north', 60, 110, 40);
+          write(doc, '1 https://example.org/drawn-pages', 60, 800, 8);
+        },
+      ),
+    );
+    const text = pages.map((page) => page.blocks.map(blockText).join(' | ')).join(' || ');
+    expect(text).toContain('pages 101–112');
+    expect(text).toContain('https://example.org/drawn-pages');
+    expect(pages.flatMap((page) => page.warnings.filter((warning) => warning.includes('page furniture')))).toEqual([]);
+  });
+});
