@@ -340,3 +340,30 @@ describe('right-to-left lines', () => {
     expect(text).not.toContain('19/09/1403');
   });
 });
+
+describe('text drawn over itself', () => {
+  it('reads a shadowed or twice-printed word once, and keeps the overlapping single glyphs a formula builds a symbol from', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'A callout follows this introductory sentence of the page.', 72, 80, 11);
+        // a grey shadow, then the word over it half a point up and left (as diagram labels and callouts are drawn)
+        doc.fillColor('#999999');
+        write(doc, 'ENFORCED FOR ALL ACCESS', 72.6, 120.6, 12, 'Helvetica-Bold');
+        doc.fillColor('#000000');
+        write(doc, 'ENFORCED FOR ALL ACCESS', 72, 120, 12, 'Helvetica-Bold');
+        // a bold faked by printing twice, a quarter point apart
+        write(doc, 'Signed on as ALICE', 72, 160, 10);
+        write(doc, 'Signed on as ALICE', 72.25, 160, 10);
+        // two equals signs three points apart make one long symbol: both glyphs stay
+        write(doc, 'a', 72, 200, 11);
+        write(doc, '=', 84, 200, 11);
+        write(doc, '=', 87, 200, 11);
+        write(doc, 'b', 100, 200, 11);
+      }),
+    );
+    const all = blocksText(page!.blocks);
+    expect(all.match(/ENFORCED FOR ALL ACCESS/g)).toHaveLength(1);
+    expect(all.match(/Signed on as ALICE/g)).toHaveLength(1);
+    expect(all.match(/=/g)).toHaveLength(2);
+  });
+});

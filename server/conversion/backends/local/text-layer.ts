@@ -63,7 +63,31 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       ...(rotated ? { rotated } : {}),
     });
   }
-  return items;
+  return withoutOverprints(items);
+}
+
+/**
+ * A word drawn again on top of itself (a shadow or outline under the text, a bold faked by printing twice) is
+ * read once: the same text, at the same size, within a fifth of an em of the first drawing. Single glyphs stay,
+ * since a formula builds symbols from overlapping ones ("=" over "=", a slash through a sign).
+ */
+function withoutOverprints(items: TextItem[]): TextItem[] {
+  const seen = new Map<string, TextItem[]>();
+  return items.filter((item) => {
+    if (item.text.trim().length < 2) return true;
+    const drawn = seen.get(item.text);
+    const copy = drawn?.some(
+      (other) =>
+        other.artifact === item.artifact &&
+        Math.abs(other.size - item.size) < 0.01 * item.size &&
+        Math.abs(other.x - item.x) <= item.size * 0.2 &&
+        Math.abs(other.y - item.y) <= item.size * 0.2,
+    );
+    if (copy) return false;
+    if (drawn) drawn.push(item);
+    else seen.set(item.text, [item]);
+    return true;
+  });
 }
 
 /** An Arabic letter or mark: what a word of a right-to-left run is made of (the tatweel and the harakat too, which Unicode counts as common and inherited script). */
