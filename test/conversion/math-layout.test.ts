@@ -4,6 +4,7 @@ import katex from 'katex';
 import { JSDOM } from 'jsdom';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { readGlyphPositions } from '../../server/conversion/backends/local/glyph-positions.ts';
 import { fontStyle, layoutToTex, type MathGlyph } from '../../server/conversion/backends/local/math-layout.ts';
 import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
@@ -128,6 +129,85 @@ describe('formulas from glyph positions and fonts, rendered by KaTeX', () => {
  * under it. Each formula must come out as one display formula whose TeX KaTeX
  * draws with the page's symbols, and the prose around it as whole paragraphs.
  */
+describe('scripts and limits from where each glyph is drawn', () => {
+  const glyph = (text: string, x: number, y: number, size = 10, width = size * 0.6, italic = true) => ({ text, x, y, width, size, bold: false, italic });
+
+  it('reads limits hung beside an integral, and a sum set inline, whatever height the operator font puts its baseline at', () => {
+    // cmex hangs ∫ from its top: its baseline is over the raised limit beside it
+    const integral = [
+      glyph('∫', 0, 108, 10, 5.6, false),
+      glyph('1', 6, 106, 7),
+      glyph('0', 4, 95, 7),
+      glyph('f', 12, 100),
+      glyph('(', 18, 100, 10, 4, false),
+      glyph('x', 22, 100),
+      glyph(')', 28, 100, 10, 4, false),
+    ];
+    expect(layoutToTex(integral)).toBe('\\int_{0}^{1}f(x)');
+    // a sum in a line of text: its limits raised and lowered at its right, its baseline over both of them
+    const sum = [
+      glyph('∑', 0, 107, 10, 10, false),
+      glyph('n', 10.5, 103.6, 7),
+      glyph('i', 10.5, 97.6, 7),
+      glyph('=', 13, 97.6, 7, 5.4, false),
+      glyph('1', 18.4, 97.6, 7, 3.5, false),
+      glyph('a', 24, 100),
+    ];
+    expect(layoutToTex(sum)).toBe('\\sum_{i=1}^{n}a');
+  });
+
+  it('reads small glyphs side by side as one script, even where they stand over several atoms (text over a long arrow)', () => {
+    const arrow = [
+      glyph('=', 0, 100, 10, 7.8, false),
+      glyph('=', 5, 100, 10, 7.8, false),
+      glyph('⇒', 10, 100, 10, 10, false),
+      glyph('a', 2, 107, 7, 3.7),
+      glyph('b', 5.7, 107, 7, 3),
+      glyph('c', 8.7, 107, 7, 3),
+      glyph('x', 22, 100),
+    ];
+    expect(layoutToTex(arrow)).toBe('=^{abc}=\\Rightarrow x');
+  });
+
+  it("gives an upright name's script to the whole name", () => {
+    const upright = (text: string, x: number, width: number) => glyph(text, x, 100, 10, width, false);
+    expect(layoutToTex([upright('c', 0, 4.4), upright('o', 4.4, 5), upright('s', 9.4, 3.9), glyph('2', 13.5, 104, 7, 3.5, false), glyph('x', 19, 100)])).toBe(
+      '\\cos^{2}x',
+    );
+  });
+
+  it("places each glyph of a run where the operator list draws it, not by sharing the run's width", async () => {
+    const file = path.join(import.meta.dirname, '../../node_modules/katex/dist/fonts/KaTeX_Main-Regular.ttf');
+    const runs = ['Wii=W', 'mi+1'];
+    let widths: number[][] = [];
+    const bytes = await drawPdf((doc) => {
+      doc.font(file).fontSize(12);
+      widths = runs.map((run) => [...run].map((char) => doc.widthOfString(char)));
+      runs.forEach((run, index) => doc.text(run, 100, 100 + index * 30, { baseline: 'alphabetic', lineBreak: false }));
+    });
+    const drawn = await openPdf(bytes);
+    try {
+      const onPage = await drawn.getPage(1);
+      const list = await onPage.getOperatorList();
+      const placed = readGlyphPositions(list, (font) => (onPage.commonObjs.get(font) as { fontMatrix?: number[] }).fontMatrix);
+      const height = onPage.view[3]!;
+      runs.forEach((run, index) => {
+        const line = placed.filter((entry) => Math.abs(entry.y - (height - 100 - index * 30)) < 0.01);
+        expect(line.map((entry) => entry.text).join('')).toBe(run);
+        let x = 100;
+        line.forEach((entry, at) => {
+          expect(entry.x).toBeCloseTo(x, 2);
+          expect(entry.width).toBeCloseTo(widths[index]![at]!, 2);
+          expect(entry.size).toBeCloseTo(12, 5);
+          x += widths[index]![at]!;
+        });
+      });
+    } finally {
+      await drawn.loadingTask.destroy();
+    }
+  });
+});
+
 describe('display formulas over several lines (fraction bars, nested fractions, limits)', () => {
   const SIZE = 11;
   const small = SIZE * SCRIPT_SIZE;

@@ -268,7 +268,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     marks:
       x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
   });
-  await readFormulaTex(page, layout.blocks, layout.anchors, shifted, rules);
+  await readFormulaTex(page, layout.blocks, layout.anchors, shifted, rules, { list, x0, y0 });
   const { blocks, needingAlt } = await addUntaggedFigures(
     page,
     pageNumber,

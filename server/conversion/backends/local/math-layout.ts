@@ -1,6 +1,7 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
-import type { Rule } from './drawing.ts';
+import type { OperatorList, Rule } from './drawing.ts';
+import { type PlacedGlyph, readGlyphPositions } from './glyph-positions.ts';
 import type { BlockAnchor } from './page-blocks.ts';
 import { FUNCTIONS, SYMBOLS } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
@@ -32,6 +33,12 @@ const STACKED = 0.4;
 /** Delimiters grow around what they enclose (TeX's \left( \right)): a big one is drawn off the line, and is on it. */
 const DELIMITERS = /^[()[\]{}|‖∥⟨⟩〈〉]$/u;
 const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂']);
+/** TeX's math axis (where fraction bars and big operators are centred), as a share of the size over the baseline. */
+const AXIS = 0.25;
+/** Script glyphs closer than this (share of the main size) on one baseline are one script: TeX sets a script's glyphs with no space between. */
+const SCRIPT_GAP = 0.3;
+/** A gap wider than this (share of the size) ends an upright name: TeX's thin space (1/6 em) after \ln, kerning is far less. */
+const NAME_GAP = 0.12;
 
 /** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"). */
 export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean } {
@@ -160,15 +167,19 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
-  // scripts and limits go to the atom they follow (or, for limits, stand over)
-  for (const glyph of small.filter((entry) => !inStacks.has(entry)).sort((a, b) => a.x - b.x)) {
+  // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
+  // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
+  for (const group of scriptGroups(small.filter((entry) => !inStacks.has(entry)))) {
+    const first = group[0]!;
     const owner =
-      atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && glyph.x >= atom.x - size * 0.5 && glyph.x <= atom.right + size * 0.8) ??
-      [...atoms].reverse().find((atom) => atom.x <= glyph.x + size * 0.1);
+      atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && first.x >= atom.x - size * 0.5 && first.x <= atom.right + size * 0.8) ??
+      [...atoms].reverse().find((atom) => atom.x <= first.x + size * 0.1);
     if (!owner) return undefined;
-    // a limit is over or under its operator, wherever the operator's font puts its baseline (TeX's cmex hangs it from its top)
-    const level = owner.base && BIG_OPERATORS.has(owner.base.text) ? owner.base.y : baseline;
-    (glyph.y > level ? owner.sup : owner.sub).push(glyph);
+    // a big operator's limits are over and under it, or raised and lowered beside it, wherever its font puts its
+    // baseline (TeX's cmex hangs it from its top, so its baseline is above an upper limit hung beside it): the
+    // formula's axis, a quarter of the size over its baseline, which the operator is centred on, parts them
+    const level = owner.base && BIG_OPERATORS.has(owner.base.text) ? baseline + size * AXIS : baseline;
+    (first.y > level ? owner.sup : owner.sub).push(...group);
   }
   // the script glyphs of one atom follow each other; an atom whose scripts are empty stays as it is
   const parts: string[] = [];
@@ -181,13 +192,17 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
     const glyph = atom.base;
     const scripts = scriptsTex(atom, bars, barred);
     if (scripts === undefined) return undefined;
-    if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && scripts === '') {
-      // upright letters next to each other are one name ("Ann", "sin"); a gap ends it
+    if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold) {
+      // upright letters next to each other are one name ("Ann", "sin"); a gap ends it, and so does a script, which
+      // is the whole name's (cos² is \cos^{2}, not co s²)
       const previous = word.at(-1);
-      if (previous && glyph.x - previous.right > size * 0.25) flushWord();
+      if (previous && glyph.x - previous.right > size * NAME_GAP) flushWord();
       word.push(glyph);
       const next = atoms[index + 1]?.base;
-      if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold) flushWord();
+      if (scripts !== '') {
+        parts.push(`${wordTex(word)}${scripts}`);
+        word = [];
+      } else if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold) flushWord();
       continue;
     }
     flushWord();
@@ -197,6 +212,24 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   }
   flushWord();
   return joinTex(parts);
+}
+
+/**
+ * Script glyphs in groups, left to right: glyphs on one baseline (within a
+ * tenth of their size) that follow each other without a gap are one script
+ * or one limit, read together.
+ */
+function scriptGroups(glyphs: Glyph[]): Glyph[][] {
+  const groups: Glyph[][] = [];
+  for (const glyph of [...glyphs].sort((a, b) => a.x - b.x)) {
+    const group = groups.find((candidate) => {
+      const last = candidate.at(-1)!;
+      return Math.abs(last.y - glyph.y) <= last.size * 0.1 && glyph.x >= last.x && glyph.x - last.right <= last.size * SCRIPT_GAP;
+    });
+    if (group) group.push(glyph);
+    else groups.push([glyph]);
+  }
+  return groups;
 }
 
 /** Whether a glyph's middle lies over a bar's stretch. */
@@ -402,8 +435,21 @@ function misread(tex: string): boolean {
  * when KaTeX reads it; otherwise the TeX from the text stays. `items` are in
  * the layout's page space.
  */
-export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchors: Map<Block, BlockAnchor>, items: TextItem[], rules: Rule[]): Promise<void> {
+export async function readFormulaTex(
+  page: PDFPageProxy,
+  blocks: Block[],
+  anchors: Map<Block, BlockAnchor>,
+  items: TextItem[],
+  rules: Rule[],
+  drawing: { list: OperatorList | null; x0: number; y0: number } = { list: null, x0: 0, y0: 0 },
+): Promise<void> {
   if (!blocks.some((block) => block.kind === 'formula')) return;
+  const { list, x0, y0 } = drawing;
+  const drawn = list
+    ? readGlyphPositions(list, (font) =>
+        page.commonObjs.has(font) ? ((page.commonObjs.get(font) as { fontMatrix?: number[] } | null)?.fontMatrix ?? [0.001, 0, 0, 0.001, 0, 0]) : undefined,
+      ).map((glyph) => ({ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }))
+    : [];
   const { default: katex } = await import('katex');
   const readable = (tex: string) => {
     try {
@@ -421,12 +467,21 @@ export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchor
   for (const block of blocks) {
     const anchor = anchors.get(block);
     if (block.kind !== 'formula' || !anchor) continue;
-    const glyphOf = (item: TextItem) => ({ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) });
+    // each glyph where it is drawn when the operator list says so; else the run's width shared among its glyphs
+    const glyphOf = (item: TextItem): MathGlyph[] =>
+      placedGlyphs(item, drawn)?.map((glyph) => ({
+        text: glyph.text,
+        x: glyph.x,
+        y: glyph.y,
+        width: glyph.width,
+        size: item.size,
+        ...styleOf(glyph.font),
+      })) ?? [{ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) }];
     if (anchor.bottom !== undefined) {
       // a formula over several lines: every glyph and bar in its area
       const { x, right, top, bottom } = { ...anchor, bottom: anchor.bottom };
       const inside = (px: number, py: number) => px >= x - 1 && px <= right + 1 && py >= bottom - 1 && py <= top + 1;
-      const glyphs = items.filter((item) => !item.artifact && inside(item.x + item.width / 2, item.y)).map(glyphOf);
+      const glyphs = items.filter((item) => !item.artifact && inside(item.x + item.width / 2, item.y)).flatMap(glyphOf);
       const bars = rules
         .filter((rule) => rule.y1 === rule.y2 && inside(rule.x1, rule.y1) && inside(rule.x2, rule.y1))
         .map((rule) => ({ x1: rule.x1, x2: rule.x2, y: rule.y1 }));
@@ -440,9 +495,33 @@ export async function readFormulaTex(page: PDFPageProxy, blocks: Block[], anchor
     if (near.length === 0) continue;
     const size = Math.max(...near.map((item) => item.size));
     const baseline = anchor.top - size;
-    const glyphs = near.filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9).map(glyphOf);
+    const glyphs = near.filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9).flatMap(glyphOf);
     const tex = layoutToTex(glyphs);
     // KaTeX cannot read it: the TeX from the text stays
     if (tex && readable(tex)) block.tex = tex;
   }
+}
+
+/**
+ * The glyphs the operator list draws for a text run: those starting within
+ * the run, on its baseline, that spell its text in drawing order (a glyph
+ * drawn over another, as pdfTeX draws ↦ from a bar and an arrow, belongs to
+ * the run that spells it). Undefined when they do not spell it all.
+ */
+function placedGlyphs(item: TextItem, drawn: PlacedGlyph[]): PlacedGlyph[] | undefined {
+  let rest = item.text.replace(/\s|\u200b/g, '');
+  if (drawn.length === 0 || rest === '') return undefined;
+  const out: PlacedGlyph[] = [];
+  for (const glyph of drawn) {
+    if (Math.abs(glyph.y - item.y) > item.size * 0.05 || glyph.x < item.x - 0.5 || glyph.x > item.x + item.width + 0.5) continue;
+    // the run's own characters are kept: pdf.js spells a ligature's glyph in letters ("ﬁ" as "fi")
+    const text = [glyph.text, glyph.text.normalize('NFKC')]
+      .map((spelling) => spelling.replace(/\s/g, ''))
+      .find((spelling) => spelling !== '' && rest.startsWith(spelling));
+    if (text === undefined) continue;
+    out.push({ ...glyph, text });
+    rest = rest.slice(text.length);
+    if (rest === '') return out;
+  }
+  return undefined;
 }
