@@ -445,11 +445,20 @@ export async function readFormulaTex(
 ): Promise<void> {
   if (!blocks.some((block) => block.kind === 'formula')) return;
   const { list, x0, y0 } = drawing;
-  const drawn = list
+  // by line (a point's band), so a run looks among its own line's glyphs, not the page's
+  const drawn = new Map<number, PlacedGlyph[]>();
+  const placed = list
     ? readGlyphPositions(list, (font) =>
         page.commonObjs.has(font) ? ((page.commonObjs.get(font) as { fontMatrix?: number[] } | null)?.fontMatrix ?? [0.001, 0, 0, 0.001, 0, 0]) : undefined,
-      ).map((glyph) => ({ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }))
+      )
     : [];
+  for (const glyph of placed) {
+    glyph.x -= x0;
+    glyph.y -= y0;
+    const band = Math.round(glyph.y);
+    if (drawn.has(band)) drawn.get(band)!.push(glyph);
+    else drawn.set(band, [glyph]);
+  }
   const { default: katex } = await import('katex');
   const readable = (tex: string) => {
     try {
@@ -508,11 +517,14 @@ export async function readFormulaTex(
  * drawn over another, as pdfTeX draws ↦ from a bar and an arrow, belongs to
  * the run that spells it). Undefined when they do not spell it all.
  */
-function placedGlyphs(item: TextItem, drawn: PlacedGlyph[]): PlacedGlyph[] | undefined {
+function placedGlyphs(item: TextItem, drawn: Map<number, PlacedGlyph[]>): PlacedGlyph[] | undefined {
   let rest = item.text.replace(/\s|\u200b/g, '');
-  if (drawn.length === 0 || rest === '') return undefined;
+  if (drawn.size === 0 || rest === '') return undefined;
+  const band = Math.round(item.y);
+  // a run's glyphs share its baseline, so they are in one band (the run's own, or one beside it when near an edge), in drawing order
+  const candidates = [...(drawn.get(band - 1) ?? []), ...(drawn.get(band) ?? []), ...(drawn.get(band + 1) ?? [])];
   const out: PlacedGlyph[] = [];
-  for (const glyph of drawn) {
+  for (const glyph of candidates) {
     if (Math.abs(glyph.y - item.y) > item.size * 0.05 || glyph.x < item.x - 0.5 || glyph.x > item.x + item.width + 0.5) continue;
     // the run's own characters are kept: pdf.js spells a ligature's glyph in letters ("ﬁ" as "fi")
     const text = [glyph.text, glyph.text.normalize('NFKC')]
