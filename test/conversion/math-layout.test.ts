@@ -10,7 +10,7 @@ import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { convertLocally, drawPdf, inlineText } from '../helpers/local-pages.ts';
-import { type DrawnGlyph, drawDisplay, MathSetter, SCRIPT_SIZE } from '../helpers/math-pages.ts';
+import { type DrawnGlyph, drawDisplay, MathSetter, negationPdf, SCRIPT_SIZE } from '../helpers/math-pages.ts';
 
 /**
  * Formulas read from glyph positions and fonts, checked the way a reader
@@ -174,6 +174,12 @@ describe('scripts and limits from where each glyph is drawn', () => {
     expect(layoutToTex([upright('c', 0, 4.4), upright('o', 4.4, 5), upright('s', 9.4, 3.9), glyph('2', 13.5, 104, 7, 3.5, false), glyph('x', 19, 100)])).toBe(
       '\\cos^{2}x',
     );
+  });
+
+  it("reads a negation slash of no width drawn in one run with the relation it strikes (pdfTeX's \\notin)", async () => {
+    const { pages } = await convertLocally(negationPdf(), { ocr: false });
+    const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.map((block) => (block.kind === 'formula' ? block.tex : undefined))).toEqual(['a\\notin B']);
   });
 
   it("places each glyph of a run where the operator list draws it, not by sharing the run's width", async () => {

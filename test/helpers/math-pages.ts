@@ -153,3 +153,45 @@ export function drawDisplay(doc: Doc, box: MathBox, centre: number, baseline: nu
 }
 
 export { SCRIPT as SCRIPT_SIZE };
+
+/**
+ * A page as pdfTeX sets "a ∉ B": the negation slash a glyph of no advance
+ * (it extracts as "6") drawn in the same font as the ∈ it strikes, so the
+ * text layer has them in one run. A Type 3 font, written out by hand, is the
+ * way to a glyph of zero width; prose above and below sets the line off.
+ */
+export function negationPdf(): Uint8Array {
+  const cmap =
+    '/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Neg def 1 begincodespacerange <00> <FF> endcodespacerange ' +
+    '4 beginbfchar <36> <0036> <42> <0042> <61> <0061> <65> <2208> endbfchar endcmap CMapName currentdict /CMap defineresource pop end end';
+  const widths = Array.from({ length: 101 - 54 + 1 }, (_, index) => ([66, 97, 101].includes(54 + index) ? 600 : 0)).join(' ');
+  const box = '600 0 d0 50 0 500 700 re f';
+  const slash = '0 0 d0 0 -200 m 400 800 l S';
+  const content = [
+    'BT /F2 11 Tf 72 250 Td (The set of all points of the plane that lie outside the disc is open.) Tj ET',
+    'BT /F1 11 Tf 180 200 Td (a) Tj 12 0 Td (6e) Tj 12 0 Td (B) Tj ET',
+    'BT /F2 11 Tf 72 150 Td (so no point of the boundary belongs to it, as the figure shows below.) Tj ET',
+  ].join('\n');
+  const stream = (text: string) => `<< /Length ${text.length} >>\nstream\n${text}\nendstream`;
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 500 300] /Resources << /Font << /F1 4 0 R /F2 5 0 R >> >> /Contents 6 0 R >>',
+    `<< /Type /Font /Subtype /Type3 /FontBBox [0 -200 1000 800] /FontMatrix [0.001 0 0 0.001 0 0] /CharProcs << /six 8 0 R /B 9 0 R /a 9 0 R /elem 9 0 R >> /Encoding << /Type /Encoding /Differences [54 /six 66 /B 97 /a 101 /elem] >> /FirstChar 54 /LastChar 101 /Widths [${widths}] /ToUnicode 7 0 R /Resources << >> >>`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+    stream(content),
+    stream(cmap),
+    stream(slash),
+    stream(box),
+  ];
+  let pdf = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((body, index) => {
+    offsets.push(pdf.length);
+    pdf += `${index + 1} 0 obj\n${body}\nendobj\n`;
+  });
+  const xref = pdf.length;
+  pdf += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('')}`;
+  pdf += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return new TextEncoder().encode(pdf);
+}
