@@ -16,6 +16,7 @@ import { createHtmlWriter, createPreparer, outlineOf, unlinkDanglingRefs, type H
 import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
 import { createReportBuilder, renderReportHtml, type FolioReport } from './report.ts';
+import { whileYoungGenerationHeld } from './young-generation.ts';
 
 /**
  * The streaming renderer: pages arrive one at a time in page order and go
@@ -126,7 +127,10 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         await new Promise((resolve) => setImmediate(resolve));
 
         const pdfStarted = performance.now();
-        if (!options.withoutTaggedPdf) await writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);
+        if (!options.withoutTaggedPdf) {
+          const draw = () => writePdf(settled, outline, () => readSpool(dir), files.taggedPdf, options.log);
+          await (pages >= LONG_DOCUMENT_PAGES ? whileYoungGenerationHeld(draw) : draw());
+        }
         const pdfMs = Math.round(performance.now() - pdfStarted);
         const audit = await auditing;
 
