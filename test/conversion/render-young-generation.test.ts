@@ -4,7 +4,7 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openDocumentRender } from '../../server/conversion/render/stream.ts';
-import { whileYoungGenerationHeld } from '../../server/conversion/render/young-generation.ts';
+import { holdYoungGeneration } from '../../server/conversion/render/young-generation.ts';
 import { page } from './render-fixture.ts';
 
 const OFF = '--semi-space-growth-factor=1';
@@ -28,58 +28,60 @@ const watchFlags = () => {
   return () => spy.mock.calls.map(([flag]) => flag);
 };
 
-const renderOf = async (pages: number) => {
-  const render = openDocumentRender(
-    { title: `${pages} pages`, lang: 'en', pageCount: pages, tagged: false, sourceName: 'pages.pdf' },
-    { dir, baseName: `pages-${pages}` },
-  );
-  for (let n = 1; n <= pages; n++) await render.add(page(n, [{ kind: 'paragraph', page: n, content: [{ kind: 'text', text: `Page ${n}.` }] }]));
-  return render.finish();
-};
-
-describe('whileYoungGenerationHeld', () => {
-  it('turns semi-space growth off for the work and back to V8’s default after it', async () => {
+describe('holdYoungGeneration', () => {
+  it('turns semi-space growth off until released, then back to V8’s default; a second release does nothing', () => {
     const flags = watchFlags();
-    const during = await whileYoungGenerationHeld(async () => flags());
-    expect(during).toEqual([OFF]);
-    expect(flags()).toEqual([OFF, DEFAULT]);
-  });
-
-  it('gives the flag back when the work fails', async () => {
-    const flags = watchFlags();
-    await expect(whileYoungGenerationHeld(() => Promise.reject(new Error('pdfkit tripped')))).rejects.toThrow('pdfkit tripped');
-    expect(flags()).toEqual([OFF, DEFAULT]);
-  });
-
-  it('keeps growth off until the last of two overlapping passes ends', async () => {
-    const flags = watchFlags();
-    let endFirst!: () => void;
-    const first = whileYoungGenerationHeld(() => new Promise<void>((resolve) => (endFirst = resolve)));
-    const second = whileYoungGenerationHeld(async () => undefined);
-    await second;
+    const release = holdYoungGeneration();
     expect(flags()).toEqual([OFF]);
-    endFirst();
-    await first;
+    release();
+    release();
     expect(flags()).toEqual([OFF, DEFAULT]);
   });
 
-  it('restores the factor the process was started with', async () => {
+  it('keeps growth off until the last of two overlapping holds is released', () => {
+    const flags = watchFlags();
+    const first = holdYoungGeneration();
+    const second = holdYoungGeneration();
+    first();
+    first();
+    expect(flags()).toEqual([OFF]);
+    second();
+    expect(flags()).toEqual([OFF, DEFAULT]);
+  });
+
+  it('restores the factor the process was started with', () => {
     vi.stubEnv('NODE_OPTIONS', '--semi-space-growth-factor=3');
     const flags = watchFlags();
-    await whileYoungGenerationHeld(async () => undefined);
+    holdYoungGeneration()();
     expect(flags()).toEqual([OFF, '--semi-space-growth-factor=3']);
   });
 });
 
+const paragraphPage = (n: number) => page(n, [{ kind: 'paragraph', page: n, content: [{ kind: 'text', text: `Page ${n}.` }] }]);
+const openRender = (pages: number, baseName: string) =>
+  openDocumentRender({ title: `${pages} pages`, lang: 'en', pageCount: pages, tagged: false, sourceName: 'pages.pdf' }, { dir, baseName });
+
 describe('streaming render', () => {
-  it('holds the young generation while a long document’s tagged PDF is drawn, and not for a short one', async () => {
+  it('holds the young generation from a long document’s first page until it is finished, and not for a short one', async () => {
     const flags = watchFlags();
-    const short = await renderOf(3);
-    expect(short.taggedPdf).toBeDefined();
+    const short = openRender(3, 'short');
+    for (let n = 1; n <= 3; n++) await short.add(paragraphPage(n));
+    expect((await short.finish()).taggedPdf).toBeDefined();
     expect(flags()).toEqual([]);
 
-    const long = await renderOf(60);
-    expect(long.report.pages).toBe(60);
+    const long = openRender(60, 'long');
+    for (let n = 1; n <= 60; n++) await long.add(paragraphPage(n));
+    expect(flags()).toEqual([OFF]);
+    const files = await long.finish();
+    expect(files.taggedPdf).toBeDefined();
+    expect(flags()).toEqual([OFF, DEFAULT]);
+  });
+
+  it('lets go of the young generation when a long render is aborted', async () => {
+    const flags = watchFlags();
+    const render = openRender(60, 'aborted');
+    await render.add(paragraphPage(1));
+    await render.abort();
     expect(flags()).toEqual([OFF, DEFAULT]);
   });
 });
