@@ -16,6 +16,7 @@ import { createHtmlWriter, createPreparer, outlineOf, unlinkDanglingRefs, type H
 import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
 import { createReportBuilder, renderReportHtml, type FolioReport } from './report.ts';
+import { holdYoungGeneration } from './young-generation.ts';
 
 /**
  * The streaming renderer: pages arrive one at a time in page order and go
@@ -26,7 +27,10 @@ import { createReportBuilder, renderReportHtml, type FolioReport } from './repor
  * of contents) and its footnote links depend on the whole document.
  */
 
-/** From this many pages a render is long: drawing its PDF and auditing it outweigh restarting idle page workers. */
+/**
+ * From this many pages a render is long: drawing its PDF and auditing it outweigh restarting idle page workers,
+ * and its garbage is worth more scavenges to keep the young generation from growing (young-generation.ts).
+ */
 const LONG_DOCUMENT_PAGES = 50;
 
 export type RenderTarget = { dir: string; baseName: string };
@@ -64,6 +68,8 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   let lastPage = 0;
   let pages = 0;
   let state: 'open' | 'finishing' | 'done' = 'open';
+  // from the first page to the end of the render: the young generation grows while pages are spooled and while the PDF is drawn
+  const releaseYoungGeneration = meta.pageCount >= LONG_DOCUMENT_PAGES ? holdYoungGeneration() : () => undefined;
 
   // The work folder sits in the target folder, so the finished files move into place by rename.
   const workspace = () =>
@@ -149,12 +155,14 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         state = 'done';
         return { ...placed, report: built };
       } finally {
+        releaseYoungGeneration();
         await rm(dir, { recursive: true, force: true });
       }
     },
 
     async abort() {
       state = 'done';
+      releaseYoungGeneration();
       if (!work) return;
       const { dir, spool } = await work;
       spool.destroy();
