@@ -113,6 +113,8 @@ function createParagraphJoiner() {
         host &&
         tail &&
         head?.kind === 'paragraph' &&
+        // a page left out (converted pages 1 and 3) is text left out: nothing reads on over it
+        held.at(-1)!.page === page.page - 1 &&
         !runsOnto(tail, page) &&
         readsOn({ text: inlineText(tail.content), size: tail.size }, { text: inlineText(head.content), size: head.size })
       ) {

@@ -67,6 +67,8 @@ describe('joinBrokenParagraphs', () => {
       [paragraph(1, 'It ended here: see', 10), paragraph(2, 'The next page starts anew', 10)],
       [paragraph(1, 'The body text runs on', 10), paragraph(2, 'into a caption set smaller', 8)],
     ];
+    const apart = [page(1, [paragraph(1, 'A sentence on page one runs')]), page(3, [paragraph(3, 'on page three, page two not converted.')])];
+    expect(shown(joinBrokenParagraphs(apart))).toEqual(shown(apart));
     for (const [foot, head] of cases) {
       const input = [page(1, [foot!]), page(2, [head!])];
       expect(shown(joinBrokenParagraphs(input))).toEqual(shown(input));
