@@ -9,7 +9,7 @@ import { readAll } from '../storage/storage.ts';
 import type { BenchmarkMessage } from './benchmark.jobs.ts';
 import { claimPipeline, requeuePipeline, selectSessionFile, type PipelineValue } from './benchmark.queries.ts';
 import { finishPipeline } from './finish-pipeline.ts';
-import { optimizeReadingFlow } from './ux-optimizer.ts';
+import { joinBrokenParagraphs } from '../conversion/paragraphs.ts';
 import { convertedWords, textLayerWords, wordRecall } from './word-recall.ts';
 
 export type BenchmarkDeps = Pick<Deps, 'db' | 'boss' | 'config' | 'clock' | 'log' | 'store' | 'engine' | 'metrics'>;
@@ -88,7 +88,7 @@ async function measurePipeline(
   let pages: PageResult[] = await engine.convertPages(pdf, { pages: numbers, backend: run.backend, signal, sourceName: run.sourceName });
   signal?.throwIfAborted();
   if (pages.length !== numbers.length) throw new Error(`the engine returned ${pages.length} of ${numbers.length} pages`);
-  if (run.uxOptimizer) pages = optimizeReadingFlow(pages);
+  if (run.uxOptimizer) pages = joinBrokenParagraphs(pages);
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'folio-benchmark-'));
   try {
     const render = engine.openRender(meta, { dir: scratch, baseName: 'document' });

@@ -1,4 +1,5 @@
-import type { Block, Inline, PageResult } from './model.ts';
+import type { Block, PageResult } from './model.ts';
+import { joinInlines } from './paragraphs.ts';
 
 type Footnote = Extract<Block, { kind: 'footnote' }>;
 
@@ -24,7 +25,7 @@ export function joinContinuedFootnotes(input: PageResult[]): PageResult[] {
       const host = pages[open!.pageIndex]!;
       const note = host.blocks[open!.blockIndex] as Footnote;
       const blocks = [...host.blocks];
-      blocks[open!.blockIndex] = { ...note, content: joinContent(note.content, continued.content) };
+      blocks[open!.blockIndex] = { ...note, content: joinInlines(note.content, continued.content) };
       pages[open!.pageIndex] = { ...host, blocks };
       pages[pageIndex] = { ...page, blocks: page.blocks.filter((block) => block !== continued) };
     } else if (continued) {
@@ -71,14 +72,4 @@ function isContinued(block: Block): block is Footnote {
 /** The page's last block a reader reads as text (figures and page breaks may come after the notes). */
 function lastText(blocks: Block[]): Block | undefined {
   return blocks.findLast((block) => block.kind !== 'figure' && block.kind !== 'pageBreak');
-}
-
-/** A note's text and its continuation, a word broken by a hyphen at the page's foot made whole again. */
-function joinContent(note: Inline[], rest: Inline[]): Inline[] {
-  const tail = note.at(-1);
-  const head = rest[0];
-  if (tail?.kind === 'text' && head?.kind === 'text' && /\p{L}-$/u.test(tail.text) && /^\p{Ll}/u.test(head.text)) {
-    return [...note.slice(0, -1), { kind: 'text', text: tail.text.slice(0, -1) + head.text }, ...rest.slice(1)];
-  }
-  return [...note, { kind: 'text', text: ' ' }, ...rest];
 }

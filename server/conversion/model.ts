@@ -12,7 +12,12 @@ export type Inline =
   | { kind: 'lang'; lang: string; children: Inline[] }
   | { kind: 'code'; text: string }
   | { kind: 'footnoteRef'; id: string; label: string }
-  | { kind: 'lineBreak' };
+  | { kind: 'lineBreak' }
+  /**
+   * Where a page ends inside a paragraph that runs over it (joinBrokenParagraphs):
+   * the page marker a block-level pageBreak would be, kept at its exact place.
+   */
+  | { kind: 'pageBreak'; label: string };
 
 export type TableCell = {
   header: boolean;
@@ -54,7 +59,13 @@ export type Block =
       /** how an inferred heading is set (points, bold): rendering levels headings across the whole document by it */
       style?: { size: number; bold: boolean };
     }
-  | { kind: 'paragraph'; page: number; content: Inline[] }
+  | {
+      kind: 'paragraph';
+      page: number;
+      content: Inline[];
+      /** font size (points) of the paragraph's body text, where the backend knows it: a paragraph runs on over a break only at its own size */
+      size?: number;
+    }
   | ListBlock
   | { kind: 'table'; page: number; caption?: Inline[]; rows: TableCell[][]; uncertain?: boolean }
   | {

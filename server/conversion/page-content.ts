@@ -21,6 +21,7 @@ export function blocksText(blocks: Block[]): string {
         if (item.kind === 'text' || item.kind === 'code') return item.text;
         if (item.kind === 'lineBreak') return '\n';
         if (item.kind === 'footnoteRef') return item.label;
+        if (item.kind === 'pageBreak') return '';
         return inline(item.children);
       })
       .join('');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseQueuesOption } from '../../jobs/registry.ts';
-import { optimizeReadingFlow } from '../../server/benchmark/ux-optimizer.ts';
 import { wordRecall } from '../../server/benchmark/word-recall.ts';
 import type { Block, PageResult } from '../../server/conversion/model.ts';
+import { joinBrokenParagraphs } from '../../server/conversion/paragraphs.ts';
 
 function page(number: number, blocks: Block[]): PageResult {
   return {
@@ -23,14 +23,14 @@ const paragraph = (pageNumber: number, text: string): Block => ({ kind: 'paragra
 const texts = (pages: PageResult[]) =>
   pages.map((p) => p.blocks.map((b) => (b.kind === 'paragraph' ? b.content.map((i) => (i.kind === 'text' ? i.text : '')).join('') : b.kind)));
 
-describe('optimizeReadingFlow (uxOptimizer)', () => {
+describe('joinBrokenParagraphs (the uxOptimizer pass)', () => {
   it('joins a paragraph a page break cut mid-sentence, and a word hyphenated across it', () => {
     const input = [
       page(1, [paragraph(1, 'Intro.'), paragraph(1, 'The results were con-'), { kind: 'footnote', page: 1, id: 'n1', label: '1', content: [] }]),
       page(2, [paragraph(2, 'firmed by the second trial.'), paragraph(2, 'Next.')]),
       page(3, [paragraph(3, 'the next page starts a sentence of its own')]),
     ];
-    expect(texts(optimizeReadingFlow(input))).toEqual([
+    expect(texts(joinBrokenParagraphs(input))).toEqual([
       ['Intro.', 'The results were confirmed by the second trial.', 'footnote'],
       ['Next.'],
       ['the next page starts a sentence of its own'],
@@ -41,7 +41,7 @@ describe('optimizeReadingFlow (uxOptimizer)', () => {
 
   it('leaves a page that ends a sentence, or a next page that starts one, alone', () => {
     const input = [page(1, [paragraph(1, 'It ended here')]), page(2, [paragraph(2, 'Capital start.')])];
-    expect(texts(optimizeReadingFlow(input))).toEqual(texts(input));
+    expect(texts(joinBrokenParagraphs(input))).toEqual(texts(input));
   });
 });
 

@@ -37,9 +37,10 @@ describe('columns per region', () => {
       await drawPdf((doc) => {
         // the third column's lines sit between the others' (it starts under a heading of its own)
         write(doc, 'Cedar Notes', 400, 82, 11);
-        column(doc, 'amber', 40, 100, 12, 9);
-        column(doc, 'birch', 220, 100, 12, 9);
-        column(doc, 'cedar', 400, 106, 12, 9);
+        // each line a sentence of its own: a column that ended mid-sentence would read on into the next (paragraphs.ts)
+        column(doc, 'amber', 40, 100, 12, 9, 'line runs on in its own column.');
+        column(doc, 'birch', 220, 100, 12, 9, 'line runs on in its own column.');
+        column(doc, 'cedar', 400, 106, 12, 9, 'line runs on in its own column.');
       }),
     );
     const paragraphs = page!.blocks.filter((block) => block.kind === 'paragraph').map(blockText);

@@ -57,5 +57,15 @@ export async function convertLocally(bytes: Uint8Array, options: { name?: string
 /** The text of inlines as a reader hears it: a footnote reference by its label, anything else without text as a space. */
 export const inlineText = (list: Inline[] | undefined): string =>
   (list ?? [])
-    .map((item) => ('children' in item ? inlineText(item.children) : 'text' in item ? item.text : item.kind === 'footnoteRef' ? item.label : ' '))
+    .map((item) =>
+      'children' in item
+        ? inlineText(item.children)
+        : 'text' in item
+          ? item.text
+          : item.kind === 'footnoteRef'
+            ? item.label
+            : item.kind === 'pageBreak'
+              ? ''
+              : ' ',
+    )
     .join('');

@@ -2,6 +2,7 @@ import katex from 'katex';
 import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageResult, TableCell } from '../model.ts';
 import { describePage } from '../figures.ts';
 import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
+import { joinBrokenParagraphs } from '../paragraphs.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
 
 export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table' | 'inferred-table-headers'; message: string };
@@ -82,19 +83,22 @@ function renderInline(ctx: Ctx, content: Inline[] | undefined): string {
       case 'lineBreak':
         out += '<br>';
         break;
+      case 'pageBreak':
+        out += pageMarker(ctx, node.label).trimEnd();
+        break;
     }
   }
   return out;
 }
 
-function pageMarker(ctx: Ctx, page: number, label: string): string {
-  const id = `page-${idToken(label || String(page))}`;
+function pageMarker(ctx: Ctx, label: string): string {
+  const id = `page-${idToken(label)}`;
   if (ctx.markedPages.has(id)) return '';
   ctx.markedPages.add(id);
   ctx.usedIds.add(id);
   // axe-core 4.14 reports aria-label on a span/div with role doc-pagebreak as prohibited (aria-prohibited-attr);
   // title names the separator just as well and passes.
-  return `<span class="pagebreak" role="doc-pagebreak" id="${escapeHtml(id)}" title="Page ${escapeHtml(label || String(page))}"></span>\n`;
+  return `<span class="pagebreak" role="doc-pagebreak" id="${escapeHtml(id)}" title="Page ${escapeHtml(label)}"></span>\n`;
 }
 
 function renderList(ctx: Ctx, list: ListBlock): string {
@@ -337,7 +341,7 @@ function renderBlock(ctx: Ctx, block: Block): string {
     case 'form':
       return renderForm(block);
     case 'pageBreak':
-      return pageMarker(ctx, block.page, block.label).trimEnd();
+      return pageMarker(ctx, block.label || String(block.page)).trimEnd();
   }
 }
 
@@ -485,13 +489,14 @@ export function createPreparer(titleIsH1: boolean, shift = 0) {
 /**
  * The pages of a document held in memory as the streaming renderer sees
  * them: in order, figures described from their captions (figures.ts),
- * inferred headings at document-wide levels (heading-levels.ts).
+ * inferred headings at document-wide levels (heading-levels.ts), paragraphs
+ * a page break cut in two made whole (paragraphs.ts).
  */
 export function documentPages(input: ConvertedDocument): PageResult[] {
   const pages = [...input.pages].sort((a, b) => a.page - b.page).map((page) => describePage(page));
   const headings = createDocumentHeadings(!input.meta.tagged);
   for (const page of pages) headings.add(page);
-  return pages.map((page) => withHeadingLevels(page, headings.levelsOf(page)));
+  return joinBrokenParagraphs(pages.map((page) => withHeadingLevels(page, headings.levelsOf(page))));
 }
 
 /** The HTML document written in pieces: the body page by page, then the shell around it once every heading is known. */
@@ -523,7 +528,7 @@ export function createHtmlWriter(meta: DocumentMeta, titleIsH1: boolean, repairs
   return {
     page(page) {
       pagesSeen++;
-      const parts = [pageMarker(ctx, page.page, page.label).trimEnd()];
+      const parts = [pageMarker(ctx, page.label || String(page.page)).trimEnd()];
       for (const block of page.blocks) {
         const html = renderBlock(ctx, block);
         if (html) parts.push(html);
@@ -613,6 +618,9 @@ h1 { font-size: 2rem; } h2 { font-size: 1.5rem; } h3 { font-size: 1.25rem; } h4,
 .toc ol { padding-inline-start: 1.25rem; }
 .pagebreak { display: block; margin: 2rem 0 1rem; border-top: 0.0625rem dashed var(--line); }
 .pagebreak::after { content: attr(title); display: block; font-size: 0.8rem; color: var(--muted); text-align: end; }
+/* a page that ends inside a paragraph is marked where it ends, in the line */
+p .pagebreak { display: inline; margin: 0; border: 0; }
+p .pagebreak::after { display: inline; margin: 0 0.25rem; vertical-align: super; }
 .table-wrap { overflow-x: auto; max-width: 100%; margin: 1rem 0; }
 table { border-collapse: collapse; min-width: 50%; }
 caption { text-align: start; font-weight: 600; padding: 0.25rem 0; }
@@ -634,4 +642,4 @@ blockquote { margin: 1rem 0; padding-inline-start: 1rem; border-inline-start: 0.
 .footnote { font-size: 0.9rem; border-top: 0.0625rem solid var(--line); margin-top: 1rem; }
 .footnote p { margin: 0.25rem 0; }
 footer { margin-top: 3rem; border-top: 0.0625rem solid var(--line); color: var(--muted); font-size: 0.9rem; }
-@media print { .skip-link, .toc { display: none; } .pagebreak { break-before: page; border: 0; } }`;
+@media print { .skip-link, .toc { display: none; } .pagebreak { break-before: page; border: 0; } p .pagebreak { break-before: auto; } }`;

@@ -58,6 +58,9 @@ function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular
       case 'lineBreak':
         out.push({ text: '\n', font, link, lang });
         break;
+      // the tagged PDF has its own pages: the source's page ends draw nothing, as the block-level ones do not
+      case 'pageBreak':
+        break;
     }
   }
   return out.filter((r) => r.text !== '');

@@ -10,6 +10,7 @@ import type { DocumentRender as EngineDocumentRender, OutputFiles } from '../eng
 import { describePage, type FigureDescriptions } from '../figures.ts';
 import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
 import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
+import { joinBrokenParagraphsInOrder } from '../paragraphs.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
 import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
 import { createHtmlWriter, createPreparer, outlineOf, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
@@ -83,8 +84,9 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
 
   const readSpool = async function* (dir: string): AsyncGenerator<PageResult> {
     const lines = createInterface({ input: createReadStream(path.join(dir, 'pages.jsonl'), { encoding: 'utf8' }), crlfDelay: Infinity });
-    // a footnote running over a page's foot comes as two pieces, one per page: joined as the pages are read back
-    yield* joinContinuedFootnotesInOrder(parsed(lines, (page) => withHeadingLevels(languages.mark(page), headings.levelsOf(page))));
+    // a footnote or a paragraph running over a page's foot comes as two pieces, one per page: joined as the pages are read back
+    const marked = parsed(lines, (page) => withHeadingLevels(languages.mark(page), headings.levelsOf(page)));
+    yield* joinBrokenParagraphsInOrder(joinContinuedFootnotesInOrder(marked));
   };
 
   return {

@@ -33,6 +33,9 @@ export function inlineText(content: Inline[] | undefined): string {
       case 'lineBreak':
         out += ' ';
         break;
+      // a page ends here, inside a word as often as between two: it adds no text
+      case 'pageBreak':
+        break;
     }
   }
   return cleanText(out).replace(/\s+/g, ' ').trim();

@@ -83,6 +83,7 @@ export function inlineText(list: Inline[]): string {
       if (item.kind === 'text' || item.kind === 'code') return item.text;
       if (item.kind === 'lineBreak') return ' ';
       if (item.kind === 'footnoteRef') return item.label;
+      if (item.kind === 'pageBreak') return '';
       return inlineText(item.children);
     })
     .join('');

@@ -4,6 +4,7 @@ import { joinLines, runsToInlines, stripPrefix, type Run } from './inline.ts';
 import { linkReferences, type Footnotes } from './page-footnotes.ts';
 import type { Segment } from './segments.ts';
 import { numberingDepth } from '../../heading-levels.ts';
+import { besideFlow, joinInlines, readsOn } from '../../paragraphs.ts';
 import { formulaToTex, isFormulaLine } from './tex.ts';
 
 /**
@@ -13,6 +14,8 @@ import { formulaToTex, isFormulaLine } from './tex.ts';
  * bigger lines are headings; bullet and number glyphs open list items; a
  * ruled table, an aligned table or a footnote takes the place of its first
  * segment; a line of mathematics set off from the text is a display formula.
+ * A paragraph at the foot of a column that reads on at the head of the next
+ * is one paragraph (joinAcrossColumns).
  */
 
 /** Where a block starts on the page (its first line, page space): lets figures be placed among the text. `bottom`: where a formula over several lines ends. */
@@ -97,17 +100,31 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
 
   const blocks: Block[] = [];
   const anchors = new Map<Block, BlockAnchor>();
+  const paragraphLines = new Map<Block, ParagraphLines>();
+  const columnStarts: number[] = [];
   const place = (block: Block, first: Segment) => {
     blocks.push(block);
     anchors.set(block, { x: first.x, right: first.right, top: first.y + first.size });
   };
   for (const [columnIndex, given] of ordered.entries()) {
+    columnStarts.push(blocks.length);
     const column = joinLeaders(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15);
-    let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string } | undefined;
+    const columnLeft = Math.min(...column.map((segment) => segment.x));
+    let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[] } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
     const flushParagraph = () => {
-      if (paragraph) place({ kind: 'paragraph', page, content: runsToInlines(paragraph.runs) }, paragraph.first);
+      if (paragraph) {
+        const sizes = paragraph.sizes.sort((a, b) => a - b);
+        const block: Block = {
+          kind: 'paragraph',
+          page,
+          content: runsToInlines(paragraph.runs),
+          size: Math.round(sizes[Math.floor(sizes.length / 2)]! * 10) / 10,
+        };
+        place(block, paragraph.first);
+        paragraphLines.set(block, { first: paragraph.first, last: paragraph.last, text: paragraph.text, columnLeft });
+      }
       paragraph = undefined;
     };
     const flushList = () => {
@@ -256,7 +273,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         (segment.x > paragraph.last.x + segment.size * 0.8 && /[.!?:”"]$/.test(paragraph.text));
       if (startsNew) {
         flushParagraph();
-        paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text };
+        paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text, sizes: [segment.size] };
       } else {
         const last = paragraph!.runs.at(-1);
         const first = segment.runs[0];
@@ -267,6 +284,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
           paragraph!.runs.push({ text: ' ', href: undefined }, ...segment.runs);
         }
         paragraph!.last = segment;
+        paragraph!.sizes.push(segment.size);
         paragraph!.text = joinLines(paragraph!.text, segment.text);
       }
       previous = segment;
@@ -274,8 +292,45 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     flushParagraph();
     flushList();
   }
-  captionsBelow(blocks);
-  return { blocks, anchors };
+  const joined = joinAcrossColumns(blocks, columnStarts, paragraphLines, body);
+  captionsBelow(joined);
+  return { blocks: joined, anchors };
+}
+
+/** The lines a paragraph was made of, and where its column's text starts. */
+type ParagraphLines = { first: Segment; last: Segment; text: string; columnLeft: number };
+
+/**
+ * A paragraph the foot of a column cut off goes on at the head of the next
+ * column, on the rule paragraphs go on over a page (readsOn: no closing
+ * punctuation, a start mid-sentence, one size), when the head sits higher on
+ * the page (a column beside, not a region below) and flush with its column
+ * (a first-line indent opens a paragraph). Notes, tables and captions between
+ * stay where they are (besideFlow).
+ */
+function joinAcrossColumns(blocks: Block[], columnStarts: number[], lines: Map<Block, ParagraphLines>, body: number): Block[] {
+  const out: Block[] = [];
+  for (const [index, start] of columnStarts.entries()) {
+    const column = blocks.slice(start, columnStarts[index + 1] ?? blocks.length);
+    const tailAt = out.findLastIndex((block) => !besideFlow(block, body));
+    const tail = out[tailAt];
+    const headAt = column.findIndex((block) => !besideFlow(block, tail?.kind === 'paragraph' ? tail.size : body));
+    const head = column[headAt];
+    const foot = tail && lines.get(tail);
+    const top = head && lines.get(head);
+    if (tail?.kind === 'paragraph' && head?.kind === 'paragraph' && foot && top) {
+      const flush = top.first.x < top.columnLeft + top.first.size * 0.8;
+      const beside = top.first.y > foot.last.y;
+      if (flush && beside && readsOn({ text: foot.text, size: tail.size }, { text: top.text, size: head.size })) {
+        // changed in place: the block keeps its anchor, where figures are placed by it
+        tail.content = joinInlines(tail.content, head.content);
+        lines.set(tail, { ...foot, last: top.last, text: joinLines(foot.text, top.text) });
+        column.splice(headAt, 1);
+      }
+    }
+    out.push(...column);
+  }
+  return out;
 }
 
 /** A caption set under its table: "Table 2. text" (or its label apart, then its text), only where the table has none above. */

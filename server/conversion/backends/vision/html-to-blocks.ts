@@ -686,6 +686,10 @@ function cleanInlines(inlines: Inline[]): Inline[] {
         state.atStart = true;
         continue;
       }
+      if (inline.kind === 'pageBreak') {
+        out.push(inline);
+        continue;
+      }
       if (inline.kind === 'code' || inline.kind === 'footnoteRef') {
         if (state.pendingSpace && !state.atStart) pushText(out, ' ');
         out.push(inline.kind === 'code' ? { kind: 'code', text: inline.text.trim() } : inline);
