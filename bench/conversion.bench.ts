@@ -46,12 +46,15 @@ export async function run() {
 async function benchThroughput(corpus: CorpusEntry[], bytes: Map<string, Uint8Array>) {
   const config = loadConfig();
   const rates: Record<number, number> = {};
+  const cpuPerPage: Record<number, number> = {};
   for (const poolSize of [1, 2]) {
     const engine = createConversionEngine({ conversion: config.conversion, log: silentLog, poolSize });
     try {
       await convertWhole(engine, bytes.get('verapdf-ua1-7.4.2-headings.pdf') ?? bytes.values().next().value!, 'warm-up.pdf');
       const files = corpus.filter((entry) => !ocrFiles.has(entry.file));
       const started = performance.now();
+      // the whole process's CPU, worker threads included: what the second worker costs beside what it gains
+      const cpuAtStart = process.cpuUsage();
       const done = await mapConcurrently(files, engine.concurrency, (entry) =>
         convertWhole(engine, bytes.get(entry.file)!, entry.file).then(
           (result) => result.pages.length,
@@ -60,12 +63,17 @@ async function benchThroughput(corpus: CorpusEntry[], bytes: Map<string, Uint8Ar
       );
       const pages = done.reduce((sum, count) => sum + count, 0);
       rates[poolSize] = pages / ((performance.now() - started) / 1000);
+      const cpu = process.cpuUsage(cpuAtStart);
+      cpuPerPage[poolSize] = (cpu.user + cpu.system) / 1000 / pages;
       report('conversion', `engine_pages_per_s_pool_${poolSize}`, rates[poolSize]!, 'pages/s', { pages, documentsAtOnce: engine.concurrency });
+      report('conversion', `engine_cpu_ms_per_page_pool_${poolSize}`, cpuPerPage[poolSize]!, 'ms/page', { pages });
     } finally {
       await engine.close();
     }
   }
   report('conversion', 'engine_two_workers_vs_one', rates[2]! / rates[1]!, 'ratio', { aim: 1.7 });
+  // CPU per page with two workers against one: documents parsed twice, lanes waiting on each other
+  report('conversion', 'engine_second_worker_cpu_overhead', cpuPerPage[2]! / cpuPerPage[1]! - 1, 'ratio', { aim: 0 });
   report('conversion', 'engine_vs_pdfjs_text_ratio_two_workers', rates[2]! / floor.pagesPerSecond, 'ratio', { aim: 0.3 });
 }
 

@@ -301,6 +301,58 @@ describe('page pool', () => {
     }
   });
 
+  // a stand-in worker that takes a few milliseconds a page, so lanes of two runs interleave, and signs pages with its thread id
+  const steadyWorker = new URL(
+    `data:text/javascript,${encodeURIComponent(`
+    import { parentPort, threadId } from 'node:worker_threads';
+    parentPort.on('message', (message) => {
+      if (message.type !== 'page') return;
+      setTimeout(() => parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } }), 5);
+    });`)}`,
+  );
+
+  it("gives a short document started after a long one a worker at the long one's next chunk boundary, not after its last page", async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
+    const pool = createPagePool({ size: 2, workerUrl: steadyWorker });
+    try {
+      const options = { docLang: 'en', tagged: false };
+      const events: string[] = [];
+      const longPages = Array.from({ length: 64 }, (_, index) => index + 1);
+      // 64 pages on two workers: four chunks of 16, two per lane when nothing else runs
+      const long = pool.run({ pdf: new Uint8Array(8), key: 'long', pages: longPages, options, onPage: (result) => void events.push(`long ${result.page}`) });
+      const short = pool.run({ pdf: new Uint8Array(8), key: 'short', pages: [1], options, onPage: () => void events.push('short') });
+      const [longResults, shortResults] = await Promise.all([long, short]);
+      // the short page came while the long document still had a chunk to go, on a worker the long one handed back
+      expect(events.indexOf('short')).toBeLessThan(events.indexOf('long 49'));
+      expect(longResults.map((result) => result.label)).toContain(shortResults[0]!.label);
+      // after the hand-over the long document went on with one worker until the short one was done
+      expect(new Set(longResults.slice(32, 48).map((result) => result.label)).size).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("sends a document's next pages to the idle worker that already has it open", async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
+    const pool = createPagePool({ size: 2, workerUrl: signingWorker(0) });
+    try {
+      const options = { docLang: 'en', tagged: false };
+      // two documents at once: each opens on a worker of its own
+      const [first, second] = await Promise.all([
+        pool.run({ pdf: new Uint8Array(8), key: 'first', pages: [1], options }),
+        pool.run({ pdf: new Uint8Array(8), key: 'second', pages: [1], options }),
+      ]);
+      expect(first[0]!.label).not.toBe(second[0]!.label);
+      // both workers idle now; the second document's worker is not the first in the pool
+      const again = await pool.run({ pdf: new Uint8Array(8), key: 'second', pages: [2], options });
+      expect(again[0]!.label).toBe(second[0]!.label);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('makes a run waiting for a worker fail when the pool closes, rather than wait forever', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const pool = createPagePool({ size: 1, workerUrl: slowPageWorker(60_000) });

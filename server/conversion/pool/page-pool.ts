@@ -9,7 +9,9 @@ import type { DocumentFacts, DocxBlocks, FromWorker, LocalJobOptions, ToWorker, 
  * are independent, so any worker takes the next one; results are handed to
  * `onPage` strictly in the order asked, whichever worker finished first. At
  * most WINDOW_PER_WORKER × size pages run ahead of the next one owed, so a
- * slow page (OCR) cannot make finished results pile up in memory.
+ * slow page (OCR) cannot make finished results pile up in memory. Runs going on
+ * at once share the workers evenly (re-decided between chunks), and a run's
+ * chunk goes to an idle worker that already has its document open if one does.
  */
 
 const WINDOW_PER_WORKER = 4;
@@ -77,6 +79,8 @@ export type PagePool = {
   readonly size: number;
 };
 
+type RunShare = { held: number };
+
 type Slot = {
   worker: Worker;
   busy: boolean;
@@ -102,6 +106,10 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
   let nextDocId = 1;
   let closed = false;
   const docIds = new Map<string, number>();
+  /** the runs going on, each with the number of workers its lanes hold */
+  const activeRuns = new Set<RunShare>();
+  /** The most workers one run may hold: the pool split evenly between the runs going on, rounded up. */
+  const fairShare = () => Math.ceil(size / Math.max(1, activeRuns.size));
 
   /** A worker with its listeners; `spawn` puts it in the pool, a DOCX keeps it to itself. */
   const startWorker = (): Slot => {
@@ -253,6 +261,8 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
     const runAhead = size * Math.max(WINDOW_PER_WORKER, chunk);
     /** claimed pages a lane left unstarted (its worker died): the next lane takes them first */
     const leftOver: number[] = [];
+    const claimable = () => leftOver.length > 0 || (nextToStart < pages.length && nextToStart < nextToEmit + runAhead);
+    const share: RunShare = { held: 0 };
     const lane = async (slot: Slot) => {
       // this lane's claimed run: pages[next..end) are still to do
       let next = 0;
@@ -261,8 +271,11 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
         while (stopError === undefined && !signal?.aborted) {
           let index: number;
           if (next < end) index = next++;
+          // between chunks a run holding more than its share hands the worker back, so a document
+          // started after a long one gets a worker now rather than when the long one has run out of pages
+          else if (share.held > fairShare()) return;
           else if (leftOver.length > 0) index = leftOver.shift()!;
-          else if (nextToStart < pages.length && nextToStart < nextToEmit + runAhead) {
+          else if (claimable()) {
             index = nextToStart;
             next = index + 1;
             end = Math.min(pages.length, index + chunk);
@@ -292,39 +305,54 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
       } finally {
         // pages claimed but never asked for go back, or the run would wait for them forever
         for (let index = next; index < end; index++) leftOver.push(index);
+        // counted down here, not when the worker is released: another lane of this run at its own chunk
+        // boundary in the same turn must see this one gone, or both would hand their workers back
+        share.held--;
       }
     };
 
     const want = Math.min(size, pages.length);
-    const onAbort = () => undefined;
-    signal?.addEventListener('abort', onAbort, { once: true });
+    const lanes = new Set<Promise<void>>();
+    const startLanes = () => {
+      const wanted = Math.min(want, fairShare()) - share.held;
+      const free = () => slots.filter((candidate) => !candidate.busy && !candidate.dead);
+      while (free().length < wanted && slots.length < size) spawn();
+      // a worker that has this document open first: another would parse it again, and keep it open beside its own
+      const hasItOpen = (slot: Slot) => (slot.open.includes(id) ? 0 : 1);
+      for (const slot of free().sort((a, b) => hasItOpen(a) - hasItOpen(b))) {
+        if (share.held >= Math.min(want, fairShare()) || !claimable()) return;
+        slot.busy = true;
+        share.held++;
+        const running: Promise<void> = lane(slot)
+          .catch((error: unknown) => {
+            stopError ??= error;
+          })
+          .finally(() => {
+            lanes.delete(running);
+            release(slot);
+          });
+        lanes.add(running);
+      }
+    };
+    activeRuns.add(share);
     try {
-      // Lanes keep pulling pages until none are left, on whichever workers no other run holds: two short
-      // documents convert side by side, and a run that finds every worker taken waits for one to come free.
+      // Lanes pull pages on whichever workers no other run holds, up to this run's fair share; the run wakes
+      // whenever a worker comes free (its own lane ended, another run's did, a run finished) and takes more.
       for (;;) {
         if (closed) throw new Error('the conversion engine is closed');
-        const free = () => slots.filter((candidate) => !candidate.busy && !candidate.dead);
-        while (free().length < want && slots.length < size) spawn();
-        const lanes: Promise<void>[] = [];
-        for (const slot of free().slice(0, want)) {
-          slot.busy = true;
-          lanes.push(lane(slot).finally(() => release(slot)));
-        }
-        if (lanes.length === 0) await slotFreed();
-        else {
-          const settled = await Promise.allSettled(lanes);
-          const failure = settled.find((entry) => entry.status === 'rejected');
-          if (failure) stopError ??= (failure as PromiseRejectedResult).reason;
-        }
-        await emitting;
-        if (stopError !== undefined || signal?.aborted || (nextToStart >= pages.length && leftOver.length === 0)) break;
+        const stopping = stopError !== undefined || signal?.aborted;
+        if (!stopping) startLanes();
+        if (lanes.size === 0 && (stopping || !(nextToStart < pages.length || leftOver.length > 0))) break;
+        await slotFreed();
       }
       await emitting;
       if (stopError !== undefined) throw stopError;
       signal?.throwIfAborted();
       return results;
     } finally {
-      signal?.removeEventListener('abort', onAbort);
+      activeRuns.delete(share);
+      // the runs still going may now hold more workers each
+      wakeWaiting();
     }
   };
 
