@@ -41,15 +41,35 @@ const shift = (code: number) => {
   return code;
 };
 
-/** Two columns of prose in DejaVu Sans; with `lie`, the font's ToUnicode map shifted; with `invisible`, the text not drawn (render mode 3). */
-async function twoColumnPage(lie: boolean, invisible = false): Promise<Uint8Array> {
+/** The left column with a word broken at a line's end, as a justified column breaks them. */
+const LEFT_HYPHENATED = [
+  'Language models have become the centre',
+  'of many technologies for years. Recent-',
+  'ly, due to large scale training and human',
+  'annotation, they have become valuable,',
+  'and the largest of them are closed',
+  'behind proprietary interfaces.',
+];
+/** A paper's title, its first word (no "a": the test's map turns "a" into "z", which no shift by one letter reads back) under a logo. */
+const TITLE = 'Folio: Reading the Columns of Printed Pages';
+
+/**
+ * Two columns of prose in DejaVu Sans; with `lie`, the font's ToUnicode map shifted; with `invisible`, the text not
+ * drawn (render mode 3); with `paper`, a 20 pt title above them whose first word a logo (a filled box) is drawn over,
+ * and the left column hyphenated.
+ */
+async function twoColumnPage(lie: boolean, invisible = false, paper = false): Promise<Uint8Array> {
   const doc = new PDFDocument({ size: 'A4', margin: 0, compress: false });
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
   const done = new Promise<void>((resolve) => doc.on('end', () => resolve()));
   doc.font(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf')).fontSize(10);
-  LEFT.forEach((line, index) => doc.text(line, 56, 120 + index * 14, { lineBreak: false }));
+  (paper ? LEFT_HYPHENATED : LEFT).forEach((line, index) => doc.text(line, 56, 120 + index * 14, { lineBreak: false }));
   RIGHT.forEach((line, index) => doc.text(line, 306, 120 + index * 14, { lineBreak: false }));
+  if (paper) {
+    doc.fontSize(20).text(TITLE, 56, 60, { lineBreak: false });
+    doc.rect(56, 56, doc.widthOfString('Folio'), 28).fill('#f5b400');
+  }
   doc.end();
   await done;
   let pdf = Buffer.concat(chunks).toString('latin1');
@@ -118,6 +138,15 @@ describe('text layers that are not language', () => {
     expect(page!.ocr).toBe(true);
     expect(page!.reasons).toContain('ocr');
     expect(page!.warnings.join('\n')).toMatch(/text layer of 1 font\(s\) is not language .* recognised by OCR/);
+  });
+
+  /** The paper page (a title under a logo, a hyphenated column) converted once for the tests on it. */
+  let paper: ReturnType<typeof convertLocally> | undefined;
+  const paperPage = () => (paper ??= twoColumnPage(true, false, true).then((bytes) => convertLocally(bytes, { name: 'paper.pdf' })));
+
+  it("joins OCR'd lines at a line-end hyphen as the layer's lines are joined", { timeout: 60_000 }, async () => {
+    const { pages } = await paperPage();
+    expect(blocksText(pages[0]!.blocks)).toContain('years. Recently, due to');
   });
 
   it('draws a page once when the repair gives up and the page is read whole instead', { timeout: 30_000 }, async () => {

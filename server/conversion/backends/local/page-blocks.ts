@@ -277,9 +277,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       } else {
         const last = paragraph!.runs.at(-1);
         const first = segment.runs[0];
-        if (last && first && /\p{L}-$/u.test(last.text) && /^\p{Ll}/u.test(first.text)) {
+        // a re-read run (OCR's words in a lying font's place) opens with a space: the hyphen joins it all the same
+        if (last && first && /\p{L}-$/u.test(last.text) && /^\s*\p{Ll}/u.test(first.text)) {
           last.text = last.text.slice(0, -1);
-          paragraph!.runs.push(...segment.runs);
+          paragraph!.runs.push({ ...first, text: first.text.trimStart() }, ...segment.runs.slice(1));
         } else {
           paragraph!.runs.push({ text: ' ', href: undefined }, ...segment.runs);
         }
