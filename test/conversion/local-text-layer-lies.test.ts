@@ -143,6 +143,13 @@ describe('text layers that are not language', () => {
   /** The paper page (a title under a logo, a hyphenated column) converted once for the tests on it. */
   let paper: ReturnType<typeof convertLocally> | undefined;
   const paperPage = () => (paper ??= twoColumnPage(true, false, true).then((bytes) => convertLocally(bytes, { name: 'paper.pdf' })));
+  /** OCR reads nothing under the logo (the colon touching it is OCR's to read). */
+  const printed = /Folio:? Reading the Columns of Printed Pages/;
+
+  it("keeps the layer's word a logo is drawn over, read back by the map's shift", { timeout: 60_000 }, async () => {
+    const { pages } = await paperPage();
+    expect(blocksText(pages[0]!.blocks)).toMatch(printed);
+  });
 
   it("joins OCR'd lines at a line-end hyphen as the layer's lines are joined", { timeout: 60_000 }, async () => {
     const { pages } = await paperPage();

@@ -104,6 +104,30 @@ function judgeShortRun(words: string[]): 'not' | undefined {
   return undefined;
 }
 
+/** The shift (places along the alphabet) that turns the text into language, as the shift test finds it; undefined when none does. */
+function shiftToLanguage(text: string): number | undefined {
+  const words = (text.match(/[A-Za-z]{2,}/g) ?? []).filter((word) => /[a-z]/.test(word)).map((word) => word.toLowerCase());
+  if (words.length < 3) return undefined;
+  const asRead = stopShare(words);
+  let best: { k: number; share: number } | undefined;
+  for (const k of [1, -1, 2, -2, 3, -3]) {
+    const share = stopShare(words.map((word) => shiftLetters(word, k)));
+    if (share > asRead * 2 && share > (best?.share ?? 0)) best = { k, share };
+  }
+  return best?.k;
+}
+
+const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A word of a shifted map read back: each letter moved k places along the
+ * capitals followed by the small letters, the order a subset font's glyphs
+ * come in, so the map's "Z" is an "a" ("KZmftZfd" is "Language").
+ */
+function shiftBack(word: string, k: number): string {
+  return word.replace(/[A-Za-z]/g, (letter) => LETTERS[(LETTERS.indexOf(letter) + k + LETTERS.length) % LETTERS.length]!);
+}
+
 /**
  * The fonts whose runs are to be read from the page's picture when its text
  * layer lies (the whole page, or the runs of one font, is not language):
@@ -155,17 +179,49 @@ export function replaceRuns(
     if (!list) taken.set(best, (list = []));
     list.push({ x: word.x0, text: word.text });
   }
+  // a word OCR cannot read (a logo drawn over it) is still in the layer: read back by the map's shift, where no OCR word lies
+  const shift = shiftToLanguage(
+    items
+      .filter((item) => fonts.has(item.font))
+      .map((item) => item.text)
+      .join(' '),
+  );
   let replaced = 0;
   const out = items.map((item, index) => {
     // a run that is only a space keeps words of its line apart
     if (!fonts.has(item.font) || item.text.trim() === '') return item;
     replaced++;
-    const found = (taken.get(index) ?? []).sort((a, b) => a.x - b.x).map((word) => word.text);
-    // OCR's words are whole: spaces around them, since a word drawn in two fonts ("h" "a" "ve") went to one of its runs
-    const joined = found.join(' ');
+    const list = taken.get(index) ?? [];
+    if (shift !== undefined && list.length > 0) list.push(...unreadWords(item, shift, words));
+    const found = list.sort((a, b) => a.x - b.x).map((word) => word.text);
+    // OCR's words are whole: spaces around them, since a word drawn in two fonts ("h" "a" "ve") went to one of its runs;
+    // a colon OCR read apart from its word (the ":" after a logo) closes up to it; a lone dot or comma is more often a speck
+    const joined = found.join(' ').replace(/ ([:;])(?= |$)/g, '$1');
     // …but a line-end hyphen stays last, for the paragraph to join its word
     const text = found.length > 0 ? ` ${joined}${joined.endsWith('-') ? '' : ' '}` : '';
     return { ...item, text };
   });
   return { items: out, replaced };
+}
+
+/**
+ * The run's words, read back by the shift, where no OCR word lies: where each
+ * sits is estimated from its place in the run's text (the run's letters share
+ * its width). Words only, with a vowel once read back: marks and
+ * stray letters are OCR's to read.
+ */
+function unreadWords(item: TextItem, shift: number, words: { x0: number; y0: number; x1: number; y1: number }[]): { x: number; text: string }[] {
+  const perChar = item.width / Math.max(item.text.length, 1);
+  const line = words.filter((word) => word.y1 >= item.y - item.size * 0.35 && word.y0 <= item.y + item.size * 0.95);
+  const out: { x: number; text: string }[] = [];
+  for (const match of item.text.matchAll(/[A-Za-z]{2,}/g)) {
+    const x0 = item.x + match.index * perChar;
+    const x1 = x0 + match[0].length * perChar;
+    const text = shiftBack(match[0], shift);
+    if (!/[aeiouy]/i.test(text)) continue;
+    // any overlap: the estimate is rough, and a word OCR read there (even misread) is its own reading
+    if (line.some((word) => word.x1 > x0 && word.x0 < x1)) continue;
+    out.push({ x: x0, text });
+  }
+  return out;
 }
