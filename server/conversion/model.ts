@@ -129,6 +129,12 @@ export type PageResult = {
    * document's and marks the other pages' content with theirs.
    */
   lang?: string;
+  /**
+   * The title printed on the first page, read from its text layer once the
+   * lying runs were re-read by OCR: the document's facts were read from the
+   * lying layer, so a title only the repaired text shows comes from here.
+   */
+  title?: string;
   timings: { ms: number };
   costUsd: number;
   /** vision backend: model id and prompt hash, for batch-lane reuse */
@@ -140,6 +146,8 @@ export type PageResult = {
 
 export type DocumentMeta = {
   title: string;
+  /** the title is the file name: nothing in the document named it (a page's repaired text may still) */
+  titleFromName?: boolean;
   lang: string;
   pageCount: number;
   tagged: boolean;

@@ -1,4 +1,7 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import PDFDocument from 'pdfkit';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { convertLocalPage } from '../../server/conversion/backends/local/convert-page.ts';
@@ -6,6 +9,7 @@ import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
 import { isNotLanguage } from '../../server/conversion/backends/local/text-layer-quality.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
+import { openDocumentRender } from '../../server/conversion/render/stream.ts';
 import { convertLocally } from '../helpers/local-pages.ts';
 
 /**
@@ -145,6 +149,25 @@ describe('text layers that are not language', () => {
   const paperPage = () => (paper ??= twoColumnPage(true, false, true).then((bytes) => convertLocally(bytes, { name: 'paper.pdf' })));
   /** OCR reads nothing under the logo (the colon touching it is OCR's to read). */
   const printed = /Folio:? Reading the Columns of Printed Pages/;
+
+  it('decides the document title from the repaired text when the lying layer names none', { timeout: 60_000 }, async () => {
+    const { meta, pages } = await paperPage();
+    // the facts, read from the lying layer, fall back to the file name; the repaired page has the printed title
+    expect(meta.titleFromName).toBe(true);
+    const title = pages[0]!.title;
+    expect(title).toMatch(new RegExp(`^${printed.source}$`));
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'folio-lying-title-'));
+    try {
+      const render = openDocumentRender(meta, { dir, baseName: 'paper' }, { withoutTaggedPdf: true });
+      for (const result of pages) await render.add(result);
+      const html = await readFile((await render.finish()).html, 'utf8');
+      expect(html).toContain(`<title>${title}</title>`);
+      // the h1 when the page's own heading is not it, else the line above that heading
+      expect(html).toMatch(new RegExp(`(id|class)="doc-title">${title}<`));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 
   it("keeps the layer's word a logo is drawn over, read back by the map's shift", { timeout: 60_000 }, async () => {
     const { pages } = await paperPage();

@@ -43,6 +43,20 @@ describe('document title', () => {
     expect((await inspectDocument(await pdf.save(), 'notes-2025.pdf')).title).toBe('notes-2025');
   });
 
+  it('judges text pdf.js reports smaller than the body by the room its letters take, and only that text', () => {
+    const item = (text: string, y: number, size: number, width: number, font = 'body') => ({ text, x: 72, y, width, size, font, eol: false, artifact: false });
+    const body = Array.from({ length: 8 }, (_, index) => item('Body text of the paper set at ten points in its column.', 600 - index * 12, 10, 250));
+    // a font whose matrix misleads pdf.js: a 7 pt size for letters as wide as 16 pt ones
+    const misleading = item('Reading the Columns of Printed Pages', 720, 7, 288, 'title');
+    expect(largestText([misleading, ...body])).toBe('Reading the Columns of Printed Pages');
+    // its second line, reported right, is the same size: one title of two lines
+    expect(largestText([misleading, item('for Screen Readers', 700, 16, 140, 'title'), ...body])).toBe(
+      'Reading the Columns of Printed Pages for Screen Readers',
+    );
+    // a wide face at the body's size is no title for being wide
+    expect(largestText([item('Reading the Columns of Printed Pages', 720, 10, 288, 'title'), ...body])).toBeUndefined();
+  });
+
   it('refuses junk metadata titles and text that reads as nothing', () => {
     for (const junk of ['untitled', 'PowerPoint Presentation', '2024.acl-long.840.pdf', 'Microsoft Word - a.doc', 'report', 'KZmftZfd Lncdk OqdsqZhmhmf']) {
       expect(isUsableTitle(junk, 'report.pdf'), junk).toBe(false);

@@ -68,6 +68,8 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
   const headingPages: PageResult[] = [];
   let lastPage = 0;
   let pages = 0;
+  // a title the first page's repaired text shows, for a document whose facts named none
+  let printedTitle: string | undefined;
   let state: 'open' | 'finishing' | 'done' = 'open';
   // from the first page to the end of the render: the young generation grows while pages are spooled and while the PDF is drawn
   const releaseYoungGeneration = meta.pageCount >= LONG_DOCUMENT_PAGES ? holdYoungGeneration() : () => undefined;
@@ -97,6 +99,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
       lastPage = page.page;
       pages++;
       headings.add(page);
+      if (page.page === 1 && meta.titleFromName && page.title) printedTitle = page.title;
       if (page.blocks.some((block) => block.kind === 'heading'))
         headingPages.push({ ...page, blocks: page.blocks.filter((block) => block.kind === 'heading') });
       report.addPage(page);
@@ -114,7 +117,7 @@ export function openDocumentRender(meta: DocumentMeta, target: RenderTarget, opt
         spool.end();
         await finished(spool);
         const outline = outlineOf(headingPages.flatMap((page) => headings.levelsOf(page)));
-        const settled = languages.meta();
+        const settled = printedTitle ? { ...languages.meta(), title: printedTitle, titleFromName: false } : languages.meta();
         const files = {
           html: path.join(dir, 'out.html'),
           taggedPdf: path.join(dir, 'out.pdf'),

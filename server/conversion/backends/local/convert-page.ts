@@ -17,6 +17,7 @@ import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
 import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
+import { largestText } from './title.ts';
 
 /**
  * The local backend: one page of an open pdf.js document to a PageResult,
@@ -64,7 +65,7 @@ type PageInput = {
 };
 
 /** What a way of converting a page found. */
-type Converted = { blocks: Block[]; warnings: string[]; reasons: string[]; ocr?: { lang: string }; form?: PageForm };
+type Converted = { blocks: Block[]; warnings: string[]; reasons: string[]; ocr?: { lang: string }; form?: PageForm; title?: string };
 
 export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number, options: LocalPageOptions & { label?: string }): Promise<PageResult> {
   const started = performance.now();
@@ -109,6 +110,9 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
       converted.warnings.unshift(reread.warning);
       converted.reasons.push('ocr');
       converted.ocr = { lang: reread.lang };
+      // the document's title was looked for in the lying layer, where there is none to find
+      const title = pageNumber === 1 ? largestText(reread.input.items) : undefined;
+      if (title) converted.title = title;
     } else if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
       // the page the repair drew and read before it gave up is read on from there, not drawn and read again
       converted = await convertScannedPage(input, unreadableLayer, reread && 'page' in reread ? reread.page : undefined);
@@ -319,6 +323,7 @@ function finishPage(input: PageInput, converted: Converted, label: string | unde
     textLayerWords,
     ocr: converted.ocr !== undefined,
     ...(converted.ocr ? { lang: converted.ocr.lang } : {}),
+    ...(converted.title ? { title: converted.title } : {}),
     timings: { ms: Math.round(performance.now() - started) },
     costUsd: 0,
   };

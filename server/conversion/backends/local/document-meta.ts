@@ -48,10 +48,10 @@ export async function readMeta(
     tagged = !!((await first.getStructTree().catch(() => null)) as StructNode | null)?.children?.length;
     first.cleanup();
   }
-  const title =
+  const found =
     [undoubled(cleanString(metadata?.get('dc:title'))), cleanString(info.Title)].find((candidate) => isUsableTitle(candidate, sourceName)) ||
-    (await firstPageTitle(doc, layer)) ||
-    titleFromName(sourceName);
+    (await firstPageTitle(doc, layer));
+  const title = found || titleFromName(sourceName);
   let lang = cleanString(info.Language);
   let sample = '';
   // a page whose text cannot be read here is read (or reported) by its own conversion: the language goes without it
@@ -65,7 +65,16 @@ export async function readMeta(
   else if (!isRtl(lang) && isRightToLeftText(sample)) lang = detectLanguage(sample, lang);
   const author = cleanString(metadata?.get('dc:creator')) || cleanString(info.Author);
   const subject = cleanString(metadata?.get('dc:description')) || cleanString(info.Subject);
-  return { title, lang, pageCount: doc.numPages, tagged, ...(author ? { author } : {}), ...(subject ? { subject } : {}), sourceName };
+  return {
+    title,
+    ...(found ? {} : { titleFromName: true }),
+    lang,
+    pageCount: doc.numPages,
+    tagged,
+    ...(author ? { author } : {}),
+    ...(subject ? { subject } : {}),
+    sourceName,
+  };
 }
 
 async function firstPageTitle(doc: PDFDocumentProxy, layer: (pageNumber: number) => Promise<TextItem[]>): Promise<string | undefined> {

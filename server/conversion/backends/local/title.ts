@@ -1,5 +1,6 @@
 import { numberingDepth } from '../../heading-levels.ts';
 import type { TextItem } from './text-layer.ts';
+import { isNotLanguage } from './text-layer-quality.ts';
 
 /**
  * The document's title: its metadata title when that names the document, else
@@ -28,12 +29,14 @@ export function undoubled(title: string): string {
 
 /**
  * Latin words without a vowel are not words: a font whose Unicode map is
- * shifted ("KZmftZfd") extracts as letters that read as nothing.
+ * shifted ("KZmftZfd") extracts as letters that read as nothing. Some of its
+ * words keep a vowel by chance ("Enkhn: Qdzchmf sgd Bnktlmr"): the shift
+ * test of the lying-layer check settles those.
  */
 function readsAsWords(text: string): boolean {
   const latin = text.match(/\b\p{Script=Latin}{3,}\b/gu) ?? [];
   if (latin.length === 0) return true;
-  return latin.filter((word) => /[aeiouyàâäéèêëíìîïóòôöúùûüýÿ]/i.test(word)).length * 2 >= latin.length;
+  return latin.filter((word) => /[aeiouyàâäéèêëíìîïóòôöúùûüýÿ]/i.test(word)).length * 2 >= latin.length && !isNotLanguage(text);
 }
 
 export function isUsableTitle(title: string, sourceName: string): boolean {
@@ -58,10 +61,11 @@ export function largestText(items: TextItem[]): string | undefined {
   const weight = new Map<number, number>();
   for (const item of usable) weight.set(Math.round(item.size), (weight.get(Math.round(item.size)) ?? 0) + item.text.length);
   const body = [...weight.entries()].sort((a, b) => b[1] - a[1])[0]![0];
-  const sizes = [...weight.keys()].filter((size) => size >= body * TITLE_OVER_BODY).sort((a, b) => b - a);
+  const sizeOf = drawnSizes(usable, body);
+  const sizes = [...new Set(usable.map(sizeOf))].filter((size) => size >= body * TITLE_OVER_BODY).sort((a, b) => b - a);
   for (const size of sizes) {
     const lines = new Map<number, TextItem[]>();
-    for (const item of usable.filter((entry) => Math.round(entry.size) === size)) {
+    for (const item of usable.filter((entry) => sizeOf(entry) === size)) {
       const key = Math.round(item.y);
       lines.set(key, [...(lines.get(key) ?? []), item]);
     }
@@ -88,6 +92,34 @@ export function largestText(items: TextItem[]): string | undefined {
     return text;
   }
   return undefined;
+}
+
+/**
+ * Each item's size, rounded; text pdf.js reports smaller than the body is
+ * judged by the room its letters take as well: a font whose matrix misleads
+ * pdf.js reports a big title as 7 pt (a paper's first page). Only there, so a
+ * wide face at the body's size (bold, a sans beside a serif) is not made a title.
+ */
+function drawnSizes(items: TextItem[], body: number): (item: TextItem) => number {
+  const atBody = items.filter((item) => Math.round(item.size) === body);
+  const chars = atBody.reduce((sum, item) => sum + item.text.length, 0);
+  const emPerChar = chars > 0 ? atBody.reduce((sum, item) => sum + item.width, 0) / chars / body : 0;
+  // judged per font and reported size, not per item: one line's letters say little
+  const room = new Map<string, { width: number; chars: number }>();
+  const keyOf = (item: TextItem) => `${item.font}\u0000${Math.round(item.size)}`;
+  for (const item of items) {
+    const entry = room.get(keyOf(item)) ?? { width: 0, chars: 0 };
+    room.set(keyOf(item), { width: entry.width + item.width, chars: entry.chars + item.text.length });
+  }
+  return (item) => {
+    const size = Math.round(item.size);
+    const { width, chars } = room.get(keyOf(item))!;
+    if (size >= body || emPerChar <= 0 || chars < 8) return size;
+    const drawn = width / chars / emPerChar;
+    // the same font reported right near that size (a title's second line) is the size it is drawn at
+    const reported = items.find((other) => other.font === item.font && other.size >= body && Math.abs(other.size - drawn) <= drawn * 0.15);
+    return Math.max(size, Math.round(reported?.size ?? drawn));
+  };
 }
 
 /**
