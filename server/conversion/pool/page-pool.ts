@@ -99,7 +99,7 @@ type Slot = {
 export function createPagePool(options: { size: number; workerUrl?: URL; externalMb?: number }): PagePool {
   const size = Math.max(1, Math.floor(options.size));
   const externalMb = options.externalMb ?? WORKER_EXTERNAL_MB;
-  const workerUrl = options.workerUrl ?? new URL('./worker-entry.ts', import.meta.url);
+  const workerUrl = options.workerUrl ?? new URL('./worker-entry.js', import.meta.url);
   const slots: Slot[] = [];
   /** workers outside the pool, each kept by one DOCX read */
   const own = new Set<Slot>();
