@@ -353,6 +353,45 @@ describe('page pool', () => {
     }
   });
 
+  // a stand-in worker that answers page 100 late, signs pages with its thread id, and answers an inspection with its thread id as page 1's label
+  const inspectingWorker = new URL(
+    `data:text/javascript,${encodeURIComponent(`
+    import { parentPort, threadId } from 'node:worker_threads';
+    parentPort.on('message', (message) => {
+      if (message.type === 'inspect') {
+        parentPort.postMessage({ type: 'inspect', id: message.id, result: { meta: { pageCount: 1, tagged: false }, labels: [[1, String(threadId)]] } });
+        return;
+      }
+      if (message.type !== 'page') return;
+      setTimeout(() => parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } }), message.page === 100 ? 200 : 0);
+    });`)}`,
+  );
+
+  it('inspects a new document on an idle worker, not on the first worker while it converts pages', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
+    const pool = createPagePool({ size: 2, workerUrl: inspectingWorker });
+    try {
+      const options = { docLang: 'en', tagged: false };
+      // two documents at once start both workers, the first document's on the pool's first worker
+      const [first, second] = await Promise.all([
+        pool.run({ pdf: new Uint8Array(8), key: 'first', pages: [1], options }),
+        pool.run({ pdf: new Uint8Array(8), key: 'second', pages: [1], options }),
+      ]);
+      // the first worker converts a long page of the document it has open while a third document is inspected
+      const busy = pool.run({ pdf: new Uint8Array(8), key: 'first', pages: [100], options });
+      const facts = await pool.inspect({ pdf: new Uint8Array(8), key: 'third', sourceName: 'third.pdf' });
+      expect((await busy)[0]!.label).toBe(first[0]!.label);
+      expect(facts.labels).toEqual([[1, second[0]!.label]]);
+      // its pages follow it to the worker that has it open
+      const pages = await pool.run({ pdf: new Uint8Array(8), key: 'third', pages: [1], options });
+      expect(pages[0]!.label).toBe(second[0]!.label);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('makes a run waiting for a worker fail when the pool closes, rather than wait forever', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const pool = createPagePool({ size: 1, workerUrl: slowPageWorker(60_000) });

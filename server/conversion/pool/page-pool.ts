@@ -99,7 +99,7 @@ type Slot = {
 export function createPagePool(options: { size: number; workerUrl?: URL; externalMb?: number }): PagePool {
   const size = Math.max(1, Math.floor(options.size));
   const externalMb = options.externalMb ?? WORKER_EXTERNAL_MB;
-  const workerUrl = options.workerUrl ?? new URL('./worker-entry.ts', import.meta.url);
+  const workerUrl = options.workerUrl ?? new URL('./worker-entry.js', import.meta.url);
   const slots: Slot[] = [];
   /** workers outside the pool, each kept by one DOCX read */
   const own = new Set<Slot>();
@@ -394,8 +394,11 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
     async inspect({ pdf, key, sourceName }) {
       if (closed) throw new Error('the conversion engine is closed');
       const docId = docIdFor(key);
-      // not in turn: a worker answers between two pages of whatever run it is in, and the run goes on
-      const slot = slots.find((candidate) => !candidate.dead && candidate.open.includes(docId)) ?? anySlot();
+      // not in turn: a worker answers between two pages of whatever run it is in, and the run goes on; an idle
+      // worker answers at once, and the pages that follow go where the document is open. Not the warmed worker:
+      // the inspection would wait behind jsdom's load there, and the audit's worker would hold the document open.
+      const idle = (candidate: Slot) => !candidate.dead && !candidate.busy && !candidate.task && candidate.requests.size === 0 && !candidate.warm;
+      const slot = slots.find((candidate) => !candidate.dead && candidate.open.includes(docId)) ?? slots.find(idle) ?? anySlot();
       openIn(slot, docId, { pdf });
       try {
         return await request<DocumentFacts>(slot, (id) => ({ type: 'inspect', id, docId, sourceName }));
