@@ -169,8 +169,27 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   atoms.sort((a, b) => a.x - b.x);
   // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
+  const names = limitNames(atoms, size);
+  const nameLimits = new Map<Glyph[], { y: number; right: number }>();
   for (const group of scriptGroups(small.filter((entry) => !inStacks.has(entry)))) {
     const first = group[0]!;
+    const groupRight = Math.max(...group.map((glyph) => glyph.right));
+    // a line under an operator name that takes limits (lim, max) is its limit: centred under the name, it may start
+    // left of it or under any of its letters, and a limit wider than TeX's script spacing goes on past it
+    const named =
+      first.y < baseline - size * STACKED
+        ? names.find((name) => {
+            const limit = nameLimits.get(name);
+            if (limit && Math.abs(limit.y - first.y) <= first.size * 0.1 && first.x - limit.right <= size * 0.5 && first.x >= limit.right - 0.5) return true;
+            return first.x < name.at(-1)!.right && groupRight > name[0]!.x;
+          })
+        : undefined;
+    if (named) {
+      const last = atoms.find((atom) => atom.base === named.at(-1))!;
+      last.sub.push(...group);
+      nameLimits.set(named, { y: first.y, right: Math.max(groupRight, nameLimits.get(named)?.right ?? groupRight) });
+      continue;
+    }
     const owner =
       atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && first.x >= atom.x - size * 0.5 && first.x <= atom.right + size * 0.8) ??
       [...atoms].reverse().find((atom) => atom.x <= first.x + size * 0.1);
@@ -185,7 +204,7 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   const parts: string[] = [];
   let word: Glyph[] = [];
   const flushWord = () => {
-    if (word.length > 0) parts.push(wordTex(word));
+    if (word.length > 0) parts.push(wordTex(word, size));
     word = [];
   };
   for (const [index, atom] of atoms.entries()) {
@@ -196,11 +215,12 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
       // upright letters next to each other are one name ("Ann", "sin"); a gap ends it, and so does a script, which
       // is the whole name's (cos² is \cos^{2}, not co s²)
       const previous = word.at(-1);
-      if (previous && glyph.x - previous.right > size * NAME_GAP) flushWord();
+      const oneName = names.some((name) => previous && name.includes(previous) && name.includes(glyph));
+      if (previous && glyph.x - previous.right > size * NAME_GAP && !oneName) flushWord();
       word.push(glyph);
       const next = atoms[index + 1]?.base;
       if (scripts !== '') {
-        parts.push(`${wordTex(word)}${scripts}`);
+        parts.push(`${wordTex(word, size)}${scripts}`);
         word = [];
       } else if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold) flushWord();
       continue;
@@ -402,7 +422,65 @@ function glyphTex(glyph: Glyph): string | undefined {
   return undefined;
 }
 
-function wordTex(word: Glyph[]): string {
+/** Operator names TeX sets limits under in display, as their words are spelled (two words a thin space apart). */
+const LIMIT_NAMES: Record<string, string> = {
+  lim: '\\lim',
+  max: '\\max',
+  min: '\\min',
+  sup: '\\sup',
+  inf: '\\inf',
+  det: '\\det',
+  gcd: '\\gcd',
+  Pr: '\\Pr',
+  'lim sup': '\\limsup',
+  'lim inf': '\\liminf',
+  'arg max': '\\operatorname*{arg\\,max}',
+  'arg min': '\\operatorname*{arg\\,min}',
+};
+/** Between the words of one name TeX puts a thin space; a wider gap is a word of its own. */
+const NAME_WORD_GAP = 0.3;
+
+/** The words of a name, split where a gap wider than kerning stands between letters. */
+function nameWords(word: Glyph[], size: number): string {
+  return word.map((glyph, index) => (index > 0 && glyph.x - word[index - 1]!.right > size * NAME_GAP ? ' ' : '') + glyph.text).join('');
+}
+
+/**
+ * Runs of upright letters (with no other atom between) that spell an
+ * operator name taking limits, one or two words: the glyphs of each.
+ */
+function limitNames(atoms: Atom[], size: number): Glyph[][] {
+  const names: Glyph[][] = [];
+  let run: Glyph[] = [];
+  const flush = () => {
+    // a run may hold a name and more ("lim" then "x" set upright): the longest name the run starts with
+    for (let end = run.length; end > 0; end--) {
+      const part = run.slice(0, end);
+      if (LIMIT_NAMES[nameWords(part, size)] !== undefined && (end === run.length || run[end]!.x - run[end - 1]!.right > size * NAME_GAP)) {
+        names.push(part);
+        break;
+      }
+    }
+    run = [];
+  };
+  for (const atom of atoms) {
+    const glyph = atom.base;
+    const upright = glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold;
+    if (!upright) {
+      flush();
+      continue;
+    }
+    const previous = run.at(-1);
+    if (previous && glyph.x - previous.right > size * NAME_WORD_GAP) flush();
+    run.push(glyph);
+  }
+  flush();
+  return names;
+}
+
+function wordTex(word: Glyph[], size: number): string {
+  const limitName = LIMIT_NAMES[nameWords(word, size)];
+  if (limitName !== undefined) return limitName;
   const name = word.map((glyph) => glyph.text).join('');
   if (name.length === 1) return name;
   return FUNCTIONS.has(name) ? `\\${name}` : `\\operatorname{${name}}`;
