@@ -444,3 +444,54 @@ describe('limits under operator names on a page', () => {
     });
   });
 });
+
+describe('integrals whose limits stand on lines of their own', () => {
+  const SIZE = 11;
+  const small = SIZE * SCRIPT_SIZE;
+
+  it('reads a display integral with its limits over and under it as one formula', async () => {
+    const drawn: DrawnGlyph[] = [];
+    const bytes = await drawPdf((doc) => {
+      const m = new MathSetter(doc);
+      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
+      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
+      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
+      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      prose('The area under the graph of a function between two points is its integral between them, here', 90);
+      const end = drawDisplay(
+        doc,
+        m.row(
+          m.limits(m.text('∫', 'size2', SIZE), SIZE, n('1', small), n('0', small)),
+          0.17 * SIZE,
+          v('f'),
+          n('('),
+          v('x'),
+          n(')'),
+          v('d'),
+          v('x'),
+          rel('='),
+          n('1'),
+        ),
+        300,
+        130,
+        drawn,
+      );
+      prose('which is the whole of the area, since the function is a density and adds up to one over the line.', end + 22);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+    const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.map((block) => (block.kind === 'formula' ? block.tex : undefined))).toEqual(['\\int_{0}^{1}f(x)dx=1']);
+    expect(pages[0]!.blocks.map((block) => block.kind)).toEqual(['paragraph', 'formula', 'paragraph']);
+  });
+
+  it("keeps a page's columns when an integral's limits join its line (math-equations-katex: the limits had propped up a sparse column)", async () => {
+    const { pages } = await convertLocally(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'math-equations-katex.pdf'))), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    const formulas = blocks.flatMap((block) => (block.kind === 'formula' ? [block.tex] : []));
+    expect(formulas).toContain('\\int_{a}^{b}f(x)dx=F(b)-F(a)');
+    // two columns read one after the other: the left column's headings come before the right column's
+    const headings = blocks.flatMap((block) => (block.kind === 'heading' ? [inlineText(block.content)] : []));
+    expect(headings.indexOf('3. The Fundamental Theorem of Calculus')).toBeGreaterThan(headings.indexOf("1. Euler's Identity"));
+    expect(headings.indexOf('2. Pythagorean Theorem')).toBeGreaterThan(headings.indexOf('3. The Fundamental Theorem of Calculus'));
+  });
+});

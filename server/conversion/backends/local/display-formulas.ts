@@ -20,7 +20,7 @@ export type FormulaArea = { x: number; right: number; top: number; bottom: numbe
 const BAR_THICKNESS = 1.5;
 
 /** Big operators whose limits TeX sets over and under them in a display. */
-const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂]/u;
+const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂∫∬∭∮]/u;
 /** Operator names TeX sets limits under in a display, as big operators (lim over n → ∞, max over x). */
 const LIMIT_NAME = /(?<!\p{L})(?:lim|max|min|sup|inf)(?!\p{L})/u;
 
@@ -48,6 +48,7 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
       fonts: [...new Set(members.flatMap((member) => member.fonts ?? [member.font]))],
       text,
       runs: [{ text }],
+      lines: [...new Set(members.map((member) => member.y))],
     };
     merged.push(segment);
     areas.set(segment, { x: area.x, right: area.right, top: area.top, bottom: area.bottom });
