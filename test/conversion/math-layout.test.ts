@@ -495,3 +495,37 @@ describe('integrals whose limits stand on lines of their own', () => {
     expect(headings.indexOf('2. Pythagorean Theorem')).toBeGreaterThan(headings.indexOf('3. The Fundamental Theorem of Calculus'));
   });
 });
+
+describe('display lines aligned at their equals sign', () => {
+  const SIZE = 11;
+  const small = SIZE * SCRIPT_SIZE;
+
+  it('reads consecutive display lines whose = stand one under another as one aligned formula', async () => {
+    const drawn: DrawnGlyph[] = [];
+    const bytes = await drawPdf((doc) => {
+      const m = new MathSetter(doc);
+      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
+      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
+      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const bin = (text: string) => m.row(0.22 * SIZE, n(text), 0.22 * SIZE);
+      const equals = m.row(0.28 * SIZE, n('='), 0.28 * SIZE);
+      prose('Squaring a sum term by term and collecting the like terms, one line at a time, gives', 90);
+      const left = m.row(n('('), v('a'), bin('+'), n('1'), m.scripts(n(')'), SIZE, n('2', small)));
+      // each line's = at the same x: TeX's align puts the left sides flush right against it
+      const at = 230;
+      left.draw(doc, at - left.width, 130, drawn);
+      m.row(equals, n('('), v('a'), bin('+'), n('1'), n(')'), n('('), v('a'), bin('+'), n('1'), n(')')).draw(doc, at, 130, drawn);
+      m.row(equals, m.scripts(v('a'), SIZE, n('2', small)), bin('+'), n('2'), v('a'), bin('+'), n('1')).draw(doc, at, 150, drawn);
+      prose('which every student of algebra has written out by hand at least once, and most of them twice.', 180);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+
+    const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.map((block) => (block.kind === 'formula' ? block.tex : undefined))).toEqual([
+      '\\begin{aligned}(a+1)^{2}&=(a+1)(a+1)\\\\&=a^{2}+2a+1\\end{aligned}',
+    ]);
+    const onPage = drawn.flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '')).map(normalise);
+    const rendered = katexSymbols(formulas[0]!.kind === 'formula' ? formulas[0]!.tex! : '').map((entry) => entry.char);
+    expect([...rendered].sort()).toEqual([...onPage].sort());
+  });
+});

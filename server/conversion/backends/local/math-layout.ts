@@ -551,6 +551,7 @@ export async function readFormulaTex(
     if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
     return styles.get(font)!;
   };
+  const lines = new Map<Block, FormulaLine>();
   for (const block of blocks) {
     const anchor = anchors.get(block);
     if (block.kind !== 'formula' || !anchor) continue;
@@ -585,8 +586,66 @@ export async function readFormulaTex(
     const glyphs = near.filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9).flatMap(glyphOf);
     const tex = layoutToTex(glyphs);
     // KaTeX cannot read it: the TeX from the text stays
-    if (tex && readable(tex)) block.tex = tex;
+    if (tex && readable(tex)) {
+      block.tex = tex;
+      const line = glyphs.filter((glyph) => glyph.size >= size * SCRIPT_SIZE && Math.abs(glyph.y - baseline) <= size * OFF_BASELINE);
+      const equals = line.filter((glyph) => glyph.text === '=').sort((a, b) => a.x - b.x)[0];
+      if (equals) lines.set(block, { equals: equals.x, baseline: equals.y, size, tex });
+    }
   }
+  alignRows(blocks, lines, readable);
+}
+
+type FormulaLine = { equals: number; baseline: number; size: number; tex: string };
+
+/**
+ * Display formulas on consecutive lines whose first = stand one under
+ * another are one aligned formula (TeX's align: each line's left side set
+ * flush right against its =, a continued line's left side empty): one
+ * block, \begin{aligned}…&=…\\&=…\end{aligned}, which a screen reader reads as
+ * one derivation rather than a formula and a stray "= …". `lines` holds
+ * the single-line formulas whose TeX was read from their glyphs, with where
+ * their first = stands.
+ */
+function alignRows(blocks: Block[], lines: Map<Block, FormulaLine>, readable: (tex: string) => boolean): void {
+  for (let index = 0; index < blocks.length; index++) {
+    const first = blocks[index]!;
+    const head = lines.get(first);
+    if (first.kind !== 'formula' || !head) continue;
+    const rows = [head];
+    let next = index + 1;
+    for (; next < blocks.length; next++) {
+      const row = lines.get(blocks[next]!);
+      const above = rows.at(-1)!;
+      // the next line down, at most a display line's pitch under, its = within a tenth of an em of the others'
+      const gap = above.baseline - (row?.baseline ?? Number.NaN);
+      if (!row || !(gap > 0 && gap <= above.size * 2.5) || Math.abs(row.equals - head.equals) > Math.max(1, head.size * 0.1)) break;
+      rows.push(row);
+    }
+    if (rows.length < 2) continue;
+    const split = rows.map((row) => splitAtEquals(row.tex));
+    if (split.some((parts) => parts === undefined)) continue;
+    const tex = `\\begin{aligned}${split.map((parts) => `${parts![0]}&=${parts![1]}`).join('\\\\')}\\end{aligned}`;
+    if (!readable(tex)) continue;
+    const merged = blocks.slice(index, next);
+    first.text = merged.map((block) => (block.kind === 'formula' ? block.text : '')).join(' ');
+    first.tex = tex;
+    blocks.splice(index + 1, next - index - 1);
+  }
+}
+
+/** A formula's TeX parted at its first = outside braces: the left side and the right. */
+function splitAtEquals(tex: string): [string, string] | undefined {
+  let depth = 0;
+  for (const [at, char] of [...tex].entries()) {
+    if (char === '{') depth++;
+    else if (char === '}') depth--;
+    else if (char === '=' && depth === 0) {
+      const chars = [...tex];
+      return [chars.slice(0, at).join(''), chars.slice(at + 1).join('')];
+    }
+  }
+  return undefined;
 }
 
 /**
