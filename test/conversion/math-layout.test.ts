@@ -176,6 +176,32 @@ describe('scripts and limits from where each glyph is drawn', () => {
     );
   });
 
+  it('reads a small line under an operator name (lim, max, arg max) as its limit, not as a script of its first letter', () => {
+    const upright = (text: string, x: number, width: number) => glyph(text, x, 100, 10, width, false);
+    const lim = [upright('l', 5, 2.8), upright('i', 7.8, 2.8), upright('m', 10.6, 8.3)];
+    // n → ∞ centred under "lim", wider than it: it starts left of the name
+    const tendsToInfinity = [glyph('n', 3, 93, 7, 4.2), glyph('→', 7.2, 93, 7, 7, false), glyph('∞', 14.2, 93, 7, 7, false)];
+    const xSubN = [glyph('x', 23, 100), glyph('n', 28.7, 98.5, 7, 4.2)];
+    expect(layoutToTex([...lim, ...tendsToInfinity, ...xSubN, glyph('=', 35, 100, 10, 7.8, false), glyph('0', 45, 100, 10, 5, false)])).toBe(
+      '\\lim_{n\\to\\infty}x_{n}=0',
+    );
+    // a limit narrower than the name, under its middle letter
+    const max = [upright('m', 0, 8.3), upright('a', 8.3, 5), upright('x', 13.3, 5.3)];
+    expect(
+      layoutToTex([
+        ...max,
+        glyph('x', 8.5, 93, 7, 4),
+        glyph('f', 21, 100),
+        glyph('(', 26, 100, 10, 4, false),
+        glyph('x', 30, 100),
+        glyph(')', 36, 100, 10, 4, false),
+      ]),
+    ).toBe('\\max_{x}f(x)');
+    // two words a thin space apart make one name, its limit under the gap between them
+    const argmax = [upright('a', 0, 5), upright('r', 5, 3.9), upright('g', 8.9, 5), upright('m', 15.6, 8.3), upright('a', 23.9, 5), upright('x', 28.9, 5.3)];
+    expect(layoutToTex([...argmax, glyph('θ', 12, 93, 7, 3.5), glyph('L', 37, 100)])).toBe('\\operatorname*{arg\\,max}_{\\theta}L');
+  });
+
   it("reads a negation slash of no width drawn in one run with the relation it strikes (pdfTeX's \\notin)", async () => {
     const { pages } = await convertLocally(negationPdf(), { ocr: false });
     const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
@@ -370,5 +396,136 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
     expect(layoutToTex([glyph('b', 1, 91), glyph('+', 9, 91)], [{ x1: 0, x2: 8, y: 100 }])).toBe('b+');
     // pdfTeX's negation slash is a zero-width glyph that extracts as "6" over the relation it negates
     expect(layoutToTex([glyph('a', 0, 50), { ...glyph('6', 8, 50), width: 0 }, glyph('=', 8, 50), glyph('0', 16, 50)])).toBe('a\\neq0');
+  });
+});
+
+describe('limits under operator names on a page', () => {
+  const SIZE = 11;
+  const small = SIZE * SCRIPT_SIZE;
+
+  it('reads lim and max with a small line under them as the name and its limit, as KaTeX draws them', async () => {
+    const drawn: DrawnGlyph[][] = [];
+    const bytes = await drawPdf((doc) => {
+      const m = new MathSetter(doc);
+      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
+      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
+      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
+      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const display = (box: ReturnType<MathSetter['row']>, y: number) => {
+        const glyphs: DrawnGlyph[] = [];
+        drawn.push(glyphs);
+        return drawDisplay(doc, box, 300, y, glyphs) + 22;
+      };
+      prose('A sequence converges to zero when its terms come as close to zero as one likes, which is written', 90);
+      let y = display(
+        m.row(
+          m.limits(n('lim'), SIZE, undefined, m.row(v('n', small), n('→', small), n('∞', small))),
+          0.17 * SIZE,
+          m.scripts(v('x'), SIZE, undefined, v('n', small)),
+          rel('='),
+          n('0'),
+        ),
+        124,
+      );
+      prose('and the largest value a function takes on a closed interval is its maximum, written as', y);
+      y = display(m.row(m.limits(n('max'), SIZE, undefined, v('x', small)), 0.17 * SIZE, v('f'), n('('), v('x'), n(')'), rel('='), n('1')), y + 30);
+      prose('where the variable under the name runs over the whole interval, from one end to the other.', y);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+    const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.map((block) => (block.kind === 'formula' ? block.tex : undefined))).toEqual(['\\lim_{n\\to\\infty}x_{n}=0', '\\max_{x}f(x)=1']);
+    formulas.forEach((formula, index) => {
+      const onPage = drawn[index]!.flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '')).map(normalise);
+      // KaTeX puts an invisible function application (U+2061) after an operator name, which draws nothing
+      const rendered = katexSymbols(formula.kind === 'formula' ? formula.tex! : '')
+        .map((entry) => entry.char)
+        .filter((char) => char !== '\u2061');
+      expect([...rendered].sort()).toEqual([...onPage].sort());
+    });
+  });
+});
+
+describe('integrals whose limits stand on lines of their own', () => {
+  const SIZE = 11;
+  const small = SIZE * SCRIPT_SIZE;
+
+  it('reads a display integral with its limits over and under it as one formula', async () => {
+    const drawn: DrawnGlyph[] = [];
+    const bytes = await drawPdf((doc) => {
+      const m = new MathSetter(doc);
+      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
+      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
+      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
+      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      prose('The area under the graph of a function between two points is its integral between them, here', 90);
+      const end = drawDisplay(
+        doc,
+        m.row(
+          m.limits(m.text('∫', 'size2', SIZE), SIZE, n('1', small), n('0', small)),
+          0.17 * SIZE,
+          v('f'),
+          n('('),
+          v('x'),
+          n(')'),
+          v('d'),
+          v('x'),
+          rel('='),
+          n('1'),
+        ),
+        300,
+        130,
+        drawn,
+      );
+      prose('which is the whole of the area, since the function is a density and adds up to one over the line.', end + 22);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+    const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.map((block) => (block.kind === 'formula' ? block.tex : undefined))).toEqual(['\\int_{0}^{1}f(x)dx=1']);
+    expect(pages[0]!.blocks.map((block) => block.kind)).toEqual(['paragraph', 'formula', 'paragraph']);
+  });
+
+  it("keeps a page's columns when an integral's limits join its line (math-equations-katex: the limits had propped up a sparse column)", async () => {
+    const { pages } = await convertLocally(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'math-equations-katex.pdf'))), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    const formulas = blocks.flatMap((block) => (block.kind === 'formula' ? [block.tex] : []));
+    expect(formulas).toContain('\\int_{a}^{b}f(x)dx=F(b)-F(a)');
+    // two columns read one after the other: the left column's headings come before the right column's
+    const headings = blocks.flatMap((block) => (block.kind === 'heading' ? [inlineText(block.content)] : []));
+    expect(headings.indexOf('3. The Fundamental Theorem of Calculus')).toBeGreaterThan(headings.indexOf("1. Euler's Identity"));
+    expect(headings.indexOf('2. Pythagorean Theorem')).toBeGreaterThan(headings.indexOf('3. The Fundamental Theorem of Calculus'));
+  });
+});
+
+describe('display lines aligned at their equals sign', () => {
+  const SIZE = 11;
+  const small = SIZE * SCRIPT_SIZE;
+
+  it('reads consecutive display lines whose = stand one under another as one aligned formula', async () => {
+    const drawn: DrawnGlyph[] = [];
+    const bytes = await drawPdf((doc) => {
+      const m = new MathSetter(doc);
+      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
+      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
+      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const bin = (text: string) => m.row(0.22 * SIZE, n(text), 0.22 * SIZE);
+      const equals = m.row(0.28 * SIZE, n('='), 0.28 * SIZE);
+      prose('Squaring a sum term by term and collecting the like terms, one line at a time, gives', 90);
+      const left = m.row(n('('), v('a'), bin('+'), n('1'), m.scripts(n(')'), SIZE, n('2', small)));
+      // each line's = at the same x: TeX's align puts the left sides flush right against it
+      const at = 230;
+      left.draw(doc, at - left.width, 130, drawn);
+      m.row(equals, n('('), v('a'), bin('+'), n('1'), n(')'), n('('), v('a'), bin('+'), n('1'), n(')')).draw(doc, at, 130, drawn);
+      m.row(equals, m.scripts(v('a'), SIZE, n('2', small)), bin('+'), n('2'), v('a'), bin('+'), n('1')).draw(doc, at, 150, drawn);
+      prose('which every student of algebra has written out by hand at least once, and most of them twice.', 180);
+    });
+    const { pages } = await convertLocally(bytes, { ocr: false });
+
+    const formulas = pages[0]!.blocks.filter((block) => block.kind === 'formula');
+    expect(formulas.map((block) => (block.kind === 'formula' ? block.tex : undefined))).toEqual([
+      '\\begin{aligned}(a+1)^{2}&=(a+1)(a+1)\\\\&=a^{2}+2a+1\\end{aligned}',
+    ]);
+    const onPage = drawn.flatMap((glyph) => [...glyph.text].filter((char) => char.trim() !== '')).map(normalise);
+    const rendered = katexSymbols(formulas[0]!.kind === 'formula' ? formulas[0]!.tex! : '').map((entry) => entry.char);
+    expect([...rendered].sort()).toEqual([...onPage].sort());
   });
 });

@@ -240,6 +240,8 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   const forgotten = items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
   if (countWords(forgotten.map((item) => item.text).join(' ')) >= 3) {
     const extra = layoutPage(buildSegments(forgotten, input.linkAreas), { page: pageNumber, pageWidth: view.x1 - view.x0, pageHeight: view.y1 - view.y0 });
+    // its formulas (a display over several lines has no TeX from its text) are read from their glyphs, placed by their runs' widths
+    await readFormulaTex(page, extra.blocks, extra.anchors, forgotten, []);
     blocks.push(...extra.blocks);
     warnings.push(`page ${pageNumber}: some text is not in the structure tree; it was placed after the tagged content`);
   }

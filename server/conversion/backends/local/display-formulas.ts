@@ -20,13 +20,15 @@ export type FormulaArea = { x: number; right: number; top: number; bottom: numbe
 const BAR_THICKNESS = 1.5;
 
 /** Big operators whose limits TeX sets over and under them in a display. */
-const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂]/u;
+const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂∫∬∭∮]/u;
+/** Operator names TeX sets limits under in a display, as big operators (lim over n → ∞, max over x). */
+const LIMIT_NAME = /(?<!\p{L})(?:lim|max|min|sup|inf)(?!\p{L})/u;
 
 /** Segments that a formula's pieces are, taken out of the flow and put back as one segment each, with the area it covers. */
 export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Segment[]; areas: Map<Segment, FormulaArea> } {
   const areas = new Map<Segment, FormulaArea>();
   const bars = rules.filter((rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS);
-  const operators = flow.filter((segment) => BIG_OPERATOR.test(segment.text) && !hasWords(segment.text));
+  const operators = flow.filter((segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && !hasWords(segment.text));
   if (bars.length === 0 && operators.length === 0) return { flow, areas };
   const taken = new Set<Segment>();
   const merged: Segment[] = [];
@@ -46,6 +48,7 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
       fonts: [...new Set(members.flatMap((member) => member.fonts ?? [member.font]))],
       text,
       runs: [{ text }],
+      lines: [...new Set(members.map((member) => member.y))],
     };
     merged.push(segment);
     areas.set(segment, { x: area.x, right: area.right, top: area.top, bottom: area.bottom });
@@ -90,7 +93,8 @@ function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<S
     taken,
   );
   // an operator with nothing beside it to sum is a lone symbol, not a display formula we can read
-  const summand = (segment: Segment) => segment.size >= size * 0.85 && (segment !== operator || segment.text.replace(BIG_OPERATOR, '').trim() !== '');
+  const summand = (segment: Segment) =>
+    segment.size >= size * 0.85 && (segment !== operator || segment.text.replace(BIG_OPERATOR, '').replace(LIMIT_NAME, '').trim() !== '');
   return area && [...area.members].some(summand) ? area : undefined;
 }
 

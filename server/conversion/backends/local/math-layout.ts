@@ -169,8 +169,27 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   atoms.sort((a, b) => a.x - b.x);
   // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
+  const names = limitNames(atoms, size);
+  const nameLimits = new Map<Glyph[], { y: number; right: number }>();
   for (const group of scriptGroups(small.filter((entry) => !inStacks.has(entry)))) {
     const first = group[0]!;
+    const groupRight = Math.max(...group.map((glyph) => glyph.right));
+    // a line under an operator name that takes limits (lim, max) is its limit: centred under the name, it may start
+    // left of it or under any of its letters, and a limit wider than TeX's script spacing goes on past it
+    const named =
+      first.y < baseline - size * STACKED
+        ? names.find((name) => {
+            const limit = nameLimits.get(name);
+            if (limit && Math.abs(limit.y - first.y) <= first.size * 0.1 && first.x - limit.right <= size * 0.5 && first.x >= limit.right - 0.5) return true;
+            return first.x < name.at(-1)!.right && groupRight > name[0]!.x;
+          })
+        : undefined;
+    if (named) {
+      const last = atoms.find((atom) => atom.base === named.at(-1))!;
+      last.sub.push(...group);
+      nameLimits.set(named, { y: first.y, right: Math.max(groupRight, nameLimits.get(named)?.right ?? groupRight) });
+      continue;
+    }
     const owner =
       atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && first.x >= atom.x - size * 0.5 && first.x <= atom.right + size * 0.8) ??
       [...atoms].reverse().find((atom) => atom.x <= first.x + size * 0.1);
@@ -185,7 +204,7 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   const parts: string[] = [];
   let word: Glyph[] = [];
   const flushWord = () => {
-    if (word.length > 0) parts.push(wordTex(word));
+    if (word.length > 0) parts.push(wordTex(word, size));
     word = [];
   };
   for (const [index, atom] of atoms.entries()) {
@@ -196,11 +215,12 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
       // upright letters next to each other are one name ("Ann", "sin"); a gap ends it, and so does a script, which
       // is the whole name's (cos² is \cos^{2}, not co s²)
       const previous = word.at(-1);
-      if (previous && glyph.x - previous.right > size * NAME_GAP) flushWord();
+      const oneName = names.some((name) => previous && name.includes(previous) && name.includes(glyph));
+      if (previous && glyph.x - previous.right > size * NAME_GAP && !oneName) flushWord();
       word.push(glyph);
       const next = atoms[index + 1]?.base;
       if (scripts !== '') {
-        parts.push(`${wordTex(word)}${scripts}`);
+        parts.push(`${wordTex(word, size)}${scripts}`);
         word = [];
       } else if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold) flushWord();
       continue;
@@ -402,7 +422,65 @@ function glyphTex(glyph: Glyph): string | undefined {
   return undefined;
 }
 
-function wordTex(word: Glyph[]): string {
+/** Operator names TeX sets limits under in display, as their words are spelled (two words a thin space apart). */
+const LIMIT_NAMES: Record<string, string> = {
+  lim: '\\lim',
+  max: '\\max',
+  min: '\\min',
+  sup: '\\sup',
+  inf: '\\inf',
+  det: '\\det',
+  gcd: '\\gcd',
+  Pr: '\\Pr',
+  'lim sup': '\\limsup',
+  'lim inf': '\\liminf',
+  'arg max': '\\operatorname*{arg\\,max}',
+  'arg min': '\\operatorname*{arg\\,min}',
+};
+/** Between the words of one name TeX puts a thin space; a wider gap is a word of its own. */
+const NAME_WORD_GAP = 0.3;
+
+/** The words of a name, split where a gap wider than kerning stands between letters. */
+function nameWords(word: Glyph[], size: number): string {
+  return word.map((glyph, index) => (index > 0 && glyph.x - word[index - 1]!.right > size * NAME_GAP ? ' ' : '') + glyph.text).join('');
+}
+
+/**
+ * Runs of upright letters (with no other atom between) that spell an
+ * operator name taking limits, one or two words: the glyphs of each.
+ */
+function limitNames(atoms: Atom[], size: number): Glyph[][] {
+  const names: Glyph[][] = [];
+  let run: Glyph[] = [];
+  const flush = () => {
+    // a run may hold a name and more ("lim" then "x" set upright): the longest name the run starts with
+    for (let end = run.length; end > 0; end--) {
+      const part = run.slice(0, end);
+      if (LIMIT_NAMES[nameWords(part, size)] !== undefined && (end === run.length || run[end]!.x - run[end - 1]!.right > size * NAME_GAP)) {
+        names.push(part);
+        break;
+      }
+    }
+    run = [];
+  };
+  for (const atom of atoms) {
+    const glyph = atom.base;
+    const upright = glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold;
+    if (!upright) {
+      flush();
+      continue;
+    }
+    const previous = run.at(-1);
+    if (previous && glyph.x - previous.right > size * NAME_WORD_GAP) flush();
+    run.push(glyph);
+  }
+  flush();
+  return names;
+}
+
+function wordTex(word: Glyph[], size: number): string {
+  const limitName = LIMIT_NAMES[nameWords(word, size)];
+  if (limitName !== undefined) return limitName;
   const name = word.map((glyph) => glyph.text).join('');
   if (name.length === 1) return name;
   return FUNCTIONS.has(name) ? `\\${name}` : `\\operatorname{${name}}`;
@@ -473,6 +551,7 @@ export async function readFormulaTex(
     if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
     return styles.get(font)!;
   };
+  const lines = new Map<Block, FormulaLine>();
   for (const block of blocks) {
     const anchor = anchors.get(block);
     if (block.kind !== 'formula' || !anchor) continue;
@@ -507,8 +586,66 @@ export async function readFormulaTex(
     const glyphs = near.filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9).flatMap(glyphOf);
     const tex = layoutToTex(glyphs);
     // KaTeX cannot read it: the TeX from the text stays
-    if (tex && readable(tex)) block.tex = tex;
+    if (tex && readable(tex)) {
+      block.tex = tex;
+      const line = glyphs.filter((glyph) => glyph.size >= size * SCRIPT_SIZE && Math.abs(glyph.y - baseline) <= size * OFF_BASELINE);
+      const equals = line.filter((glyph) => glyph.text === '=').sort((a, b) => a.x - b.x)[0];
+      if (equals) lines.set(block, { equals: equals.x, baseline: equals.y, size, tex });
+    }
   }
+  alignRows(blocks, lines, readable);
+}
+
+type FormulaLine = { equals: number; baseline: number; size: number; tex: string };
+
+/**
+ * Display formulas on consecutive lines whose first = stand one under
+ * another are one aligned formula (TeX's align: each line's left side set
+ * flush right against its =, a continued line's left side empty): one
+ * block, \begin{aligned}…&=…\\&=…\end{aligned}, which a screen reader reads as
+ * one derivation rather than a formula and a stray "= …". `lines` holds
+ * the single-line formulas whose TeX was read from their glyphs, with where
+ * their first = stands.
+ */
+function alignRows(blocks: Block[], lines: Map<Block, FormulaLine>, readable: (tex: string) => boolean): void {
+  for (let index = 0; index < blocks.length; index++) {
+    const first = blocks[index]!;
+    const head = lines.get(first);
+    if (first.kind !== 'formula' || !head) continue;
+    const rows = [head];
+    let next = index + 1;
+    for (; next < blocks.length; next++) {
+      const row = lines.get(blocks[next]!);
+      const above = rows.at(-1)!;
+      // the next line down, at most a display line's pitch under, its = within a tenth of an em of the others'
+      const gap = above.baseline - (row?.baseline ?? Number.NaN);
+      if (!row || !(gap > 0 && gap <= above.size * 2.5) || Math.abs(row.equals - head.equals) > Math.max(1, head.size * 0.1)) break;
+      rows.push(row);
+    }
+    if (rows.length < 2) continue;
+    const split = rows.map((row) => splitAtEquals(row.tex));
+    if (split.some((parts) => parts === undefined)) continue;
+    const tex = `\\begin{aligned}${split.map((parts) => `${parts![0]}&=${parts![1]}`).join('\\\\')}\\end{aligned}`;
+    if (!readable(tex)) continue;
+    const merged = blocks.slice(index, next);
+    first.text = merged.map((block) => (block.kind === 'formula' ? block.text : '')).join(' ');
+    first.tex = tex;
+    blocks.splice(index + 1, next - index - 1);
+  }
+}
+
+/** A formula's TeX parted at its first = outside braces: the left side and the right. */
+function splitAtEquals(tex: string): [string, string] | undefined {
+  let depth = 0;
+  for (const [at, char] of [...tex].entries()) {
+    if (char === '{') depth++;
+    else if (char === '}') depth--;
+    else if (char === '=' && depth === 0) {
+      const chars = [...tex];
+      return [chars.slice(0, at).join(''), chars.slice(at + 1).join('')];
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -228,14 +228,16 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
     const row = tableRows.get(rowKey(segment));
     tableRows.set(rowKey(segment), row ? { x: Math.min(row.x, segment.x), right: Math.max(row.right, segment.right) } : { x: segment.x, right: segment.right });
   }
-  const spans: { x: number; right: number }[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
-  const find = (list: { x: number; right: number }[]) => {
+  const spans: { x: number; right: number; lines?: number[] }[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
+  // a display formula gathered from several lines counts as those lines, as it did before it was gathered
+  const count = (list: { lines?: number[] }[]) => list.reduce((sum, span) => sum + Math.max(1, span.lines?.length ?? 1), 0);
+  const find = (list: { x: number; right: number; lines?: number[] }[]) => {
     let found: number | undefined;
     let bestCrossing = Infinity;
     for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
       const crossing = list.filter((span) => span.x < x - 1 && span.right > x + 1).length;
-      const leftCount = list.filter((span) => span.right <= x + 1).length;
-      const rightCount = list.filter((span) => span.x >= x - 1).length;
+      const leftCount = count(list.filter((span) => span.right <= x + 1));
+      const rightCount = count(list.filter((span) => span.x >= x - 1));
       if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
         bestCrossing = crossing;
         found = x;
@@ -265,7 +267,10 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
  * do (one line, then a row's height of nothing).
  */
 function dense(side: Segment[]): boolean {
-  const rows = [...rowsOf(side).keys()].sort((a, b) => b - a);
+  // a display formula over several lines stands where its lines stood (a limit's, a numerator's): the column's
+  // rhythm is theirs, not a formula's height of nothing
+  const lines = side.flatMap((segment) => (segment.lines ?? []).map(Math.round));
+  const rows = [...new Set([...rowsOf(side).keys(), ...lines])].sort((a, b) => b - a);
   const gaps = rows.slice(1).map((y, index) => rows[index]! - y);
   return gaps.length === 0 || median(gaps) <= bodySize(side) * 2.5;
 }

@@ -11,7 +11,19 @@ import type { TextItem } from './text-layer.ts';
  */
 
 /** `fonts`: every font its text is set in (a line wholly bold, or bold only in part); `font` is that of most of it. */
-export type Segment = { x: number; right: number; y: number; size: number; font: string; text: string; runs: Run[]; fonts?: string[]; rotated?: boolean };
+export type Segment = {
+  x: number;
+  right: number;
+  y: number;
+  size: number;
+  font: string;
+  text: string;
+  runs: Run[];
+  fonts?: string[];
+  rotated?: boolean;
+  /** a display formula gathered from several lines (limits, numerator, denominator): their baselines */
+  lines?: number[];
+};
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
 export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
