@@ -225,18 +225,31 @@ describe('page pool', () => {
   });
 
   // a stand-in worker that signs each page with its thread id and dies on the page given in the URL's hash
-  const signingWorker = (dieOn: number) =>
-    new URL(
+  /**
+   * A stand-in page worker that signs each page it converts with its thread id: it dies on page `dieOn`,
+   * answers after `delay` ms (a JavaScript expression over `message`) or at once, and, with `inspects`,
+   * answers an inspection with its thread id as page 1's label.
+   */
+  const pageWorker = ({ dieOn, delay, inspects = false }: { dieOn?: number; delay?: string; inspects?: boolean }) => {
+    const answer = `parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
+        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
+        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } })`;
+    const inspection = `if (message.type === 'inspect') {
+        parentPort.postMessage({ type: 'inspect', id: message.id, result: { meta: { pageCount: 1, tagged: false }, labels: [[1, String(threadId)]] } });
+        return;
+      }`;
+    return new URL(
       `data:text/javascript,${encodeURIComponent(`
     import { parentPort, threadId } from 'node:worker_threads';
     parentPort.on('message', (message) => {
+      ${inspects ? inspection : ''}
       if (message.type !== 'page') return;
-      if (message.page === ${dieOn}) process.exit(3);
-      parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
-        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
-        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } });
+      ${dieOn === undefined ? '' : `if (message.page === ${dieOn}) process.exit(3);`}
+      ${delay === undefined ? answer : `setTimeout(() => ${answer}, ${delay})`};
     });`)}`,
     );
+  };
+  const signingWorker = (dieOn: number) => pageWorker({ dieOn });
 
   it('fails an audit whose worker dies, so the engine can audit in its own thread instead', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
@@ -268,18 +281,8 @@ describe('page pool', () => {
     }
   });
 
-  // a stand-in worker that answers page 100 only after the given delay, and signs pages with its thread id
-  const slowPageWorker = (delayMs: number) =>
-    new URL(
-      `data:text/javascript,${encodeURIComponent(`
-    import { parentPort, threadId } from 'node:worker_threads';
-    parentPort.on('message', (message) => {
-      if (message.type !== 'page') return;
-      setTimeout(() => parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
-        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
-        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } }), message.page === 100 ? ${delayMs} : 0);
-    });`)}`,
-    );
+  // answers page 100 only after the given delay
+  const slowPageWorker = (delayMs: number) => pageWorker({ delay: `message.page === 100 ? ${delayMs} : 0` });
 
   it('runs a second document on the worker the first leaves free, instead of after it', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
@@ -301,17 +304,8 @@ describe('page pool', () => {
     }
   });
 
-  // a stand-in worker that takes a few milliseconds a page, so lanes of two runs interleave, and signs pages with its thread id
-  const steadyWorker = new URL(
-    `data:text/javascript,${encodeURIComponent(`
-    import { parentPort, threadId } from 'node:worker_threads';
-    parentPort.on('message', (message) => {
-      if (message.type !== 'page') return;
-      setTimeout(() => parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
-        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
-        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } }), 5);
-    });`)}`,
-  );
+  // takes a few milliseconds a page, so lanes of two runs interleave
+  const steadyWorker = pageWorker({ delay: '5' });
 
   it("gives a short document started after a long one a worker at the long one's next chunk boundary, not after its last page", async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
@@ -353,21 +347,8 @@ describe('page pool', () => {
     }
   });
 
-  // a stand-in worker that answers page 100 late, signs pages with its thread id, and answers an inspection with its thread id as page 1's label
-  const inspectingWorker = new URL(
-    `data:text/javascript,${encodeURIComponent(`
-    import { parentPort, threadId } from 'node:worker_threads';
-    parentPort.on('message', (message) => {
-      if (message.type === 'inspect') {
-        parentPort.postMessage({ type: 'inspect', id: message.id, result: { meta: { pageCount: 1, tagged: false }, labels: [[1, String(threadId)]] } });
-        return;
-      }
-      if (message.type !== 'page') return;
-      setTimeout(() => parentPort.postMessage({ type: 'page', docId: message.docId, page: message.page, result: {
-        page: message.page, label: String(threadId), backend: 'local', classification: 'standard', reasons: [], blocks: [],
-        warnings: [], textLayerWords: 0, ocr: false, timings: { ms: 0 }, costUsd: 0 } }), message.page === 100 ? 200 : 0);
-    });`)}`,
-  );
+  // answers page 100 late
+  const inspectingWorker = pageWorker({ delay: 'message.page === 100 ? 200 : 0', inspects: true });
 
   it('inspects a new document on an idle worker, not on the first worker while it converts pages', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');

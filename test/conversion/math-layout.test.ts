@@ -10,7 +10,7 @@ import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { convertLocally, drawPdf, inlineText } from '../helpers/local-pages.ts';
-import { type DrawnGlyph, drawDisplay, MathSetter, negationPdf, SCRIPT_SIZE } from '../helpers/math-pages.ts';
+import { type DrawnGlyph, drawDisplay, type MathSetter, mathKit, negationPdf, SCRIPT_SIZE } from '../helpers/math-pages.ts';
 
 /**
  * Formulas read from glyph positions and fonts, checked the way a reader
@@ -256,13 +256,7 @@ describe('display formulas over several lines (fraction bars, nested fractions, 
 
   beforeAll(async () => {
     const bytes = await drawPdf((doc) => {
-      const m = new MathSetter(doc);
-      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
-      // TeX's spacing: thick space around relations, medium around binary operators
-      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
-      const bin = (text: string) => m.row(0.22 * SIZE, m.text(text, 'main', SIZE), 0.22 * SIZE);
-      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
-      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const { m, prose, rel, bin, v, n } = mathKit(doc, SIZE);
       const display = (box: ReturnType<MathSetter['row']>, y: number) => {
         const glyphs: DrawnGlyph[] = [];
         drawn.push(glyphs);
@@ -406,11 +400,7 @@ describe('limits under operator names on a page', () => {
   it('reads lim and max with a small line under them as the name and its limit, as KaTeX draws them', async () => {
     const drawn: DrawnGlyph[][] = [];
     const bytes = await drawPdf((doc) => {
-      const m = new MathSetter(doc);
-      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
-      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
-      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
-      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const { m, prose, rel, v, n } = mathKit(doc, SIZE);
       const display = (box: ReturnType<MathSetter['row']>, y: number) => {
         const glyphs: DrawnGlyph[] = [];
         drawn.push(glyphs);
@@ -452,11 +442,7 @@ describe('integrals whose limits stand on lines of their own', () => {
   it('reads a display integral with its limits over and under it as one formula', async () => {
     const drawn: DrawnGlyph[] = [];
     const bytes = await drawPdf((doc) => {
-      const m = new MathSetter(doc);
-      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
-      const rel = (text: string) => m.row(0.28 * SIZE, m.text(text, 'main', SIZE), 0.28 * SIZE);
-      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
-      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
+      const { m, prose, rel, v, n } = mathKit(doc, SIZE);
       prose('The area under the graph of a function between two points is its integral between them, here', 90);
       const end = drawDisplay(
         doc,
@@ -503,11 +489,7 @@ describe('display lines aligned at their equals sign', () => {
   it('reads consecutive display lines whose = stand one under another as one aligned formula', async () => {
     const drawn: DrawnGlyph[] = [];
     const bytes = await drawPdf((doc) => {
-      const m = new MathSetter(doc);
-      const prose = (text: string, y: number) => doc.font('Times-Roman').fontSize(SIZE).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false });
-      const v = (text: string, size = SIZE) => m.text(text, 'math', size);
-      const n = (text: string, size = SIZE) => m.text(text, 'main', size);
-      const bin = (text: string) => m.row(0.22 * SIZE, n(text), 0.22 * SIZE);
+      const { m, prose, v, n, bin } = mathKit(doc, SIZE);
       const equals = m.row(0.28 * SIZE, n('='), 0.28 * SIZE);
       prose('Squaring a sum term by term and collecting the like terms, one line at a time, gives', 90);
       const left = m.row(n('('), v('a'), bin('+'), n('1'), m.scripts(n(')'), SIZE, n('2', small)));

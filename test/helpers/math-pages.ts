@@ -155,6 +155,23 @@ export function drawDisplay(doc: Doc, box: MathBox, centre: number, baseline: nu
 export { SCRIPT as SCRIPT_SIZE };
 
 /**
+ * The pieces a test page is set with at one body size: prose lines in Times, math italic and upright
+ * glyphs, and TeX's spacing (a thick space around relations, a medium one around binary operators).
+ */
+export function mathKit(doc: Doc, size: number) {
+  const m = new MathSetter(doc);
+  const n = (text: string, at = size) => m.text(text, 'main', at);
+  return {
+    m,
+    prose: (text: string, y: number) => doc.font('Times-Roman').fontSize(size).text(text, 72, y, { baseline: 'alphabetic', lineBreak: false }),
+    rel: (text: string) => m.row(0.28 * size, n(text), 0.28 * size),
+    bin: (text: string) => m.row(0.22 * size, n(text), 0.22 * size),
+    v: (text: string, at = size) => m.text(text, 'math', at),
+    n,
+  };
+}
+
+/**
  * A page as pdfTeX sets "a ∉ B": the negation slash a glyph of no advance
  * (it extracts as "6") drawn in the same font as the ∈ it strikes, so the
  * text layer has them in one run. A Type 3 font, written out by hand, is the

@@ -314,13 +314,13 @@ export function createPagePool(options: { size: number; workerUrl?: URL; externa
     const want = Math.min(size, pages.length);
     const lanes = new Set<Promise<void>>();
     const startLanes = () => {
-      const wanted = Math.min(want, fairShare()) - share.held;
+      const limit = Math.min(want, fairShare());
       const free = () => slots.filter((candidate) => !candidate.busy && !candidate.dead);
-      while (free().length < wanted && slots.length < size) spawn();
+      while (free().length < limit - share.held && slots.length < size) spawn();
       // a worker that has this document open first: another would parse it again, and keep it open beside its own
       const hasItOpen = (slot: Slot) => (slot.open.includes(id) ? 0 : 1);
       for (const slot of free().sort((a, b) => hasItOpen(a) - hasItOpen(b))) {
-        if (share.held >= Math.min(want, fairShare()) || !claimable()) return;
+        if (share.held >= limit || !claimable()) return;
         slot.busy = true;
         share.held++;
         const running: Promise<void> = lane(slot)

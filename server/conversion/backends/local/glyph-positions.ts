@@ -37,6 +37,9 @@ type TextState = {
   rise: number;
 };
 
+/** pdf.js passes a matrix as an array or a typed array, depending on the operator and version. */
+const isNumbers = (value: unknown): value is ArrayLike<number> => Array.isArray(value) || ArrayBuffer.isView(value);
+
 type GlyphArg = { unicode?: string; width?: number; isSpace?: boolean } | number | null;
 
 /**
@@ -88,7 +91,7 @@ export function readGlyphPositions(list: OperatorList, fontMatrixOf: (font: stri
         break;
       case OPS.paintFormXObjectBegin:
         stack.push({ ...state });
-        if (Array.isArray(args?.[0]) || ArrayBuffer.isView(args?.[0])) state.ctm = multiply(Array.from(args![0] as ArrayLike<number>) as Matrix, state.ctm);
+        if (isNumbers(args?.[0])) state.ctm = multiply(Array.from(args[0]) as Matrix, state.ctm);
         break;
       case OPS.paintFormXObjectEnd:
         state = stack.pop() ?? state;
@@ -120,7 +123,7 @@ export function readGlyphPositions(list: OperatorList, fontMatrixOf: (font: stri
         state.rise = args![0] as number;
         break;
       case OPS.setTextMatrix:
-        textMatrix = Array.from((Array.isArray(args?.[0]) || ArrayBuffer.isView(args?.[0]) ? args[0] : args) as ArrayLike<number>) as Matrix;
+        textMatrix = Array.from((isNumbers(args?.[0]) ? args[0] : args) as ArrayLike<number>) as Matrix;
         lineMatrix = textMatrix;
         break;
       case OPS.moveText:
@@ -139,14 +142,8 @@ export function readGlyphPositions(list: OperatorList, fontMatrixOf: (font: stri
         if (scale === undefined || state.fontMatrix[1] !== 0 || state.fontSize === 0) break;
         const toPage = multiply(textMatrix, state.ctm);
         const size = Math.hypot(toPage[0], toPage[1]) * Math.abs(state.fontSize);
-        // along the line only: a turned or mirrored run's glyphs are not placed (a negative size mirrors)
-        if (Math.abs(toPage[1]) > 1e-6 * Math.abs(toPage[0]) || toPage[0] <= 0 || state.fontSize < 0) {
-          let advance = 0;
-          for (const glyph of glyphs)
-            advance += typeof glyph === 'number' ? -glyph * state.fontSize * 0.001 : glyph ? (glyph.width ?? 0) * scale * state.fontSize : 0;
-          textMatrix = multiply([1, 0, 0, 1, advance * state.hScale, 0], textMatrix);
-          break;
-        }
+        // along the line only: a turned or mirrored run's glyphs are not placed (a negative size mirrors), but still advance the line
+        const placed = Math.abs(toPage[1]) <= 1e-6 * Math.abs(toPage[0]) && toPage[0] > 0 && state.fontSize > 0;
         let x = 0;
         for (const glyph of glyphs) {
           if (typeof glyph === 'number') {
@@ -157,14 +154,15 @@ export function readGlyphPositions(list: OperatorList, fontMatrixOf: (font: stri
           const spacing = (glyph.isSpace ? state.wordSpacing : 0) + state.charSpacing;
           const advance = (glyph.width ?? 0) * scale * state.fontSize;
           const origin = x * state.hScale;
-          out.push({
-            text: glyph.unicode ?? '',
-            x: toPage[0] * origin + toPage[2] * state.rise + toPage[4],
-            y: toPage[1] * origin + toPage[3] * state.rise + toPage[5],
-            width: advance * state.hScale * toPage[0],
-            size,
-            font: state.font,
-          });
+          if (placed)
+            out.push({
+              text: glyph.unicode ?? '',
+              x: toPage[0] * origin + toPage[2] * state.rise + toPage[4],
+              y: toPage[1] * origin + toPage[3] * state.rise + toPage[5],
+              width: advance * state.hScale * toPage[0],
+              size,
+              font: state.font,
+            });
           x += advance + spacing;
         }
         textMatrix = multiply([1, 0, 0, 1, x * state.hScale, 0], textMatrix);

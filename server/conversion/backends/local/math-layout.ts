@@ -557,14 +557,14 @@ export async function readFormulaTex(
     if (block.kind !== 'formula' || !anchor) continue;
     // each glyph where it is drawn when the operator list says so; else the run's width shared among its glyphs
     const glyphOf = (item: TextItem): MathGlyph[] =>
-      placedGlyphs(item, drawn)?.map((glyph) => ({
+      (placedGlyphs(item, drawn) ?? [item]).map((glyph) => ({
         text: glyph.text,
         x: glyph.x,
         y: glyph.y,
         width: glyph.width,
         size: item.size,
         ...styleOf(glyph.font),
-      })) ?? [{ text: item.text, x: item.x, y: item.y, width: item.width, size: item.size, ...styleOf(item.font) }];
+      }));
     if (anchor.bottom !== undefined) {
       // a formula over several lines: every glyph and bar in its area
       const { x, right, top, bottom } = { ...anchor, bottom: anchor.bottom };

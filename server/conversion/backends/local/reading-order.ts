@@ -228,10 +228,11 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
     const row = tableRows.get(rowKey(segment));
     tableRows.set(rowKey(segment), row ? { x: Math.min(row.x, segment.x), right: Math.max(row.right, segment.right) } : { x: segment.x, right: segment.right });
   }
-  const spans: { x: number; right: number; lines?: number[] }[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
+  type Span = { x: number; right: number; lines?: number[] };
+  const spans: Span[] = [...segments.filter((segment) => !tableCells.has(segment)), ...tableRows.values()];
   // a display formula gathered from several lines counts as those lines, as it did before it was gathered
-  const count = (list: { lines?: number[] }[]) => list.reduce((sum, span) => sum + Math.max(1, span.lines?.length ?? 1), 0);
-  const find = (list: { x: number; right: number; lines?: number[] }[]) => {
+  const count = (list: Span[]) => list.reduce((sum, span) => sum + Math.max(1, span.lines?.length ?? 1), 0);
+  const find = (list: Span[]) => {
     let found: number | undefined;
     let bestCrossing = Infinity;
     for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {

@@ -51,6 +51,11 @@ function shiftLetters(word: string, k: number): string {
   return word.replace(/[a-z]/g, (letter) => String.fromCharCode(97 + ((letter.charCodeAt(0) - 97 + k + 26) % 26)));
 }
 
+/** The share of common words the words have once their letters are moved back by each shift a lying map is tried for, nearest first. */
+function sharesByShift(words: string[]): { k: number; share: number }[] {
+  return [1, -1, 2, -2, 3, -3].map((k) => ({ k, share: stopShare(words.map((word) => shiftLetters(word, k))) }));
+}
+
 /**
  * A text layer of valid letters that is not language: a font whose Unicode
  * map is shifted ("sgd Rbhdmbd ne KZmftZfd" for "the Science of Language").
@@ -77,9 +82,7 @@ function judgeLanguage(text: string): 'language' | 'not' | undefined {
   if (long.length < MIN_JUDGED_WORDS) return judgeShortRun(words);
   const share = stopShare(words);
   if (share >= STOP_SHARE_NONE) return 'language';
-  for (const k of [1, -1, 2, -2, 3, -3]) {
-    if (stopShare(words.map((word) => shiftLetters(word, k))) >= STOP_SHARE_TEXT) return 'not';
-  }
+  if (sharesByShift(words).some(({ share }) => share >= STOP_SHARE_TEXT)) return 'not';
   // units and abbreviations ("kHz", "dBm", "std") are short: vowels are judged on words of four letters or more
   const longer = words.filter((word) => word.length >= 4);
   if (longer.length < MIN_JUDGED_WORDS / 2) return 'language';
@@ -97,11 +100,7 @@ function judgeLanguage(text: string): 'language' | 'not' | undefined {
 function judgeShortRun(words: string[]): 'not' | undefined {
   if (words.length < 3 || !words.some((word) => word.length >= 4 && !/[aeiouyà-öø-ÿ]/.test(word))) return undefined;
   const asRead = stopShare(words);
-  for (const k of [1, -1, 2, -2, 3, -3]) {
-    const share = stopShare(words.map((word) => shiftLetters(word, k)));
-    if (share * words.length >= 2 && share >= 0.25 && share >= asRead * 2) return 'not';
-  }
-  return undefined;
+  return sharesByShift(words).some(({ share }) => share * words.length >= 2 && share >= 0.25 && share >= asRead * 2) ? 'not' : undefined;
 }
 
 /** The shift (places along the alphabet) that turns the text into language, as the shift test finds it; undefined when none does. */
@@ -110,10 +109,7 @@ function shiftToLanguage(text: string): number | undefined {
   if (words.length < 3) return undefined;
   const asRead = stopShare(words);
   let best: { k: number; share: number } | undefined;
-  for (const k of [1, -1, 2, -2, 3, -3]) {
-    const share = stopShare(words.map((word) => shiftLetters(word, k)));
-    if (share > asRead * 2 && share > (best?.share ?? 0)) best = { k, share };
-  }
+  for (const shifted of sharesByShift(words)) if (shifted.share > asRead * 2 && shifted.share > (best?.share ?? 0)) best = shifted;
   return best?.k;
 }
 
