@@ -164,14 +164,17 @@ describe('POST /api/files/import', () => {
 
   it('with convert: true, starts the conversion with the credits held', async () => {
     await makePaid(app, 'importer@example.com', 50);
-    const file = await imported(origin.url('/docs/annual%20report.pdf'), { convert: true });
-    expect(file.status).not.toBe('failed');
+    const started = await importUrl(origin.url('/docs/annual%20report.pdf'), { convert: true });
+    expect(started.status, JSON.stringify(started.body)).toBe(200);
+    // the file is `uploaded` only for the moment between its import and its conversion's start: waiting for the
+    // file to leave `processing` caught that moment or waited out the conversion, which no worker runs here
     const job = await until(
-      () => jobState(app, file.id),
+      () => jobState(app, started.body.id as string),
       (state) => state !== null,
       30_000,
       'the conversion job',
     );
+    expect(job!.fileStatus).not.toBe('failed');
     expect(job!.holdStatus).not.toBeNull();
   });
 
