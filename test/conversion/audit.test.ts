@@ -45,6 +45,21 @@ describe('audit', () => {
     expect(audit.violations.find((v) => v.rule === 'folio-heading-order')?.count).toBe(2);
   });
 
+  it('audits documents given at once in turn, each as if alone: nothing of one is found in the next', async () => {
+    const bad = `<!DOCTYPE html><html lang="en"><head><title>Bad</title></head><body><main><h1>Bad</h1>
+<img src="data:image/png;base64,${PNG_BASE64}"><p><a href="https://example.org/"></a></p></main></body></html>`;
+    const bare = '<!DOCTYPE html><html><head></head><body><main><h2>x</h2><h4>y</h4></main></body></html>';
+    const good = '<!DOCTYPE html><html lang="fr"><head><title>Bon</title></head><body><main><h1>Bon</h1><p>Texte.</p></main></body></html>';
+    const alone = [];
+    for (const html of [bad, bare, good]) alone.push(await auditHtml(html));
+    const together = await Promise.all([bad, bare, good, bad].map((html) => auditHtml(html)));
+    const rules = (audit: { violations: { rule: string; count: number; targets: string[] }[] }) =>
+      audit.violations.map(({ rule, count, targets }) => ({ rule, count, targets }));
+    expect(together.map(rules)).toEqual([...alone, alone[0]!].map(rules));
+    expect(together[2]!.wcagStatus).toBe('passed');
+    expect(together[3]!.violations.map((v) => v.rule)).not.toContain('html-has-lang');
+  });
+
   it('fails a converted document with an undescribed figure and a table without headers, and reports the warnings', async () => {
     const bad: ConvertedDocument = {
       meta: { title: 'Bad', lang: 'en', pageCount: 1, tagged: false, sourceName: 'bad.pdf' },

@@ -7,16 +7,35 @@ import { JSDOM, VirtualConsole } from 'jsdom';
 import { AUDIT_SLICE_CHARS, withoutImageBytes } from './slices.ts';
 
 const require = createRequire(import.meta.url);
-let axeScript: Script | undefined;
-/** axe-core's 500 kB of source, compiled once per thread and run in each slice's window, not parsed again per window. */
-function loadAxe(): Script {
-  axeScript ??= new Script(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'), { filename: 'axe.min.js' });
-  return axeScript;
+
+/**
+ * One jsdom window per thread, with axe-core evaluated in it once, audits every slice in turn: each
+ * slice's document is parsed apart and its root swapped in. A fresh window and axe per slice cost
+ * 15-25 ms to build and 10-20 ms to evaluate axe, and axe then ran cold each time (its functions are
+ * new in every window, so V8 optimised none of them): 20 corpus documents audited in 1.43-1.94 s
+ * fresh and 0.46-0.82 s in one window, with the same violations, targets, incomplete and passed rules.
+ */
+type AuditWindow = { dom: JSDOM; window: AxeWindow; uses: number };
+let auditWindow: AuditWindow | undefined;
+/** A window is rebuilt after this many slices, so nothing a long-lived worker's audits leave in it can pile up. */
+const WINDOW_USES = 200;
+/** axe refuses a second run while one is going in its window: slices of all audits in this thread take turns. */
+let windowTurn: Promise<unknown> = Promise.resolve();
+
+function openAuditWindow(): AuditWindow {
+  if (auditWindow && auditWindow.uses < WINDOW_USES) return auditWindow;
+  auditWindow?.dom.window.close();
+  // A silent console: the document's own CSS may use features jsdom cannot parse.
+  const dom = new JSDOM('<!DOCTYPE html><html><head></head><body></body></html>', { runScripts: 'outside-only', virtualConsole: new VirtualConsole() });
+  // axe-core's 500 kB of source, read and compiled once for the window
+  new Script(readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8'), { filename: 'axe.min.js' }).runInContext(dom.getInternalVMContext());
+  auditWindow = { dom, window: dom.window as unknown as AxeWindow, uses: 0 };
+  return auditWindow;
 }
 
-/** Compiles axe-core ahead of the first audit (a worker warming up while pages still convert). */
+/** Builds the audit window ahead of the first audit (a worker warming up while pages still convert). */
 export function prepareAudit(): void {
-  loadAxe();
+  openAuditWindow();
 }
 
 export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] as const;
@@ -60,7 +79,7 @@ export type AuditResult = {
 type AxeNode = { target: unknown[] };
 type AxeRule = { id: string; impact?: string | null; help: string; helpUrl: string; tags: string[]; nodes: AxeNode[] };
 type AxeResults = { violations: AxeRule[]; incomplete: AxeRule[]; passes: AxeRule[] };
-type AxeWindow = Window & { axe: { run: (context: unknown, options: unknown) => Promise<AxeResults>; version: string } };
+type AxeWindow = Window & { DOMParser: typeof DOMParser; axe: { run: (context: unknown, options: unknown) => Promise<AxeResults>; version: string } };
 
 function wcagCriteria(tags: string[]): string[] {
   return tags
@@ -184,14 +203,22 @@ const DOCUMENT_RULES = [
 
 type SliceResult = { violations: AuditFinding[]; incomplete: Map<string, number>; passes: number; version: string };
 
-async function auditSlice(html: string, state: SliceState, slice: { first: boolean; last: boolean; shellHeadings: number }): Promise<SliceResult> {
-  // A silent console: the document's own CSS may use features jsdom cannot parse.
-  const dom = new JSDOM(html, { runScripts: 'outside-only', virtualConsole: new VirtualConsole() });
+function auditSlice(html: string, state: SliceState, slice: { first: boolean; last: boolean; shellHeadings: number }): Promise<SliceResult> {
+  const turn = windowTurn.then(() => auditInWindow(html, state, slice));
+  windowTurn = turn.catch(() => undefined);
+  return turn;
+}
+
+async function auditInWindow(html: string, state: SliceState, slice: { first: boolean; last: boolean; shellHeadings: number }): Promise<SliceResult> {
+  const audit = openAuditWindow();
+  audit.uses++;
+  const { window } = audit;
+  const document = window.document;
+  const parsed = new window.DOMParser().parseFromString(html, 'text/html');
+  document.replaceChild(document.adoptNode(parsed.documentElement), document.documentElement);
   try {
-    const window = dom.window as unknown as AxeWindow;
-    loadAxe().runInContext(dom.getInternalVMContext());
     const off = [...DISABLED_RULES.map((d) => d.rule), ...(slice.first ? [] : DOCUMENT_RULES)];
-    const results = await window.axe.run(window.document, {
+    const results = await window.axe.run(document, {
       runOnly: { type: 'tag', values: [...AXE_TAGS] },
       rules: Object.fromEntries(off.map((rule) => [rule, { enabled: false }])),
       resultTypes: ['violations', 'incomplete'],
@@ -207,7 +234,7 @@ async function auditSlice(html: string, state: SliceState, slice: { first: boole
       count: v.nodes.length,
       targets: v.nodes.slice(0, 5).map((n) => n.target.map(String).join(' ')),
     }));
-    violations.push(...folioChecks(window.document, state, slice));
+    violations.push(...folioChecks(document, state, slice));
     return {
       violations,
       incomplete: new Map(results.incomplete.map((i) => [i.id, i.nodes.length])),
@@ -215,7 +242,8 @@ async function auditSlice(html: string, state: SliceState, slice: { first: boole
       version: window.axe.version,
     };
   } finally {
-    dom.window.close();
+    // the slice's nodes go with it; the window stays for the next
+    document.documentElement.replaceChildren();
   }
 }
 
