@@ -1,9 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { deflateSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeRgbPng, PNG_SIGNATURE, pngChunk } from '../../server/conversion/backends/local/png.ts';
 import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
 import type { Block, ConvertedDocument } from '../../server/conversion/model.ts';
 import { fullDocument, page } from './render-fixture.ts';
@@ -127,6 +129,48 @@ describe('tagged PDF renderer', () => {
     // The running header is drawn on every page but, as an artifact, only the H1 carries the title in the tree.
     expect(text.split('Long one').length - 1).toBeGreaterThan(5);
     expect(struct.split('"Long one"').length - 1).toBe(1);
+  });
+
+  it.skipIf(!poppler)('figure pictures keep every pixel: RGB and grey PNGs embedded as they are, one with alpha through pdfkit', async () => {
+    const width = 5;
+    const height = 3;
+    const rgba = new Uint8Array(width * height * 4).map((_, i) => (i % 4 === 3 ? 255 : (i * 37) % 256));
+    const grey = Buffer.from(Array.from({ length: width * height }, (_, i) => (i * 53) % 256));
+    const png = (colourType: number, channels: number, pixels: Uint8Array) => {
+      const rows = Buffer.concat(
+        Array.from({ length: height }, (_, y) => Buffer.concat([Buffer.from([0]), pixels.subarray(y * width * channels, (y + 1) * width * channels)])),
+      );
+      const header = Buffer.from([0, 0, 0, width, 0, 0, 0, height, 8, colourType, 0, 0, 0]);
+      return Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]);
+    };
+    const figure = (bytes: Buffer, alt: string): Block => ({
+      kind: 'figure',
+      page: 1,
+      image: { mime: 'image/png', base64: bytes.toString('base64'), width, height },
+      alt,
+      decorative: false,
+      needsAlt: false,
+    });
+    const doc: ConvertedDocument = {
+      meta: { title: 'Pictures', lang: 'en', pageCount: 1, tagged: false, sourceName: 'pictures.pdf' },
+      pages: [page(1, [figure(encodeRgbPng(rgba, width, height), 'colour'), figure(png(0, 1, grey), 'grey'), figure(png(6, 4, rgba), 'with alpha')])],
+    };
+    const file = await write('pictures.pdf', await renderTaggedPdf(doc));
+    const prefix = path.join(dir, 'pictures');
+    await run('pdfimages', [file, prefix]);
+    const netpbm = async (name: string) => {
+      const bytes = await readFile(`${prefix}-${name}`);
+      // P6 or P5, width, height, maxval, each followed by one whitespace byte, then the samples
+      const header = /^(P[56])\s+(\d+)\s+(\d+)\s+255\s/.exec(bytes.toString('latin1', 0, 40))!;
+      return { kind: header[1], size: [Number(header[2]), Number(header[3])], samples: bytes.subarray(header[0].length) };
+    };
+    const rgb = Buffer.from(rgba.filter((_, i) => i % 4 !== 3));
+    expect(await netpbm('000.ppm')).toEqual({ kind: 'P6', size: [width, height], samples: rgb });
+    // pdfimages writes grey pictures as RGB too
+    expect(await netpbm('001.ppm')).toEqual({ kind: 'P6', size: [width, height], samples: Buffer.from([...grey].flatMap((v) => [v, v, v])) });
+    // the alpha channel is split into a soft mask beside the colour
+    expect(await netpbm('002.ppm')).toEqual({ kind: 'P6', size: [width, height], samples: rgb });
+    expect((await netpbm('003.ppm')).samples).toEqual(Buffer.alloc(width * height * 3, 255));
   });
 
   it('never throws on hostile content: CJK, Arabic, control characters, broken images, huge tables, odd levels', async () => {

@@ -6,6 +6,7 @@ import type { Block, ConvertedDocument, DocumentMeta, Inline, ListBlock, PageRes
 import { blocksText } from '../page-content.ts';
 import { createPreparer, documentTitle, headingLevels, documentPages, outlineOf } from './html.ts';
 import { FONTS, needsActualText, needsScriptLayout, shareFaces } from './pdf-fonts.ts';
+import { pdfImage } from './pdf-images.ts';
 import { ScriptText, type StyledRun } from './pdf-layout.ts';
 import { cleanText, inlineText, isRtl, validLang } from './text.ts';
 
@@ -424,7 +425,7 @@ class PdfWriter {
       const h = Math.max(1, block.image.height || 150);
       const scale = Math.min(1, this.width / w, 320 / h);
       try {
-        doc.image(bytes, MARGIN, doc.y, { width: w * scale, height: h * scale });
+        doc.image(pdfImage(bytes, `Figure${this.figureCount}`) as Buffer, MARGIN, doc.y, { width: w * scale, height: h * scale });
         doc.y += h * scale + 6;
       } catch {
         // Undecodable image bytes: keep the structure, skip the picture.
