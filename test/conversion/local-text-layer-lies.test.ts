@@ -144,6 +144,21 @@ describe('text layers that are not language', () => {
     expect(page!.warnings.join('\n')).toMatch(/text layer of 1 font\(s\) is not language .* recognised by OCR/);
   });
 
+  it('reads the lying runs in the language OCR finds, not the one guessed from the lying letters', { timeout: 60_000 }, async () => {
+    // the facts read the shifted letters of ACL's first pages as Portuguese: OCR starts in it, finds English and reads again
+    const doc = await openPdf(await twoColumnPage(true));
+    try {
+      const result = await convertLocalPage(doc, 1, { docLang: 'pt', tagged: false });
+      expect(result.lang).toBe('en');
+      expect(result.ocr).toBe(true);
+      const found = new Set(words(blocksText(result.blocks)));
+      const expected = words([...LEFT, ...RIGHT].join(' '));
+      expect(expected.filter((word) => found.has(word)).length / expected.length).toBeGreaterThanOrEqual(0.9);
+    } finally {
+      await doc.loadingTask.destroy();
+    }
+  });
+
   /** The paper page (a title under a logo, a hyphenated column) converted once for the tests on it. */
   let paper: ReturnType<typeof convertLocally> | undefined;
   const paperPage = () => (paper ??= twoColumnPage(true, false, true).then((bytes) => convertLocally(bytes, { name: 'paper.pdf' })));

@@ -330,12 +330,24 @@ export async function ocrWords(
 ): Promise<{ words: OcrWord[]; confidence: number; lang: string; page: PageReading } | undefined> {
   if (page.rotate % 360 !== 0) return undefined;
   const known = languageOf(doc);
-  const lang = (await known.declared) ?? known.lastRead ?? docLang;
+  const declared = await known.declared;
+  // the language the facts found may be the lying layer's own (shifted English letters read as Portuguese)
+  let lang = declared ?? known.lastRead ?? docLang;
   const { png, width, ink } = await renderPagePng(page);
   const share = ink();
   if (share === 0) return { words: [], confidence: 0, lang, page: { image: png, ink: share } };
-  const worker = await recogniser(codeFor(lang));
-  const { data } = await worker.recognize(png, {}, { text: true, blocks: true });
+  const recognise = async (language: string) => (await (await recogniser(codeFor(language))).recognize(png, {}, { text: true, blocks: true })).data;
+  let data = await recognise(lang);
+  // as ocrPage does: the words read say which language they are in, and that language's data reads them again
+  if (!declared && data.confidence >= LOW_CONFIDENCE) {
+    const detected = detectLanguage(data.text, lang);
+    if (codeFor(detected) !== codeFor(lang)) {
+      const retry = await recognise(detected);
+      if (retry.confidence >= data.confidence - LANGUAGE_MARGIN) data = retry;
+    }
+    lang = detected;
+    known.lastRead = detected;
+  }
   const [vx0 = 0, , vx1 = 612, vy1 = 792] = page.view;
   const scale = width / (vx1 - vx0);
   const words: OcrWord[] = [];
