@@ -221,6 +221,35 @@ describe('headings set in bold at the body size', () => {
     const headings = pages[0]!.blocks.filter((block) => block.kind === 'heading').map((block) => (block.kind === 'heading' ? inlineText(block.content) : ''));
     expect(headings).toEqual(['Conclusion']);
   });
+  it("reads a paper's authors and affiliations, set large between its title and its abstract, as text; a page without an abstract keeps its headings", async () => {
+    const BODY = 'Language models are trained on text gathered from the web, and what that text holds decides what they learn and repeat.';
+    const paper = (abstract: boolean) => (doc: Doc) => {
+      doc.font('Helvetica-Bold').fontSize(18).text('Reading Printed Pages with Open Tools', 72, 72, { lineBreak: false });
+      doc.fontSize(12).text('Ada Lovelace*, Grace Hopper\u2020 and Alan Turing', 72, 110, { lineBreak: false });
+      doc.text('Edsger Dijkstra\u2021', 72, 128, { lineBreak: false });
+      doc.font('Helvetica').fontSize(12).text('University of Somewhere, Institute for Things', 72, 150, { lineBreak: false });
+      if (abstract) doc.font('Helvetica-Bold').fontSize(12).text('Abstract', 72, 190, { lineBreak: false });
+      doc.font('Helvetica').fontSize(10);
+      for (let line = 0; line < 6; line++) doc.text(BODY.slice(0, 90), 72, 212 + line * 13, { lineBreak: false });
+      doc
+        .font('Helvetica-Bold')
+        .fontSize(12)
+        .text(abstract ? '1 Introduction' : 'Methods', 72, 310, { lineBreak: false });
+      doc.font('Helvetica').fontSize(10);
+      for (let line = 0; line < 6; line++) doc.text(BODY.slice(0, 90), 72, 332 + line * 13, { lineBreak: false });
+    };
+    const headingsOf = (blocks: Block[]) => blocks.flatMap((block) => (block.kind === 'heading' ? [inlineText(block.content).trim()] : []));
+    const { pages } = await convertLocally(await drawPdf(paper(true)), { ocr: false });
+    expect(headingsOf(pages[0]!.blocks)).toEqual(['Reading Printed Pages with Open Tools', 'Abstract', '1 Introduction']);
+    const text = pages[0]!.blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : '')).join('\n');
+    expect(text).toContain('Ada Lovelace*, Grace Hopper');
+    expect(text).toContain('University of Somewhere');
+    // without an abstract or a first section to end the front matter, nothing says the large lines are a byline
+    const { pages: plain } = await convertLocally(await drawPdf(paper(false)), { ocr: false });
+    const plainHeadings = headingsOf(plain[0]!.blocks);
+    expect(plainHeadings).toContain('Methods');
+    expect(plainHeadings.some((heading) => heading.startsWith('Ada Lovelace'))).toBe(true);
+  });
 });
 
 describe('lists', () => {

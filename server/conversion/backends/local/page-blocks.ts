@@ -97,6 +97,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     return below > gapFor(Math.max(segment.size, next.size)) || below < 0 || !nextBold;
   };
   const styleOf = (segment: Segment) => ({ size: Math.round(segment.size * 2) / 2, bold: context.boldFonts.has(segment.font) });
+  const byline = page === 1 ? frontMatter(ordered, looksLikeHeading) : new Set<Segment>();
 
   const blocks: Block[] = [];
   const anchors = new Map<Block, BlockAnchor>();
@@ -216,9 +217,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       // a paragraph break is a gap clearly wider than the column's usual line pitch (Korean reports set lines 1.7 apart)
       const lineGap = gapFor(size);
       const isHeading =
-        (looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body)) ||
-        numberedHeading(segment, gap, lineGap) ||
-        styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor);
+        !byline.has(segment) &&
+        ((looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body)) ||
+          numberedHeading(segment, gap, lineGap) ||
+          styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor));
       if (isHeading) {
         flushParagraph();
         flushList();
@@ -309,6 +311,28 @@ type ParagraphLines = { first: Segment; last: Segment; text: string; columnLeft:
  * (a first-line indent opens a paragraph). Notes, tables and captions between
  * stay where they are (besideFlow).
  */
+/** The line that opens a paper's abstract or first section: "Abstract", "Abstract—We…", "1 Introduction", "Background". */
+const FRONT_MATTER_END = /^(?:\d\.?\s+)?(?:abstract|summary|background|introduction|keywords|key\s*words|résumé|resumen|zusammenfassung)\s*(?:[—–:.-]|$)/i;
+
+/**
+ * A paper's byline and affiliations: on its first page, the lines between its title (the largest heading-sized
+ * text) and the line that opens its abstract or first section. They are set large or bold like headings (dolma's
+ * first page made nine author lines and its affiliations h1, a medical article its authors h2), but they are not
+ * the paper's sections, which a screen reader's list of headings is for. A page with no such opening line has no
+ * front matter: a page of headings alone keeps them all.
+ */
+function frontMatter(ordered: Segment[][], headingSized: (segment: Segment) => boolean): Set<Segment> {
+  const lines = ordered.flat();
+  const end = lines.findIndex((segment) => FRONT_MATTER_END.test(segment.text.trim()));
+  const candidates = lines.slice(0, Math.max(end, 0)).filter(headingSized);
+  if (candidates.length === 0) return new Set();
+  const largest = Math.max(...candidates.map((segment) => segment.size));
+  let after = lines.indexOf(candidates.find((segment) => segment.size === largest)!) + 1;
+  // a title wrapped over lines keeps its size
+  while (after < end && Math.abs(lines[after]!.size - largest) < 0.5) after++;
+  return new Set(lines.slice(after, end).filter((segment) => segment.size < largest - 0.5));
+}
+
 function joinAcrossColumns(blocks: Block[], columnStarts: number[], lines: Map<Block, ParagraphLines>, body: number): Block[] {
   const out: Block[] = [];
   for (const [index, start] of columnStarts.entries()) {
