@@ -24,12 +24,15 @@ const files =
       );
 
 // one spelling per symbol: the page and KaTeX draw some symbols with different code points
-const SAME = { '−': '-', '–': '-', '·': '⋅', ϵ: 'ε', '∶': ':', '′': "'", '″': "''", '∣': '|', '〈': '⟨', '〉': '⟩', '∥': '‖', '◦': '∘' };
+const SAME = { '⟶': '→', '⟹': '⇒', '−': '-', '–': '-', '·': '⋅', ϵ: 'ε', '∶': ':', '′': "'", '″': "''", '∣': '|', '〈': '⟨', '〉': '⟩', '∥': '‖', '◦': '∘' };
 const normalise = (text) =>
   [...text.normalize('NFKC')]
     .map((char) => SAME[char] ?? char)
     .join('')
-    .replace(/\s|[\u200b\u2061-\u2064]/g, '');
+    .replace(/\s|[\u200b\u2061-\u2064]/g, '')
+    // a long arrow is drawn as shaft pieces and a head on the page, as one stretched arrow by KaTeX
+    .replace(/-+→/g, '→')
+    .replace(/=+⇒/g, '⇒');
 
 /** The symbols KaTeX draws for a TeX string: its MathML's leaves, and √ for each root. */
 function drawnSymbols(tex) {

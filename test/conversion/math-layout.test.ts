@@ -156,17 +156,27 @@ describe('scripts and limits from where each glyph is drawn', () => {
     expect(layoutToTex(sum)).toBe('\\sum_{i=1}^{n}a');
   });
 
-  it('reads small glyphs side by side as one script, even where they stand over several atoms (text over a long arrow)', () => {
-    const arrow = [
-      glyph('=', 0, 100, 10, 7.8, false),
-      glyph('=', 5, 100, 10, 7.8, false),
-      glyph('⇒', 10, 100, 10, 10, false),
-      glyph('a', 2, 107, 7, 3.7),
-      glyph('b', 5.7, 107, 7, 3),
-      glyph('c', 8.7, 107, 7, 3),
-      glyph('x', 22, 100),
-    ];
-    expect(layoutToTex(arrow)).toBe('=^{abc}=\\Rightarrow x');
+  it('reads "====⇒" and "−−−→" drawn long as one arrow, the small lines over and under it as its labels', () => {
+    const shaft = (text: string, from: number, count: number) => Array.from({ length: count }, (_, i) => glyph(text, from + i * 5, 100, 10, 7.8, false));
+    const label = (text: string, x: number, y: number) => [...text].map((char, i) => glyph(char, x + i * 3.2, y, 7, 3.2));
+    // "abc" over a long ⇒: its glyphs stand over several shaft pieces, and are one label
+    const over = [...shaft('=', 0, 2), glyph('⇒', 10, 100, 10, 10, false), ...label('abc', 2, 107), glyph('x', 22, 100)];
+    expect(layoutToTex(over)).toBe('\\xRightarrow{abc}x');
+    // "n → ∞" under a long →, and the same arrow bare
+    const under = [glyph('a', -8, 100), ...shaft('−', 0, 3), glyph('→', 15, 100, 10, 10, false), ...label('n', 6, 94), glyph('b', 28, 100)];
+    expect(layoutToTex(under)).toBe('a\\xrightarrow[n]{}b');
+    expect(layoutToTex([glyph('a', -8, 100), ...shaft('−', 0, 3), glyph('→', 15, 100, 10, 10, false), glyph('b', 28, 100)])).toBe('a\\longrightarrow b');
+    // an "=" apart from the arrow is an equals sign still
+    expect(
+      layoutToTex([glyph('a', 0, 100), glyph('=', 8, 100, 10, 7.8, false), glyph('b', 20, 100), glyph('⇒', 30, 100, 10, 10, false), glyph('c', 44, 100)]),
+    ).toBe('a=b\\Rightarrow c');
+    for (const tex of ['\\xRightarrow{abc}x', 'a\\xrightarrow[n]{}b']) expect(() => katex.renderToString(tex, { throwOnError: true })).not.toThrow();
+  });
+
+  it('reads a ∼ set over an = as ≅ (pdfTeX draws \\cong so)', () => {
+    expect(layoutToTex([glyph('S', 0, 100), glyph('∼', 10, 102.5, 10, 7.8, false), glyph('=', 10, 100, 10, 7.8, false), glyph('T', 22, 100)])).toBe(
+      'S\\cong T',
+    );
   });
 
   it("gives an upright name's script to the whole name", () => {

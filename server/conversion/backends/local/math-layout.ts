@@ -79,6 +79,19 @@ export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | 
     relation.text = NEGATED[relation.text]!;
     glyphs.splice(index, 1);
   }
+  // and \cong as a ∼ set over an =
+  for (let index = glyphs.length - 1; index >= 0; index--) {
+    const tilde = glyphs[index]!;
+    if (tilde.text !== '∼') continue;
+    const centre = (glyph: Glyph) => (glyph.x + glyph.right) / 2;
+    const equals = glyphs.find(
+      (glyph) =>
+        glyph.text === '=' && Math.abs(centre(glyph) - centre(tilde)) < tilde.size * 0.3 && tilde.y - glyph.y >= 0 && tilde.y - glyph.y < tilde.size * 0.6,
+    );
+    if (!equals) continue;
+    equals.text = '≅';
+    glyphs.splice(index, 1);
+  }
   if (glyphs.length === 0) return undefined;
   const tex = row(glyphs, bars, bars.length > 0);
   return tex?.replace(/\s+/g, ' ').trim() || undefined;
@@ -97,7 +110,38 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
   return { size, baseline };
 }
 
-type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[] };
+type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; arrow?: boolean };
+
+/** An arrow's head, by the shaft pdfTeX draws before it to make it long (\Longrightarrow, \xrightarrow{…}). */
+const ARROW_HEADS: Record<string, { shaft: RegExp; long: string; labelled: string }> = {
+  '⇒': { shaft: /^=$/, long: '\\Longrightarrow', labelled: '\\xRightarrow' },
+  '→': { shaft: /^[−-]$/, long: '\\longrightarrow', labelled: '\\xrightarrow' },
+};
+
+/**
+ * Shaft pieces touching each other and an arrow's head ("====⇒", "−−−→") are one long arrow: one atom, which the
+ * small lines over and under it then go to as its labels, where they were scripts of single "=" before.
+ */
+function longArrows(atoms: Atom[], size: number): Atom[] {
+  const out: Atom[] = [];
+  for (const atom of atoms) {
+    const head = atom.base && ARROW_HEADS[atom.base.text];
+    let start = out.length;
+    while (head && start > 0) {
+      const piece = out[start - 1]!;
+      const next = start < out.length ? out[start]! : atom;
+      if (!piece.base || !head.shaft.test(piece.base.text) || next.x - piece.right > size * 0.15) break;
+      start--;
+    }
+    if (!head || start === out.length) {
+      out.push(atom);
+      continue;
+    }
+    const first = out.splice(start)[0]!;
+    out.push({ x: first.x, right: atom.right, tex: head.long, sup: [], sub: [], arrow: true });
+  }
+  return out;
+}
 
 /**
  * `barred`: the formula's fraction bars are known (a formula over several
@@ -167,6 +211,7 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
+  atoms.splice(0, atoms.length, ...longArrows(atoms, size));
   // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
   const names = limitNames(atoms, size);
@@ -226,6 +271,12 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
       continue;
     }
     flushWord();
+    if (atom.arrow) {
+      const arrow = arrowTex(atom, bars, barred);
+      if (arrow === undefined) return undefined;
+      parts.push(arrow);
+      continue;
+    }
     const body = glyph ? glyphTex(glyph) : atom.tex;
     if (body === undefined) return undefined;
     parts.push(`${body}${scripts}`);
@@ -406,6 +457,16 @@ function scriptsTex(atom: Atom, bars: MathBar[], barred: boolean): string | unde
     else out += `${mark}{${inner}}`;
   }
   return out;
+}
+
+/** A long arrow with its labels: \xRightarrow[under]{over}, or \Longrightarrow when it has none. */
+function arrowTex(atom: Atom, bars: MathBar[], barred: boolean): string | undefined {
+  if (atom.sup.length === 0 && atom.sub.length === 0) return atom.tex;
+  const over = row(atom.sup, bars, barred);
+  const under = row(atom.sub, bars, barred);
+  if (over === undefined || under === undefined) return undefined;
+  const labelled = Object.values(ARROW_HEADS).find((head) => head.long === atom.tex)!.labelled;
+  return `${labelled}${under ? `[${under}]` : ''}{${over}}`;
 }
 
 function glyphTex(glyph: Glyph): string | undefined {
