@@ -143,9 +143,13 @@ describe('TeX from the text of a formula', () => {
     );
   });
 
-  it('repairs the pdfTeX pieces of ↦ and long arrows', () => {
+  it('repairs the pdfTeX pieces of ↦, long arrows and struck relations', () => {
     expect(formulaToTex([{ text: 'x ' }, { text: '7' }, { text: '→ y' }])).toBe('x \\mapsto y');
     expect(formulaToTex('m −−−−→ ∞')).toBe('m \\longrightarrow \\infty');
+    // the slash over = or ∈ extracts as "6"; a 6 of the formula is a script or stands apart from the relation
+    expect(formulaToTex('A∩B 6=∅')).toBe('A\\cap B \\neq \\emptyset');
+    expect(formulaToTex('x 6∈ A')).toBe('x \\notin A');
+    expect(formulaToTex('a6 = 1')).toBe('a6 = 1');
   });
 
   it('gives no TeX for prose, for other scripts, or for text it cannot read for certain', () => {

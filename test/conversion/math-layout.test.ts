@@ -173,6 +173,12 @@ describe('scripts and limits from where each glyph is drawn', () => {
     for (const tex of ['\\xRightarrow{abc}x', 'a\\xrightarrow[n]{}b']) expect(() => katex.renderToString(tex, { throwOnError: true })).not.toThrow();
   });
 
+  it('reads the zero-width bar pdfTeX starts ↦ with (it extracts as "7") as part of the arrow', () => {
+    expect(layoutToTex([glyph('x', 0, 100), glyph('7', 8, 100, 10, 0, false), glyph('→', 8, 100, 10, 10, false), glyph('y', 21, 100)])).toBe('x\\mapsto y');
+    // a 7 with its own width is a digit
+    expect(layoutToTex([glyph('7', 0, 100, 10, 5, false), glyph('→', 8, 100, 10, 10, false), glyph('y', 21, 100)])).toBe('7\\to y');
+  });
+
   it('reads a ∼ set over an = as ≅ (pdfTeX draws \\cong so)', () => {
     expect(layoutToTex([glyph('S', 0, 100), glyph('∼', 10, 102.5, 10, 7.8, false), glyph('=', 10, 100, 10, 7.8, false), glyph('T', 22, 100)])).toBe(
       'S\\cong T',

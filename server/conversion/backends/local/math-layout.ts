@@ -64,19 +64,24 @@ function glyphsOf(items: MathGlyph[]): Glyph[] {
   return out;
 }
 
-/** pdfTeX draws a negated relation as a zero-width slash (which extracts as "6") over the relation. */
+/**
+ * pdfTeX draws a negated relation as a zero-width slash (which extracts as "6") over the relation, and \mapsto as a
+ * zero-width bar (which extracts as "7") at the start of an arrow.
+ */
 const NEGATED: Record<string, string> = { '=': '≠', '∈': '∉' };
+const STRUCK: Record<string, Record<string, string>> = { '6': NEGATED, '7': { '→': '↦' } };
 
 export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | undefined {
   const glyphs = glyphsOf(items);
   for (let index = glyphs.length - 1; index >= 0; index--) {
     const slash = glyphs[index]!;
-    if (slash.text !== '6' || slash.width > 0.01) continue;
+    const struck = STRUCK[slash.text];
+    if (!struck || slash.width > 0.01) continue;
     const relation = glyphs.find(
-      (glyph) => glyph !== slash && NEGATED[glyph.text] && Math.abs(glyph.x - slash.x) < slash.size * 0.3 && Math.abs(glyph.y - slash.y) < 1,
+      (glyph) => glyph !== slash && struck[glyph.text] && Math.abs(glyph.x - slash.x) < slash.size * 0.3 && Math.abs(glyph.y - slash.y) < 1,
     );
     if (!relation) continue;
-    relation.text = NEGATED[relation.text]!;
+    relation.text = struck[relation.text]!;
     glyphs.splice(index, 1);
   }
   // and \cong as a ∼ set over an =

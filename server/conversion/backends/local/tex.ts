@@ -374,8 +374,10 @@ function termAt(tokens: Token[], start: number): { inner: string; end: number; s
  * string; undefined when any part cannot be converted for certain.
  */
 export function formulaToTex(input: string | MathRun[]): string | undefined {
-  // pdfTeX draws ↦ as a bar glyph that extracts as "7" beside the arrow
-  // and draws long arrows from dashes and an arrow head; the pieces may come as separate runs, so plain runs merge first
+  // pdfTeX draws ↦ as a bar glyph that extracts as "7" beside the arrow, strikes a relation with a slash that extracts
+  // as "6" ("A∩B 6=∅" for A∩B≠∅: never a digit of the formula, which TeX would set apart from the relation or as a
+  // script of a letter), and draws long arrows from dashes and an arrow head; the pieces may come as separate runs, so
+  // plain runs merge first
   const merged: MathRun[] = [];
   for (const run of typeof input === 'string' ? [{ text: input }] : input) {
     const last = merged.at(-1);
@@ -386,6 +388,8 @@ export function formulaToTex(input: string | MathRun[]): string | undefined {
     ...run,
     text: run.text
       .replace(/(^|\s)7→/g, '$1↦')
+      .replace(/(^|[\s(])6=/g, '$1≠')
+      .replace(/(^|[\s(])6∈/g, '$1∉')
       .replace(/[−-]{2,}→/g, '⟶')
       .replace(/={2,}⇒/g, '⟹'),
   }));
