@@ -181,8 +181,10 @@ export function needsScriptLayout(text: string, style: FontStyle): boolean {
   return hasRtl(text) || !covers(FONTS[style], text.replace(/\n/g, ''));
 }
 
-/** pdfkit's embedded font, as far as its word layouts go: a shaped word's glyphs and positions in thousandths of the size */
-type EmbeddedFont = { layoutRun(text: string): unknown; layoutCached(text: string): unknown };
+/** A shaped word as pdfkit reads it: its glyphs, their positions in thousandths of the size, and its advance. */
+type ShapedWord = { glyphs: unknown[]; positions: unknown[]; advanceWidth: number };
+/** pdfkit's embedded font, as far as its word layouts go */
+type EmbeddedFont = { layoutRun(text: string): ShapedWord; layoutCached(text: string): ShapedWord };
 
 /**
  * Words shaped by a face, kept across documents. pdfkit shapes each word (OpenType substitution
@@ -190,25 +192,32 @@ type EmbeddedFont = { layoutRun(text: string): unknown; layoutCached(text: strin
  * tagged PDF spent most of its time there: 1.4 of 3.8 s on the corpus. A shaped word depends only
  * on the face and the text (sizes scale it later), and pdfkit reads it without changing it.
  */
-const shapedWords = new Map<string, Map<string, unknown>>();
-/** Words kept per face before that face's store starts again: about 5 MB a face at its fullest. */
-const SHAPED_WORDS_PER_FACE = 10_000;
+const shapedWords = new Map<string, Map<string, ShapedWord>>();
+/**
+ * Words a face keeps for the documents after, before its store starts again: a shaped word holds about 2.4 kB
+ * (its glyphs and their positions), so a face's store stays under 5 MB. A document keeps every word it shaped
+ * until it is drawn, as pdfkit does.
+ */
+const SHARED_WORDS_PER_FACE = 2_000;
 
 function shareShapedWords(font: EmbeddedFont, file: string): void {
-  let words = shapedWords.get(file);
-  if (!words) {
-    words = new Map();
-    shapedWords.set(file, words);
+  let shared = shapedWords.get(file);
+  if (!shared) {
+    shared = new Map();
+    shapedWords.set(file, shared);
   }
-  const store = words;
+  const store = shared;
+  const own = new Map<string, ShapedWord>();
   font.layoutCached = (text: string) => {
-    let run = store.get(text);
-    if (run === undefined) {
-      run = font.layoutRun(text);
-      if (store.size >= SHAPED_WORDS_PER_FACE) store.clear();
-      store.set(text, run);
+    let word = own.get(text) ?? store.get(text);
+    if (word === undefined) {
+      const { glyphs, positions, advanceWidth } = font.layoutRun(text);
+      word = { glyphs, positions, advanceWidth };
+      if (store.size >= SHARED_WORDS_PER_FACE) store.clear();
+      store.set(text, word);
     }
-    return run;
+    own.set(text, word);
+    return word;
   };
 }
 
