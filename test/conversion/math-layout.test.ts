@@ -173,6 +173,19 @@ describe('scripts and limits from where each glyph is drawn', () => {
     for (const tex of ['\\xRightarrow{abc}x', 'a\\xrightarrow[n]{}b']) expect(() => katex.renderToString(tex, { throwOnError: true })).not.toThrow();
   });
 
+  it("reads a small glyph over a small glyph after a relation as a fraction in text style, and keeps a letter's two scripts", () => {
+    // α₁ ≤ α/2 as pdfTeX sets it in a line of text (the bar is not read in an inline formula)
+    const page = [
+      glyph('α', 129.8, 376.6, 10.9, 7),
+      glyph('1', 136.8, 375, 8, 4.2, false),
+      glyph('≤', 144.6, 376.6, 10.9, 8.5, false),
+      glyph('α', 157.3, 380.9, 8, 5.4),
+      glyph('2', 157.9, 372.8, 8, 4.2, false),
+    ];
+    expect(layoutToTex(page)).toBe('\\alpha_{1}\\leq\\frac{\\alpha}{2}');
+    expect(layoutToTex([glyph('x', 0, 100), glyph('2', 6, 104, 7, 3.5, false), glyph('i', 6, 97, 7, 2.5)])).toBe('x_{i}^{2}');
+  });
+
   it('reads the zero-width bar pdfTeX starts ↦ with (it extracts as "7") as part of the arrow', () => {
     expect(layoutToTex([glyph('x', 0, 100), glyph('7', 8, 100, 10, 0, false), glyph('→', 8, 100, 10, 10, false), glyph('y', 21, 100)])).toBe('x\\mapsto y');
     // a 7 with its own width is a digit

@@ -284,7 +284,8 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
     }
     const body = glyph ? glyphTex(glyph) : atom.tex;
     if (body === undefined) return undefined;
-    parts.push(`${body}${scripts}`);
+    const fraction = glyph && SCRIPTLESS.test(glyph.text) ? smallFraction(atom, bars, barred) : undefined;
+    parts.push(fraction === undefined ? `${body}${scripts}` : `${body}${fraction}`);
   }
   flushWord();
   return joinTex(parts);
@@ -462,6 +463,25 @@ function scriptsTex(atom: Atom, bars: MathBar[], barred: boolean): string | unde
     else out += `${mark}{${inner}}`;
   }
   return out;
+}
+
+/** Relations, operators and openings: TeX gives them no scripts in running text, so small glyphs over and under one are something else. */
+const SCRIPTLESS = /^[=<>≤≥≠≈≡∼+−\-×·⋅∈∉⊆⊂⊇⊃→⇒⇔↦(,]$/u;
+
+/**
+ * Small glyphs raised and lowered over the same stretch after a relation or operator: a fraction set in text style
+ * (α₁ ≤ ½α drawn as a small α over a small 2), whose bar an inline formula does not read. Undefined when the atom's
+ * small glyphs are not one such stack.
+ */
+function smallFraction(atom: Atom, bars: MathBar[], barred: boolean): string | undefined {
+  if (atom.sup.length === 0 || atom.sub.length === 0) return undefined;
+  const span = (list: Glyph[]) => [Math.min(...list.map((glyph) => glyph.x)), Math.max(...list.map((glyph) => glyph.right))] as const;
+  const [topLeft, topRight] = span(atom.sup);
+  const [bottomLeft, bottomRight] = span(atom.sub);
+  if (topRight <= bottomLeft || bottomRight <= topLeft) return undefined;
+  const top = row(atom.sup, bars, barred);
+  const bottom = row(atom.sub, bars, barred);
+  return top && bottom ? `\\frac{${top}}{${bottom}}` : undefined;
 }
 
 /** A long arrow with its labels: \xRightarrow[under]{over}, or \Longrightarrow when it has none. */
