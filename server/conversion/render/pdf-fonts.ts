@@ -201,16 +201,14 @@ const shapedWords = new Map<string, Map<string, ShapedWord>>();
 const SHARED_WORDS_PER_FACE = 2_000;
 
 function shareShapedWords(font: EmbeddedFont, file: string): void {
-  let shared = shapedWords.get(file);
-  if (!shared) {
-    shared = new Map();
-    shapedWords.set(file, shared);
-  }
-  const store = shared;
+  const store = shapedWords.get(file) ?? new Map<string, ShapedWord>();
+  shapedWords.set(file, store);
   const own = new Map<string, ShapedWord>();
   font.layoutCached = (text: string) => {
-    let word = own.get(text) ?? store.get(text);
-    if (word === undefined) {
+    let word = own.get(text);
+    if (word) return word;
+    word = store.get(text);
+    if (!word) {
       const { glyphs, positions, advanceWidth } = font.layoutRun(text);
       word = { glyphs, positions, advanceWidth };
       if (store.size >= SHARED_WORDS_PER_FACE) store.clear();

@@ -115,7 +115,8 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
   return { size, baseline };
 }
 
-type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; arrow?: boolean };
+/** `labelled`: a long arrow's command when it has labels (its tex is the bare arrow's) */
+type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string };
 
 /** An arrow's head, by the shaft pdfTeX draws before it to make it long (\Longrightarrow, \xrightarrow{…}). */
 const ARROW_HEADS: Record<string, { shaft: RegExp; long: string; labelled: string }> = {
@@ -143,7 +144,7 @@ function longArrows(atoms: Atom[], size: number): Atom[] {
       continue;
     }
     const first = out.splice(start)[0]!;
-    out.push({ x: first.x, right: atom.right, tex: head.long, sup: [], sub: [], arrow: true });
+    out.push({ x: first.x, right: atom.right, tex: head.long, sup: [], sub: [], labelled: head.labelled });
   }
   return out;
 }
@@ -276,8 +277,8 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
       continue;
     }
     flushWord();
-    if (atom.arrow) {
-      const arrow = arrowTex(atom, bars, barred);
+    if (atom.labelled) {
+      const arrow = arrowTex(atom, atom.labelled, bars, barred);
       if (arrow === undefined) return undefined;
       parts.push(arrow);
       continue;
@@ -485,12 +486,11 @@ function smallFraction(atom: Atom, bars: MathBar[], barred: boolean): string | u
 }
 
 /** A long arrow with its labels: \xRightarrow[under]{over}, or \Longrightarrow when it has none. */
-function arrowTex(atom: Atom, bars: MathBar[], barred: boolean): string | undefined {
+function arrowTex(atom: Atom, labelled: string, bars: MathBar[], barred: boolean): string | undefined {
   if (atom.sup.length === 0 && atom.sub.length === 0) return atom.tex;
   const over = row(atom.sup, bars, barred);
   const under = row(atom.sub, bars, barred);
   if (over === undefined || under === undefined) return undefined;
-  const labelled = Object.values(ARROW_HEADS).find((head) => head.long === atom.tex)!.labelled;
   return `${labelled}${under ? `[${under}]` : ''}{${over}}`;
 }
 

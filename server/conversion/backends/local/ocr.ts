@@ -198,6 +198,30 @@ function withResolution(png: Buffer, dpi: number): Buffer {
 
 type Reading = { text: string; confidence: number; lang: string; turn: number; image: Buffer };
 
+/**
+ * A reading of a document that declares no language, checked against the language its words are in: read again
+ * with that language's data when it is another, and the document's later pages start in it. A reading too poor
+ * (a picture, a script we have no data for) says nothing about the language and stands as it is.
+ */
+async function inItsLanguage<T extends { text: string; confidence: number }>(
+  known: { lastRead?: string },
+  reading: T,
+  lang: string,
+  readIn: (lang: string) => Promise<T>,
+): Promise<{ reading: T; lang: string }> {
+  if (reading.confidence < LOW_CONFIDENCE) return { reading, lang };
+  const detected = detectLanguage(reading.text, lang);
+  let kept = reading;
+  if (codeFor(detected) !== codeFor(lang)) {
+    const retry = await readIn(detected);
+    // a language's own data reads its accents that others miss, at about the same mean confidence
+    if (retry.confidence >= reading.confidence - LANGUAGE_MARGIN) kept = retry;
+  }
+  known.lastRead = detected;
+  // the page is in the detected language even when there is no data to read it with
+  return { reading: kept, lang: detected };
+}
+
 async function read(image: Buffer, lang: string, turn: number): Promise<Reading> {
   const { data } = await (await recogniser(codeFor(lang))).recognize(image);
   return { text: data.text, confidence: data.confidence, lang, turn, image };
@@ -271,17 +295,9 @@ export async function ocrPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNum
       if (retry.confidence > best.confidence) best = retry;
     }
   }
-  // a reading this poor (a picture, a script we have no data for) says nothing about the language
-  if (!declared && best.confidence >= LOW_CONFIDENCE) {
-    const detected = detectLanguage(best.text, best.lang);
-    if (codeFor(detected) !== codeFor(best.lang)) {
-      const retry = await read(best.image, detected, best.turn);
-      // a language's own data reads its accents that others miss, at about the same mean confidence
-      if (retry.confidence >= best.confidence - LANGUAGE_MARGIN) best = retry;
-    }
-    // the page is in the detected language even when there is no data to read it with
-    best = { ...best, lang: detected };
-    known.lastRead = detected;
+  if (!declared) {
+    const checked = await inItsLanguage(known, best, best.lang, (lang) => read(best.image, lang, best.turn));
+    best = { ...checked.reading, lang: checked.lang };
   }
   return { ...toBlocks(best.text, pageNumber), confidence: best.confidence, lang: best.lang, turned: best.turn, ink };
 }
@@ -338,16 +354,7 @@ export async function ocrWords(
   if (share === 0) return { words: [], confidence: 0, lang, page: { image: png, ink: share } };
   const recognise = async (language: string) => (await (await recogniser(codeFor(language))).recognize(png, {}, { text: true, blocks: true })).data;
   let data = await recognise(lang);
-  // as ocrPage does: the words read say which language they are in, and that language's data reads them again
-  if (!declared && data.confidence >= LOW_CONFIDENCE) {
-    const detected = detectLanguage(data.text, lang);
-    if (codeFor(detected) !== codeFor(lang)) {
-      const retry = await recognise(detected);
-      if (retry.confidence >= data.confidence - LANGUAGE_MARGIN) data = retry;
-    }
-    lang = detected;
-    known.lastRead = detected;
-  }
+  if (!declared) ({ reading: data, lang } = await inItsLanguage(known, data, lang, recognise));
   const [vx0 = 0, , vx1 = 612, vy1 = 792] = page.view;
   const scale = width / (vx1 - vx0);
   const words: OcrWord[] = [];
