@@ -156,6 +156,51 @@ describe('scripts and limits from where each glyph is drawn', () => {
     expect(layoutToTex(sum)).toBe('\\sum_{i=1}^{n}a');
   });
 
+  it('gives a limit to the operator it stands under, a script after the summand to the summand, and a limit its own scripts', () => {
+    // "i ∈ N" under ∏ is wider than the operator and starts left of it, over the × before it
+    const product = [
+      glyph('U', 0, 100),
+      glyph('×', 10, 100, 10, 7.8, false),
+      glyph('∏', 22, 100, 10, 10, false),
+      ...[...'i∈N'].map((char, i) => glyph(char, 17 + i * 5, 92, 7, 4.5)),
+      glyph('P', 34, 100),
+    ];
+    expect(layoutToTex(product)).toBe('U\\times\\prod_{i\\in N}P');
+    // x_i^2 just after a display sum: its scripts are x's, the sum keeps its limits
+    const sum = [
+      glyph('∑', 0, 100, 10, 14.4, false),
+      ...[...'i=1'].map((char, i) => glyph(char, 2 + i * 4, 88, 7, 4)),
+      glyph('n', 5, 113, 7, 4),
+      glyph('x', 16, 100),
+      glyph('2', 22, 104, 7, 3.5),
+      glyph('i', 22, 97.5, 7, 2.5),
+    ];
+    expect(layoutToTex(sum)).toBe('\\sum_{i=1}^{n}x_{i}^{2}');
+    // "V_i ∩ V_j" under an integral: the indices are the Vs' scripts, and the limit goes on after each
+    const integral = [
+      glyph('∫', 0, 100, 10, 5.6, false),
+      glyph('V', 5, 92, 7, 4.5),
+      glyph('i', 9.5, 90.5, 5, 1.8),
+      glyph('∩', 12, 92, 7, 5.4, false),
+      glyph('V', 17.5, 92, 7, 4.5),
+      glyph('j', 22, 90.5, 5, 2),
+      glyph('f', 27, 100),
+    ];
+    expect(layoutToTex(integral)).toBe('\\int_{V_{i}\\cap V_{j}}f');
+  });
+
+  it('reads two lines stacked without a bar between big parentheses as a binomial, between text-size ones as a fraction', () => {
+    const stacked = (parenWidth: number) => [
+      glyph('(', 0, 100, 10, parenWidth, false),
+      glyph('n', 8, 106),
+      glyph('k', 8, 94),
+      glyph(')', 14, 100, 10, parenWidth, false),
+    ];
+    // TeX's \bigg( from cmex is 0.74 em wide; a text font's ( about 0.39 em
+    expect(layoutToTex(stacked(7.4))).toBe('\\binom{n}{k}');
+    expect(layoutToTex(stacked(3.9))).toBe('(\\frac{n}{k})');
+  });
+
   it('reads "====⇒" and "−−−→" drawn long as one arrow, the small lines over and under it as its labels', () => {
     const shaft = (text: string, from: number, count: number) => Array.from({ length: count }, (_, i) => glyph(text, from + i * 5, 100, 10, 7.8, false));
     const label = (text: string, x: number, y: number) => [...text].map((char, i) => glyph(char, x + i * 3.2, y, 7, 3.2));

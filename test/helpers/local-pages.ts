@@ -39,13 +39,16 @@ export async function drawPicturesPdf(): Promise<Uint8Array> {
   return pdf.save();
 }
 
-/** Every page of a PDF through the local backend, as a page worker reads them (the document's facts first). */
-export async function convertLocally(bytes: Uint8Array, options: { name?: string; ocr?: boolean } = {}): Promise<{ meta: DocumentMeta; pages: PageResult[] }> {
+/** Every page of a PDF (or those asked for) through the local backend, as a page worker reads them (the document's facts first). */
+export async function convertLocally(
+  bytes: Uint8Array,
+  options: { name?: string; ocr?: boolean; pages?: number[] } = {},
+): Promise<{ meta: DocumentMeta; pages: PageResult[] }> {
   const meta = await inspectDocument(bytes.slice(), options.name ?? 'drawn.pdf');
   const doc = await openPdf(bytes.slice());
   try {
     const pages: PageResult[] = [];
-    for (let page = 1; page <= meta.pageCount; page++) {
+    for (const page of options.pages ?? Array.from({ length: meta.pageCount }, (_, index) => index + 1)) {
       pages.push(await convertLocalPage(doc, page, { docLang: meta.lang, tagged: meta.tagged, ...(options.ocr === false ? { ocr: false } : {}) }));
     }
     return { meta, pages };

@@ -10,6 +10,7 @@ import { shareOperatorList } from './pdf.ts';
 import { readFormulaTex } from './math-layout.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, monoFontIds } from './font-styles.ts';
+import { extensionFontIds, seatHangingGlyphs } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -252,7 +253,10 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
 async function convertUntaggedPage(input: PageInput, list: OperatorList | null, images: PlacedImage[]): Promise<Converted> {
   const { page, pageNumber, options, view } = input;
   const { x0, y0, x1, y1 } = view;
-  const shifted = input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  const shifted = seatHangingGlyphs(
+    input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 })),
+    list ? extensionFontIds(page, input.items) : new Set(),
+  );
   const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
   const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
   const rules = drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 }));

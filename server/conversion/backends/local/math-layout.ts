@@ -33,6 +33,8 @@ const STACKED = 0.4;
 /** Delimiters grow around what they enclose (TeX's \left( \right)): a big one is drawn off the line, and is on it. */
 const DELIMITERS = /^[()[\]{}|‖∥⟨⟩〈〉]$/u;
 const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂']);
+/** Halfway up a lower-case letter, as a share of the size over the baseline. */
+const X_HEIGHT_MIDDLE = 0.25;
 /** TeX's math axis (where fraction bars and big operators are centred), as a share of the size over the baseline. */
 const AXIS = 0.25;
 /** Script glyphs closer than this (share of the main size) on one baseline are one script: TeX sets a script's glyphs with no space between. */
@@ -115,8 +117,31 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
   return { size, baseline };
 }
 
-/** `labelled`: a long arrow's command when it has labels (its tex is the bare arrow's) */
-type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string };
+/**
+ * `labelled`: a long arrow's command when it has labels (its tex is the bare arrow's); `binom`: a stack without a
+ * bar as a binomial, should big parentheses enclose it
+ */
+type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string; binom?: string };
+
+/** A parenthesis of a text font is about 0.39 em wide; TeX's bigger ones (cmex's \big to \Bigg) 0.46 em and more. */
+const BIG_PAREN_WIDTH = 0.44;
+
+/**
+ * Two lines stacked without a bar inside big parentheses, touching them, are a binomial coefficient: one atom,
+ * \binom{n}{k}, where the stack alone would be a fraction (a bar we could not read) between two parentheses.
+ */
+function binomials(atoms: Atom[], size: number): Atom[] {
+  const out: Atom[] = [];
+  const big = (atom: Atom | undefined, text: string) => atom?.base?.text === text && atom.base.width >= atom.base.size * BIG_PAREN_WIDTH;
+  for (let index = 0; index < atoms.length; index++) {
+    const [open, stack, close] = [atoms[index], atoms[index + 1], atoms[index + 2]];
+    if (stack?.binom && big(open, '(') && big(close, ')') && stack.x - open!.right < size * 0.5 && close!.x - stack.right < size * 0.5) {
+      out.push({ x: open!.x, right: close!.right, tex: stack.binom, sup: [], sub: [] });
+      index += 2;
+    } else out.push(atoms[index]!);
+  }
+  return out;
+}
 
 /** An arrow's head, by the shaft pdfTeX draws before it to make it long (\Longrightarrow, \xrightarrow{…}). */
 const ARROW_HEADS: Record<string, { shaft: RegExp; long: string; labelled: string }> = {
@@ -213,10 +238,11 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
     const top = row(stack.top, bars, barred);
     const bottom = row(stack.bottom, bars, barred);
     if (top === undefined || bottom === undefined || top === '' || bottom === '') return undefined;
-    atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
+    atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [], binom: `\\binom{${top}}{${bottom}}` });
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
+  atoms.splice(0, atoms.length, ...binomials(atoms, size));
   atoms.splice(0, atoms.length, ...longArrows(atoms, size));
   // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
@@ -241,9 +267,10 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
       nameLimits.set(named, { y: first.y, right: Math.max(groupRight, nameLimits.get(named)?.right ?? groupRight) });
       continue;
     }
-    const owner =
-      atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && first.x >= atom.x - size * 0.5 && first.x <= atom.right + size * 0.8) ??
-      [...atoms].reverse().find((atom) => atom.x <= first.x + size * 0.1);
+    // a big operator's limits stand over or under it (a limit wider than the operator starts left of it) or hang
+    // just beside it, as any atom's scripts; a group after the operator's summand is the summand's (\sum_{i=1}^{n}x_{i}^{2})
+    const preceding = [...atoms].reverse().find((atom) => atom.x <= first.x + size * 0.1);
+    const owner = atoms.find((atom) => atom.base && BIG_OPERATORS.has(atom.base.text) && first.x < atom.right && groupRight > atom.x) ?? preceding;
     if (!owner) return undefined;
     // a big operator's limits are over and under it, or raised and lowered beside it, wherever its font puts its
     // baseline (TeX's cmex hangs it from its top, so its baseline is above an upper limit hung beside it): the
@@ -302,7 +329,11 @@ function scriptGroups(glyphs: Glyph[]): Glyph[][] {
   for (const glyph of [...glyphs].sort((a, b) => a.x - b.x)) {
     const group = groups.find((candidate) => {
       const last = candidate.at(-1)!;
-      return Math.abs(last.y - glyph.y) <= last.size * 0.1 && glyph.x >= last.x && glyph.x - last.right <= last.size * SCRIPT_GAP;
+      if (glyph.x < last.x || glyph.x - last.right > last.size * SCRIPT_GAP) return false;
+      // a smaller glyph raised or lowered just after is the script's own script (the i of a limit V_i), read with it,
+      // and the script goes on after it on its own baseline (V_i\cap V_j)
+      const nested = glyph.size < last.size * SCRIPT_SIZE && glyph.y - last.y <= last.size * 0.7 && last.y - glyph.y <= last.size * 0.5;
+      return nested || candidate.some((member) => Math.abs(member.y - glyph.y) <= member.size * 0.1 && Math.abs(member.size - glyph.size) <= member.size * 0.1);
     });
     if (group) group.push(glyph);
     else groups.push([glyph]);
@@ -655,7 +686,9 @@ export async function readFormulaTex(
       // a formula over several lines: every glyph and bar in its area
       const { x, right, top, bottom } = { ...anchor, bottom: anchor.bottom };
       const inside = (px: number, py: number) => px >= x - 1 && px <= right + 1 && py >= bottom - 1 && py <= top + 1;
-      const glyphs = items.filter((item) => !item.artifact && inside(item.x + item.width / 2, item.y)).flatMap(glyphOf);
+      // a run is in the area where the middle of its letters is: a line's small script whose baseline grazes the area's
+      // top (the area reaches a size over its top line's baseline) stands above it
+      const glyphs = items.filter((item) => !item.artifact && inside(item.x + item.width / 2, item.y + item.size * X_HEIGHT_MIDDLE)).flatMap(glyphOf);
       const bars = rules
         .filter((rule) => rule.y1 === rule.y2 && inside(rule.x1, rule.y1) && inside(rule.x2, rule.y1))
         .map((rule) => ({ x1: rule.x1, x2: rule.x2, y: rule.y1 }));
@@ -672,7 +705,7 @@ export async function readFormulaTex(
     const glyphs = near.filter((item) => item.y >= baseline - size * 0.8 && item.y <= baseline + size * 0.9).flatMap(glyphOf);
     const tex = layoutToTex(glyphs);
     // KaTeX cannot read it: the TeX from the text stays
-    if (tex && readable(tex)) {
+    if (tex && !misread(tex) && readable(tex)) {
       block.tex = tex;
       const line = glyphs.filter((glyph) => glyph.size >= size * SCRIPT_SIZE && Math.abs(glyph.y - baseline) <= size * OFF_BASELINE);
       const equals = line.filter((glyph) => glyph.text === '=').sort((a, b) => a.x - b.x)[0];

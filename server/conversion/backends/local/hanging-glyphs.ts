@@ -1,0 +1,159 @@
+import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import type { TextItem } from './text-layer.ts';
+
+/**
+ * TeX's extension font (cmex10, Latin Modern's lmex10) draws its big
+ * delimiters and big operators hanging from their origin: the glyph's top
+ * is at its baseline and all of it below, centred on the math axis of the
+ * line it belongs to. Read as text, a \bigg( stands 1.4 em over its line, a
+ * display ∑ 0.9 em over it: the line building takes it for a line of its
+ * own, a formula's area reaches up to the prose above it, and a sum's limits
+ * seem level with it. Seated on the baseline of the line it is centred on,
+ * each is one more glyph of that line.
+ */
+
+/** Extension fonts by name, subset prefix or not ("YMYJLL+CMEX10", "LMMathExtension10-Regular"). */
+const EXTENSION_FONT = /(?:^|\+)(?:CMEX\d|LMMathExtension|lmex\d|rm-lmex)/i;
+
+/** The math axis over the baseline (cmsy10's axis height), in em. */
+const AXIS = 0.25;
+/** How far over the baseline a hanging glyph's top stands: cmex's delimiters are 0.04 em tall, the rest of them is depth. */
+const HEIGHT = 0.04;
+
+/** Every height (top to bottom, in em) a glyph of the font comes in: its text sizes and display sizes. */
+const DELIMITER_SIZES = [1.2, 1.8, 2.4, 3.0];
+const SIZES = new Map<string, number[]>([
+  ...[...'()[]{}⟨⟩〈〉⌊⌋⌈⌉/'].map((char): [string, number[]] => [char, DELIMITER_SIZES]),
+  ...[...'∑∏∐⋃⋂⨁⨂⨀⨄'].map((char): [string, number[]] => [char, [1.0, 1.4]]),
+  ...[...'∫∮'].map((char): [string, number[]] => [char, [1.111, 2.222]]),
+]);
+
+/**
+ * Pieces TeX stacks into a delimiter taller than its biggest glyph (a
+ * matrix's parentheses, a case split's brace, a norm's bars): the
+ * delimiter they make and each piece's height. pdf.js spells the pieces with
+ * Adobe's private-use code points (parenlefttp is U+F8EB).
+ */
+const PIECES = new Map<string, { delimiter: string; height: number }>([
+  ['\uf8eb', { delimiter: '(', height: 1.8 }],
+  ['\uf8ec', { delimiter: '(', height: 0.6 }],
+  ['\uf8ed', { delimiter: '(', height: 1.8 }],
+  ['\uf8f6', { delimiter: ')', height: 1.8 }],
+  ['\uf8f7', { delimiter: ')', height: 0.6 }],
+  ['\uf8f8', { delimiter: ')', height: 1.8 }],
+  ['\uf8ee', { delimiter: '[', height: 1.8 }],
+  ['\uf8ef', { delimiter: '[', height: 0.6 }],
+  ['\uf8f0', { delimiter: '[', height: 1.8 }],
+  ['\uf8f9', { delimiter: ']', height: 1.8 }],
+  ['\uf8fa', { delimiter: ']', height: 0.6 }],
+  ['\uf8fb', { delimiter: ']', height: 1.8 }],
+  ['\uf8f1', { delimiter: '{', height: 0.9 }],
+  ['\uf8f2', { delimiter: '{', height: 1.8 }],
+  ['\uf8f3', { delimiter: '{', height: 0.9 }],
+  ['\uf8fc', { delimiter: '}', height: 0.9 }],
+  ['\uf8fd', { delimiter: '}', height: 1.8 }],
+  ['\uf8fe', { delimiter: '}', height: 0.9 }],
+  // the brace's extension serves both sides: the stack it is in says which
+  ['\uf8f4', { delimiter: '', height: 0.3 }],
+  ['∣', { delimiter: '|', height: 0.6 }],
+  ['|', { delimiter: '|', height: 0.6 }],
+  ['∥', { delimiter: '‖', height: 0.6 }],
+  ['‖', { delimiter: '‖', height: 0.6 }],
+]);
+
+/** The page's fonts that are TeX extension fonts, from the names pdf.js loaded with the operator list. */
+export function extensionFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  const ids = new Set<string>();
+  for (const id of new Set(items.map((item) => item.font))) {
+    if (!page.commonObjs.has(id)) continue;
+    const font = page.commonObjs.get(id) as { name?: string } | null;
+    if (EXTENSION_FONT.test(font?.name ?? '')) ids.add(id);
+  }
+  return ids;
+}
+
+/**
+ * The items with each hanging glyph of an extension font seated on the
+ * baseline of the line it is centred on: a glyph comes in a few heights, and
+ * the one whose centre puts a baseline where a line beside it stands is the
+ * one drawn. Stacked pieces become their one delimiter first. A glyph with no
+ * such line beside it keeps its place.
+ */
+export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>): TextItem[] {
+  if (extensionFonts.size === 0) return items;
+  const hanging = items.filter((item) => extensionFonts.has(item.font) && item.text.trim() !== '');
+  if (hanging.length === 0) return items;
+  const lines = items.filter((item) => !extensionFonts.has(item.font) && item.text.trim() !== '' && !item.rotated);
+  const seated = new Map<TextItem, TextItem | null>();
+  for (const stack of stacks(hanging)) {
+    const first = stack[0]!;
+    const size = first.size;
+    const glyph = first.text.trim();
+    let heights: number[];
+    const top = first.y + HEIGHT * size;
+    let text = glyph;
+    if (stack.length > 1 || PIECES.has(glyph)) {
+      const last = stack.at(-1)!;
+      text = stack.map((piece) => PIECES.get(piece.text.trim())!.delimiter).find((delimiter) => delimiter !== '') ?? '{';
+      heights = [(top - (last.y - (PIECES.get(last.text.trim())!.height - HEIGHT) * size)) / size];
+    } else {
+      const sizes = SIZES.get(glyph);
+      if (!sizes) continue;
+      heights = sizes;
+    }
+    const baseline = lineFor(first, heights, top, lines);
+    if (baseline === undefined) continue;
+    seated.set(first, { ...first, text, y: baseline, width: Math.max(...stack.map((piece) => piece.width)) });
+    for (const piece of stack.slice(1)) seated.set(piece, null);
+  }
+  if (seated.size === 0) return items;
+  const out: TextItem[] = [];
+  for (const item of items) {
+    const replaced = seated.get(item);
+    if (replaced === undefined) out.push(item);
+    else if (replaced !== null) out.push(replaced);
+  }
+  return out;
+}
+
+/** The baseline a glyph of one of these heights, hanging from `top`, is centred on, where a full-size line beside it stands there. */
+function lineFor(glyph: TextItem, heights: number[], top: number, lines: TextItem[]): number | undefined {
+  const size = glyph.size;
+  const near = lines.filter(
+    (line) => Math.abs(line.size - size) <= size * 0.2 && line.x <= glyph.x + glyph.width + size * 2 && line.x + line.width >= glyph.x - size * 2,
+  );
+  let best: { baseline: number; off: number } | undefined;
+  for (const height of heights) {
+    const baseline = top - (height * size) / 2 - AXIS * size;
+    for (const line of near) {
+      const off = Math.abs(line.y - baseline);
+      if (off <= size * 0.15 && (!best || off < best.off)) best = { baseline: line.y, off };
+    }
+  }
+  return best?.baseline;
+}
+
+/** Hanging glyphs grouped into stacks: pieces one under the next at one x, each starting where the one above ends; any other glyph alone. */
+function stacks(hanging: TextItem[]): TextItem[][] {
+  const out: TextItem[][] = [];
+  const sorted = [...hanging].sort((a, b) => b.y - a.y);
+  const open: TextItem[][] = [];
+  for (const item of sorted) {
+    const piece = PIECES.get(item.text.trim());
+    const stack = piece
+      ? open.find((candidate) => {
+          const last = candidate.at(-1)!;
+          const lastPiece = PIECES.get(last.text.trim())!;
+          const bottom = last.y - (lastPiece.height - HEIGHT) * last.size;
+          return Math.abs(last.x - item.x) <= 0.5 && Math.abs(item.y + HEIGHT * item.size - bottom) <= item.size * 0.2;
+        })
+      : undefined;
+    if (stack) stack.push(item);
+    else {
+      const fresh = [item];
+      out.push(fresh);
+      if (piece) open.push(fresh);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { seatHangingGlyphs } from '../../server/conversion/backends/local/hanging-glyphs.ts';
+import type { TextItem } from '../../server/conversion/backends/local/text-layer.ts';
+import type { Block } from '../../server/conversion/model.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { convertLocally } from '../helpers/local-pages.ts';
+
+/**
+ * TeX's extension font hangs its big delimiters and operators from their
+ * origin, centred on the math axis of their line: seated on that line's
+ * baseline, they are read as part of it.
+ */
+
+const SIZE = 10;
+const item = (text: string, x: number, y: number, width: number, font = 'body'): TextItem => ({
+  text,
+  x,
+  y,
+  width,
+  size: SIZE,
+  font,
+  eol: false,
+  artifact: false,
+});
+const EXTENSION = new Set(['cmex']);
+
+describe('glyphs of an extension font', () => {
+  it('seats a \\bigg( on the line it is centred on, and a display sum on its own line', () => {
+    // a \bigg( is 2.4 em tall: hanging from 0.04 em over the top, its middle is the axis of the line at y = 100
+    const top = 100 + (0.25 + 1.2 - 0.04) * SIZE;
+    const open = item('(', 20, top, 7.4, 'cmex');
+    const sum = item('∑', 60, 200 + (0.25 + 0.7) * SIZE, 14.4, 'cmex');
+    const items = [item('x =', 0, 100, 18), open, item('a + b', 28, 100, 25), item('n', 62, 212, 4), item('y =', 40, 200, 18), sum, item('z', 76, 200, 5)];
+    const seated = seatHangingGlyphs(items, EXTENSION);
+    expect(seated.find((entry) => entry.text === '(')).toMatchObject({ y: 100, x: 20 });
+    expect(seated.find((entry) => entry.text === '∑')).toMatchObject({ y: 200 });
+    // everything else as it was
+    expect(seated.filter((entry) => entry.font !== 'cmex')).toEqual(items.filter((entry) => entry.font !== 'cmex'));
+  });
+
+  it('makes a stack of pieces (a matrix parenthesis: top, extension, bottom) one delimiter on its middle line', () => {
+    // each end piece is 1.8 em tall, the extension 0.6 em: 4.2 em, centred on the axis of the line at y = 300
+    const top = 300 + (0.25 + 2.1 - 0.04) * SIZE;
+    const pieces = [
+      item('\uf8eb', 10, top, 8.75, 'cmex'),
+      item('\uf8ec', 10, top - 1.8 * SIZE, 8.75, 'cmex'),
+      item('\uf8ed', 10, top - 2.4 * SIZE, 8.75, 'cmex'),
+    ];
+    const seated = seatHangingGlyphs(
+      [...pieces, item('a b', 20, 300 + 1.2 * SIZE, 14), item('c d', 20, 300 - 1.2 * SIZE, 14), item('M =', -20, 300, 18)],
+      EXTENSION,
+    );
+    const delimiters = seated.filter((entry) => entry.font === 'cmex');
+    expect(delimiters).toEqual([expect.objectContaining({ text: '(', y: 300, x: 10 })]);
+  });
+
+  it('leaves a hanging glyph with no line it could be centred on where it is drawn, and any other font alone', () => {
+    const lone = item('(', 20, 500, 7.4, 'cmex');
+    const prose = item('(', 200, 500, 3.9);
+    // a line far below: no height of the glyph puts its axis there
+    const items = [lone, prose, item('far below', 0, 400, 40)];
+    expect(seatHangingGlyphs(items, EXTENSION)).toEqual(items);
+    expect(seatHangingGlyphs(items, new Set())).toBe(items);
+  });
+});
+
+describe('display formulas with big delimiters and operators (geotopo-117-pages.pdf, pdfTeX with cmex10)', () => {
+  const convert = async (page: number) => {
+    const bytes = new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'geotopo-117-pages.pdf')));
+    const { pages } = await convertLocally(bytes, { name: 'geotopo-117-pages.pdf', pages: [page] });
+    return pages[0]!.blocks.filter((block): block is Extract<Block, { kind: 'formula' }> => block.kind === 'formula').map((block) => block.tex);
+  };
+
+  it('reads the vectors in big parentheses of p.92 as formulas, none taking a line of prose or a neighbour script', async () => {
+    const tex = await convert(92);
+    expect(tex).toEqual(
+      expect.arrayContaining([
+        '=(-\\sin\\frac{t}{r},\\cos\\frac{t}{r})',
+        'n(t)=(-\\cos\\frac{t}{r},-\\sin\\frac{t}{r})',
+        '\\|n(t)\\|=\\|(-\\cos\\frac{t}{r},-\\sin\\frac{t}{r})\\|',
+        '=(-\\sin\\frac{t}{r})^{2}-(-\\cos\\frac{t}{r})\\cdot\\cos\\frac{t}{r}',
+        '=\\frac{1}{r}\\cdot(-\\cos\\frac{t}{r},-\\sin\\frac{t}{r})',
+      ]),
+    );
+  });
+
+  it('gives the display sums and integrals of p.99 their limits, and the summands their scripts', async () => {
+    const tex = await convert(99);
+    expect(tex).toEqual(expect.arrayContaining(['\\int_{S}fdA=\\sum_{i=1}^{n}\\int_{V_{i}}fdA', '-\\sum_{i\\neq j}\\int_{V_{i}\\cap V_{j}}fdA']));
+  });
+});
