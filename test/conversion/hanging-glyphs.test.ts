@@ -56,13 +56,27 @@ describe('glyphs of an extension font', () => {
     expect(delimiters).toEqual([expect.objectContaining({ text: '(', y: 300, x: 10 })]);
   });
 
-  it('leaves a hanging glyph with no line it could be centred on where it is drawn, and any other font alone', () => {
-    const lone = item('(', 20, 500, 7.4, 'cmex');
+  it('seats a glyph whose width names its size without a line beside it; leaves one that could be any size, and other fonts, alone', () => {
+    // an angle bracket's sizes are not told apart by width: with no line at any of its heights' axes it stays
+    const angle = item('〈', 20, 500, 6, 'cmex');
     const prose = item('(', 200, 500, 3.9);
-    // a line far below: no height of the glyph puts its axis there
-    const items = [lone, prose, item('far below', 0, 400, 40)];
+    const items = [angle, prose, item('far below', 0, 400, 40)];
     expect(seatHangingGlyphs(items, EXTENSION)).toEqual(items);
     expect(seatHangingGlyphs(items, new Set())).toBe(items);
+    // a \bigg( (0.736 em wide) is 2.4 em tall wherever it stands: the first glyph of a formula of matrices
+    const [seated] = seatHangingGlyphs([item('(', 20, 500, 7.36, 'cmex')], EXTENSION);
+    expect(seated!.y).toBeCloseTo(500 + (0.04 - 1.2 - 0.25) * SIZE, 5);
+    expect(seated!.reach).toEqual({ top: 500 + 0.04 * SIZE, bottom: 500 + (0.04 - 2.4) * SIZE });
+  });
+
+  it('seats each of the glyphs pdf.js ran together ("((" of two parentheses)', () => {
+    const top = 100 + (0.25 + 1.2 - 0.04) * SIZE;
+    const seated = seatHangingGlyphs([item('((', 0, top, 14.72, 'cmex'), item('a', 16, 100, 5)], EXTENSION);
+    expect(seated.map((entry) => [entry.text, entry.x, entry.y])).toEqual([
+      ['(', 0, 100],
+      ['(', 7.36, 100],
+      ['a', 16, 100],
+    ]);
   });
 });
 
@@ -83,6 +97,19 @@ describe('display formulas with big delimiters and operators (geotopo-117-pages.
         '=(-\\sin\\frac{t}{r})^{2}-(-\\cos\\frac{t}{r})\\cdot\\cos\\frac{t}{r}',
         '=\\frac{1}{r}\\cdot(-\\cos\\frac{t}{r},-\\sin\\frac{t}{r})',
       ]),
+    );
+  });
+
+  it('reads matrices: the Jacobian of p.36 with fractions in its cells, the products of p.86, the column vectors of p.111', async () => {
+    expect(await convert(36)).toContain(
+      '\\det\\begin{pmatrix}\\frac{\\partial x}{\\partial u}&\\frac{\\partial x}{\\partial v}\\\\\\frac{\\partial y}{\\partial u}&\\frac{\\partial y}{\\partial v}\\end{pmatrix}(v_{0})\\neq0',
+    );
+    expect(await convert(86)).toContain(
+      '\\begin{pmatrix}a&b\\\\c&d\\end{pmatrix}\\cdot\\begin{pmatrix}\\frac{1}{a}&0\\\\0&a\\end{pmatrix}=\\begin{pmatrix}1&ab\\\\\\frac{c}{a}&ad\\end{pmatrix}',
+    );
+    // the page prints b_3 in the middle of both vectors
+    expect(await convert(111)).toContain(
+      'a\\times b:=\\begin{pmatrix}a_{1}\\\\b_{3}\\\\a_{3}\\end{pmatrix}\\times\\begin{pmatrix}a_{1}\\\\b_{3}\\\\a_{3}\\end{pmatrix}=\\begin{pmatrix}a_{2}b_{3}-a_{3}b_{2}\\\\a_{3}b_{1}-a_{1}b_{3}\\\\a_{1}b_{2}-a_{2}b_{1}\\end{pmatrix}',
     );
   });
 

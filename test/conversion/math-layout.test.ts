@@ -189,6 +189,46 @@ describe('scripts and limits from where each glyph is drawn', () => {
     expect(layoutToTex(integral)).toBe('\\int_{V_{i}\\cap V_{j}}f');
   });
 
+  it('reads rows of cells between big delimiters as a matrix, and rows after a big brace nothing closes as cases', () => {
+    const big = (text: string, x: number) => glyph(text, x, 100, 10, 7.4, false);
+    // rows 1.2 em apart, centred on the axis; columns an em apart
+    const cells = (x: number, rows: string[][]) => rows.flatMap((cells, r) => cells.map((text, c) => glyph(text, x + c * 16, 106 - r * 12)));
+    expect(
+      layoutToTex([
+        glyph('M', -14, 100),
+        glyph('=', -6, 100, 10, 7.8, false),
+        big('(', 0),
+        ...cells(9, [
+          ['a', 'b'],
+          ['c', 'd'],
+        ]),
+        big(')', 32),
+      ]),
+    ).toBe('M=\\begin{pmatrix}a&b\\\\c&d\\end{pmatrix}');
+    expect(
+      layoutToTex([
+        big('[', 0),
+        ...cells(9, [
+          ['1', '0'],
+          ['0', '1'],
+        ]),
+        big(']', 32),
+        glyph('x', 42, 100),
+      ]),
+    ).toBe('\\begin{bmatrix}1&0\\\\0&1\\end{bmatrix}x');
+    expect(
+      layoutToTex([
+        glyph('f', -14, 100),
+        glyph('=', -6, 100, 10, 7.8, false),
+        big('{', 0),
+        ...cells(10, [
+          ['0', 'x'],
+          ['1', 'y'],
+        ]),
+      ]),
+    ).toBe('f=\\begin{cases}0&x\\\\1&y\\end{cases}');
+  });
+
   it('reads two lines stacked without a bar between big parentheses as a binomial, between text-size ones as a fraction', () => {
     const stacked = (parenWidth: number) => [
       glyph('(', 0, 100, 10, parenWidth, false),

@@ -21,6 +21,8 @@ const BAR_THICKNESS = 1.5;
 
 /** Big operators whose limits TeX sets over and under them in a display. */
 const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂∫∬∭∮]/u;
+/** A delimiter this many sizes tall stands beside rows over and under its line (TeX's \\bigg is 2.4 em, its text lines 1.2 em apart). */
+const TALL_DELIMITER = 2.2;
 /** Operator names TeX sets limits under in a display, as big operators (lim over n → ∞, max over x). */
 const LIMIT_NAME = /(?<!\p{L})(?:lim|max|min|sup|inf)(?!\p{L})/u;
 
@@ -29,7 +31,9 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
   const areas = new Map<Segment, FormulaArea>();
   const bars = rules.filter((rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS);
   const operators = flow.filter((segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && !hasWords(segment.text));
-  if (bars.length === 0 && operators.length === 0) return { flow, areas };
+  // a line with a delimiter as tall as rows over and under it: a matrix's, a column vector's, a case split's
+  const tall = flow.filter((segment) => segment.reach && segment.reach.top - segment.reach.bottom >= segment.size * TALL_DELIMITER && !hasWords(segment.text));
+  if (bars.length === 0 && operators.length === 0 && tall.length === 0) return { flow, areas };
   const taken = new Set<Segment>();
   const merged: Segment[] = [];
   const take = (area: ReturnType<typeof gather>, main: Segment[], axis: number) => {
@@ -61,6 +65,10 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
   for (const operator of operators) {
     if (taken.has(operator)) continue;
     take(limitsOf(operator, bars, flow, taken), [operator], operator.y);
+  }
+  for (const line of tall) {
+    if (taken.has(line)) continue;
+    take(gather([line], { x: line.x, right: line.right }, bars, flow, taken), [line], line.y);
   }
   if (merged.length === 0) return { flow, areas };
   const out = [...flow.filter((segment) => !taken.has(segment)), ...merged];
@@ -114,8 +122,8 @@ const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word)
  * holds the small glyphs near it (a script, a nested fraction's numerator and
  * denominator, a limit), which stand higher and lower than its own text.
  */
-const topOf = (segment: Segment) => segment.y + segment.size;
-const bottomOf = (segment: Segment) => segment.y - segment.size * 0.6;
+const topOf = (segment: Segment) => Math.max(segment.y + segment.size, segment.reach?.top ?? Number.NEGATIVE_INFINITY);
+const bottomOf = (segment: Segment) => Math.min(segment.y - segment.size * 0.6, segment.reach?.bottom ?? Number.POSITIVE_INFINITY);
 
 /**
  * The formula a bar is the fraction bar of: a piece of mathematics just over
@@ -159,6 +167,11 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
       const level = segment.y >= core.bottom && segment.y <= core.top;
       if (!beside || !level) continue;
       members.add(segment);
+      // a big delimiter's rows (a matrix's, a case split's) are level with the line it stands on
+      if (segment.reach) {
+        core.top = Math.max(core.top, segment.reach.top);
+        core.bottom = Math.min(core.bottom, segment.reach.bottom);
+      }
       box.x = Math.min(box.x, segment.x);
       box.right = Math.max(box.right, segment.right);
       box.top = Math.max(box.top, topOf(segment));

@@ -27,6 +27,25 @@ const SIZES = new Map<string, number[]>([
   ...[...'∑∏∐⋃⋂⨁⨂⨀⨄'].map((char): [string, number[]] => [char, [1.0, 1.4]]),
   ...[...'∫∮'].map((char): [string, number[]] => [char, [1.111, 2.222]]),
 ]);
+/**
+ * cmex10's widths (em) of those sizes, where the glyphs differ in width: the width says which
+ * size is drawn, so a matrix's parenthesis is not seated on its first row's line.
+ */
+const WIDTHS = new Map<string, number[]>([
+  ...[...'()'].map((char): [string, number[]] => [char, [0.458, 0.597, 0.736, 0.792]]),
+  ...[...'[]'].map((char): [string, number[]] => [char, [0.417, 0.472, 0.528, 0.583]]),
+  ...[...'{}'].map((char): [string, number[]] => [char, [0.583, 0.667, 0.75, 0.806]]),
+  ['∑', [1.056, 1.444]],
+  ['∏', [0.944, 1.278]],
+  ...[...'⋃⋂'].map((char): [string, number[]] => [char, [0.833, 1.111]]),
+]);
+
+/** The sizes a glyph this wide can be: the one its width names, else any. */
+function sizesOf(glyph: string, widthEm: number): number[] | undefined {
+  const sizes = SIZES.get(glyph);
+  const index = WIDTHS.get(glyph)?.findIndex((width) => Math.abs(width - widthEm) <= 0.01) ?? -1;
+  return sizes && index >= 0 ? [sizes[index]!] : sizes;
+}
 
 /**
  * Pieces TeX stacks into a delimiter taller than its biggest glyph (a
@@ -81,7 +100,9 @@ export function extensionFontIds(page: PDFPageProxy, items: { font: string }[]):
  */
 export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>): TextItem[] {
   if (extensionFonts.size === 0) return items;
-  const hanging = items.filter((item) => extensionFonts.has(item.font) && item.text.trim() !== '');
+  // pdf.js runs neighbouring glyphs of one font together ("((" of two \Bigg parentheses): each is seated alone
+  const split = items.flatMap((item) => (extensionFonts.has(item.font) && [...item.text.trim()].length > 1 ? glyphsOf(item) : [item]));
+  const hanging = split.filter((item) => extensionFonts.has(item.font) && item.text.trim() !== '');
   if (hanging.length === 0) return items;
   const lines = items.filter((item) => !extensionFonts.has(item.font) && item.text.trim() !== '' && !item.rotated);
   const seated = new Map<TextItem, TextItem | null>();
@@ -97,18 +118,23 @@ export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>
       text = stack.map((piece) => PIECES.get(piece.text.trim())!.delimiter).find((delimiter) => delimiter !== '') ?? '{';
       heights = [(top - (last.y - (PIECES.get(last.text.trim())!.height - HEIGHT) * size)) / size];
     } else {
-      const sizes = SIZES.get(glyph);
+      const sizes = sizesOf(glyph, first.width / size);
       if (!sizes) continue;
       heights = sizes;
     }
-    const baseline = lineFor(first, heights, top, lines);
-    if (baseline === undefined) continue;
-    seated.set(first, { ...first, text, y: baseline, width: Math.max(...stack.map((piece) => piece.width)) });
+    // a glyph whose width names its size needs no line beside it to say where its baseline is (a matrix opening a
+    // formula stands beside its rows, its line's first glyph after its close)
+    const line =
+      lineFor(first, heights, top, lines) ??
+      (heights.length === 1 ? { baseline: top - (heights[0]! * size) / 2 - AXIS * size, height: heights[0]! } : undefined);
+    if (!line) continue;
+    const reach = { top, bottom: top - line.height * size };
+    seated.set(first, { ...first, text, y: line.baseline, width: Math.max(...stack.map((piece) => piece.width)), reach });
     for (const piece of stack.slice(1)) seated.set(piece, null);
   }
   if (seated.size === 0) return items;
   const out: TextItem[] = [];
-  for (const item of items) {
+  for (const item of split) {
     const replaced = seated.get(item);
     if (replaced === undefined) out.push(item);
     else if (replaced !== null) out.push(replaced);
@@ -116,21 +142,28 @@ export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>
   return out;
 }
 
-/** The baseline a glyph of one of these heights, hanging from `top`, is centred on, where a full-size line beside it stands there. */
-function lineFor(glyph: TextItem, heights: number[], top: number, lines: TextItem[]): number | undefined {
+/** A run's glyphs as items of their own, the run's width shared among them (an extension font's glyphs of one size are one width). */
+function glyphsOf(item: TextItem): TextItem[] {
+  const chars = [...item.text.trim()];
+  const step = item.width / chars.length;
+  return chars.map((char, index) => ({ ...item, text: char, x: item.x + step * index, width: step }));
+}
+
+/** The baseline a glyph of one of these heights, hanging from `top`, is centred on, where a full-size line beside it stands there, and that height. */
+function lineFor(glyph: TextItem, heights: number[], top: number, lines: TextItem[]): { baseline: number; height: number } | undefined {
   const size = glyph.size;
   const near = lines.filter(
     (line) => Math.abs(line.size - size) <= size * 0.2 && line.x <= glyph.x + glyph.width + size * 2 && line.x + line.width >= glyph.x - size * 2,
   );
-  let best: { baseline: number; off: number } | undefined;
+  let best: { baseline: number; height: number; off: number } | undefined;
   for (const height of heights) {
     const baseline = top - (height * size) / 2 - AXIS * size;
     for (const line of near) {
       const off = Math.abs(line.y - baseline);
-      if (off <= size * 0.15 && (!best || off < best.off)) best = { baseline: line.y, off };
+      if (off <= size * 0.15 && (!best || off < best.off)) best = { baseline: line.y, height, off };
     }
   }
-  return best?.baseline;
+  return best;
 }
 
 /** Hanging glyphs grouped into stacks: pieces one under the next at one x, each starting where the one above ends; any other glyph alone. */

@@ -117,30 +117,138 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
   return { size, baseline };
 }
 
-/**
- * `labelled`: a long arrow's command when it has labels (its tex is the bare arrow's); `binom`: a stack without a
- * bar as a binomial, should big parentheses enclose it
- */
-type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string; binom?: string };
+/** `labelled`: a long arrow's command when it has labels (its tex is the bare arrow's) */
+type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string };
 
-/** A parenthesis of a text font is about 0.39 em wide; TeX's bigger ones (cmex's \big to \Bigg) 0.46 em and more. */
-const BIG_PAREN_WIDTH = 0.44;
+/** A parenthesis of a text font is about 0.39 em wide; TeX's bigger ones (cmex's \\big to \\Bigg, and stacked pieces) 0.45 em and more. */
+const BIG_DELIMITER_WIDTH = 0.44;
+/** Columns of a matrix stand apart by twice TeX's \\arraycolsep (10 pt at 10 pt): more than the widest space inside a cell (a relation's, 0.28 em). */
+const COLUMN_GAP = 0.6;
+const OPENING: Record<string, { close: string; env: string }> = {
+  '(': { close: ')', env: 'pmatrix' },
+  '[': { close: ']', env: 'bmatrix' },
+  '{': { close: '}', env: 'Bmatrix' },
+  '|': { close: '|', env: 'vmatrix' },
+  '‖': { close: '‖', env: 'Vmatrix' },
+  '∥': { close: '∥', env: 'Vmatrix' },
+};
 
 /**
- * Two lines stacked without a bar inside big parentheses, touching them, are a binomial coefficient: one atom,
- * \binom{n}{k}, where the stack alone would be a fraction (a bar we could not read) between two parentheses.
+ * Matrices: rows of cells between two big delimiters on one baseline
+ * (\begin{pmatrix}a&b\\c&d\end{pmatrix}, a binomial's two lines), and a case
+ * split: rows after a big brace that nothing closes (\begin{cases}…). A
+ * cell's place is where its ink's middle is: a fraction's bar, a glyph's
+ * middle; a new row starts where the middles drop by more than half an em,
+ * a column where a gap of an em runs down all the rows. Each cell is read
+ * as a formula of its own. The rest of the glyphs go on as they were;
+ * undefined when a cell cannot be read.
  */
-function binomials(atoms: Atom[], size: number): Atom[] {
-  const out: Atom[] = [];
-  const big = (atom: Atom | undefined, text: string) => atom?.base?.text === text && atom.base.width >= atom.base.size * BIG_PAREN_WIDTH;
-  for (let index = 0; index < atoms.length; index++) {
-    const [open, stack, close] = [atoms[index], atoms[index + 1], atoms[index + 2]];
-    if (stack?.binom && big(open, '(') && big(close, ')') && stack.x - open!.right < size * 0.5 && close!.x - stack.right < size * 0.5) {
-      out.push({ x: open!.x, right: close!.right, tex: stack.binom, sup: [], sub: [] });
-      index += 2;
-    } else out.push(atoms[index]!);
+function matrices(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: Atom[]; rest: Glyph[] } | undefined {
+  const big = glyphs.filter((glyph) => (OPENING[glyph.text] || /^[)\]}]$/.test(glyph.text)) && glyph.width >= glyph.size * BIG_DELIMITER_WIDTH);
+  if (big.length === 0) return { atoms: [], rest: glyphs };
+  const atoms: Atom[] = [];
+  let rest = glyphs;
+  for (const { open, close } of delimiterPairs(big)) {
+    const kind = OPENING[open.text]!;
+    const end = close?.x ?? Number.POSITIVE_INFINITY;
+    const inner = rest.filter(
+      (glyph) => glyph !== open && glyph !== close && (glyph.x + glyph.right) / 2 > open.right - 0.5 && (glyph.x + glyph.right) / 2 < end + 0.5,
+    );
+    const innerBars = bars.filter((bar) => bar.x1 >= open.right - 1 && bar.x2 <= end + 1);
+    // cells may be set smaller than the line (a matrix of \tfrac): rows and columns are measured in their own size
+    const cells = inner.length > 0 ? grid(inner, innerBars, mainLine(inner).size) : undefined;
+    if (!cells) continue;
+    const rows: string[] = [];
+    for (const cellRow of cells) {
+      const read = cellRow.map((cell) => row(cell, innerBars, barred));
+      if (read.some((tex) => tex === undefined)) return undefined;
+      rows.push(read.join('&'));
+    }
+    const env = close ? kind.env : 'cases';
+    // two lines in parentheses, as an author writes a binomial coefficient
+    const binomial = env === 'pmatrix' && cells.length === 2 && cells[0]!.length === 1;
+    const right = close?.right ?? Math.max(...inner.map((glyph) => glyph.right));
+    const tex = binomial ? `\\binom{${rows[0]}}{${rows[1]}}` : `\\begin{${env}}${rows.join('\\\\')}\\end{${env}}`;
+    atoms.push({ x: open.x, right, tex, sup: [], sub: [] });
+    rest = rest.filter((glyph) => glyph !== open && glyph !== close && !inner.includes(glyph));
   }
-  return out;
+  return { atoms, rest };
+}
+
+/**
+ * Big delimiters paired as they nest, innermost first (a product of two matrices in parentheses is read as two
+ * matrices, and the parentheses around them stay parentheses), each on its partner's baseline; a big brace nothing
+ * closes opens a case split, which runs to the formula's end (its close undefined).
+ */
+function delimiterPairs(big: Glyph[]): { open: Glyph; close?: Glyph }[] {
+  const pairs: { open: Glyph; close?: Glyph; depth: number }[] = [];
+  const open: Glyph[] = [];
+  for (const glyph of [...big].sort((a, b) => a.x - b.x)) {
+    const opening = OPENING[glyph.text];
+    // a bar opens when no bar of its kind is open on its line, and closes the one that is
+    const partner = open.findLastIndex((candidate) => OPENING[candidate.text]!.close === glyph.text && Math.abs(candidate.y - glyph.y) <= glyph.size * 0.2);
+    if (partner >= 0 && (!opening || opening.close === glyph.text)) {
+      pairs.push({ open: open[partner]!, close: glyph, depth: partner });
+      open.splice(partner);
+    } else if (opening) open.push(glyph);
+  }
+  for (const [depth, glyph] of open.entries()) if (glyph.text === '{') pairs.push({ open: glyph, depth });
+  return pairs.sort((a, b) => b.depth - a.depth);
+}
+
+const PUNCTUATION = /^[,.;:·…⋯]$/u;
+
+/** A matrix's cells, row by row, each cell's glyphs; undefined when the glyphs stand in one row only. */
+function grid(glyphs: Glyph[], bars: MathBar[], size: number): Glyph[][][] | undefined {
+  const full = glyphs.filter((glyph) => glyph.size >= size * SCRIPT_SIZE);
+  if (full.length === 0) return undefined;
+  // each full-size glyph's middle, or its fraction's bar: a fraction is one cell, at its bar
+  const fractions = barFractions(glyphs, bars);
+  const middleOf = new Map<Glyph, number>();
+  for (const fraction of fractions) for (const glyph of [...fraction.top, ...fraction.bottom]) middleOf.set(glyph, fraction.bar.y);
+  for (const glyph of full) if (!middleOf.has(glyph)) middleOf.set(glyph, glyph.y + glyph.size * AXIS);
+  const middles = [...new Set(full.map((glyph) => middleOf.get(glyph)!))].sort((a, b) => b - a);
+  const rowMiddles: number[][] = [];
+  for (const middle of middles) {
+    const last = rowMiddles.at(-1);
+    if (last && last.at(-1)! - middle <= size * 0.5) last.push(middle);
+    else rowMiddles.push([middle]);
+  }
+  // a row of punctuation alone is the line between the numerators and denominators of fractions we could not see a bar of
+  if (
+    rowMiddles.length < 2 ||
+    rowMiddles.some((list) => full.filter((glyph) => list.includes(middleOf.get(glyph)!)).every((glyph) => PUNCTUATION.test(glyph.text)))
+  )
+    return undefined;
+  const rowOf = (glyph: Glyph): number => {
+    const middle = middleOf.get(glyph) ?? glyph.y + glyph.size * AXIS;
+    // a script goes to the row whose middles are nearest its own
+    let best = 0;
+    let distance = Number.POSITIVE_INFINITY;
+    for (const [index, list] of rowMiddles.entries()) {
+      const off = Math.min(...list.map((entry) => Math.abs(entry - middle)));
+      if (off < distance) [best, distance] = [index, off];
+    }
+    return best;
+  };
+  // columns: stretches of x that ink covers in some row, apart where a gap of an em runs down every row
+  const spans = glyphs.map((glyph) => ({ x: glyph.x, right: glyph.right }));
+  for (const fraction of fractions) spans.push({ x: fraction.bar.x1, right: fraction.bar.x2 });
+  spans.sort((a, b) => a.x - b.x);
+  const columns: { x: number; right: number }[] = [];
+  for (const span of spans) {
+    const last = columns.at(-1);
+    if (last && span.x - last.right < size * COLUMN_GAP) last.right = Math.max(last.right, span.right);
+    else columns.push({ ...span });
+  }
+  const columnOf = (glyph: Glyph) => {
+    const middle = (glyph.x + glyph.right) / 2;
+    const index = columns.findIndex((column) => middle <= column.right + size * 0.5);
+    return index === -1 ? columns.length - 1 : index;
+  };
+  const cells: Glyph[][][] = rowMiddles.map(() => columns.map(() => []));
+  for (const glyph of glyphs) cells[rowOf(glyph)]![columnOf(glyph)]!.push(glyph);
+  return cells;
 }
 
 /** An arrow's head, by the shaft pdfTeX draws before it to make it long (\Longrightarrow, \xrightarrow{…}). */
@@ -179,9 +287,14 @@ function longArrows(atoms: Atom[], size: number): Atom[] {
  * lines): glyphs stacked over the line without a bar between are then another
  * line of it (an aligned equation's next row), not a fraction.
  */
-function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefined {
-  if (glyphs.length === 0) return '';
+function row(all: Glyph[], bars: MathBar[], barred: boolean): string | undefined {
+  if (all.length === 0) return '';
   const atoms: Atom[] = [];
+  // a matrix (or a case split) first: its cells are rows of their own, stacked where the line's glyphs would be scripts
+  const tables = matrices(all, bars, barred);
+  if (!tables) return undefined;
+  atoms.push(...tables.atoms);
+  const glyphs = tables.rest;
   // fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
   const fractions = barFractions(glyphs, bars);
   // a part is read with the bars inside it only: the fraction's own bar and a neighbour's are not its business
@@ -238,11 +351,10 @@ function row(glyphs: Glyph[], bars: MathBar[], barred: boolean): string | undefi
     const top = row(stack.top, bars, barred);
     const bottom = row(stack.bottom, bars, barred);
     if (top === undefined || bottom === undefined || top === '' || bottom === '') return undefined;
-    atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [], binom: `\\binom{${top}}{${bottom}}` });
+    atoms.push({ x: stack.x, right: stack.right, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
-  atoms.splice(0, atoms.length, ...binomials(atoms, size));
   atoms.splice(0, atoms.length, ...longArrows(atoms, size));
   // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
@@ -372,6 +484,22 @@ function barFractions(glyphs: Glyph[], bars: MathBar[]): { bar: MathBar; top: Gl
       if (!best || gap < best.gap - 0.5 || (gap < best.gap + 0.5 && length(bar) < length(best.bar))) best = { bar, above, gap };
     }
     if (best) side.set(glyph, best);
+  }
+  // TeX sets a numerator or a denominator in one size: a glyph standing over (or under) a smaller glyph of the same
+  // part, further from the bar, is not in that part (the next row of a matrix over a \tfrac's numerator or under its
+  // denominator); a small glyph beside a big one (a prime, a script) takes nothing away
+  const gapOf = (glyph: Glyph, bar: MathBar) => Math.abs(glyph.y + glyph.size * AXIS - bar.y);
+  for (const [glyph, at] of [...side]) {
+    const shadowed = [...side].some(
+      ([other, place]) =>
+        place.bar === at.bar &&
+        place.above === at.above &&
+        other.size < glyph.size * SCRIPT_SIZE &&
+        (other.x + other.right) / 2 > glyph.x &&
+        (other.x + other.right) / 2 < glyph.right &&
+        gapOf(other, at.bar) < gapOf(glyph, at.bar),
+    );
+    if (shadowed) side.delete(glyph);
   }
   // a script goes where its base (a letter, a digit, a closing bracket) goes: a denominator's subscript can sit nearer
   // the bar under it than the one over it

@@ -1,6 +1,6 @@
 import type { Rule } from './drawing.ts';
 import type { Run } from './inline.ts';
-import type { TextItem } from './text-layer.ts';
+import type { Reach, TextItem } from './text-layer.ts';
 
 /**
  * The first pass over an untagged page: text items grouped into lines
@@ -23,6 +23,8 @@ export type Segment = {
   rotated?: boolean;
   /** a display formula gathered from several lines (limits, numerator, denominator): their baselines */
   lines?: number[];
+  /** where the big delimiters and operators in it reach, over and under its line */
+  reach?: Reach;
 };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
@@ -102,6 +104,10 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         current.right = Math.max(current.right, item.x + item.width);
         current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
         if (item.text.trim() !== '' && !current.fonts!.includes(item.font)) current.fonts!.push(item.font);
+        if (item.reach)
+          current.reach = current.reach
+            ? { top: Math.max(current.reach.top, item.reach.top), bottom: Math.min(current.reach.bottom, item.reach.bottom) }
+            : item.reach;
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
         if (item.text.trim().length > longest) {
           longest = item.text.trim().length;
@@ -121,6 +127,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
         fonts: item.text.trim() === '' ? [] : [item.font],
         ...(item.rotated ? { rotated: true } : {}),
+        ...(item.reach ? { reach: item.reach } : {}),
       };
       segments.push(current);
     }

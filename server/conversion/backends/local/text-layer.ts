@@ -22,7 +22,11 @@ export type TextItem = {
   artifact: boolean;
   /** set at an angle to the page's lines (a "Downloaded from …" line up the margin): its x and width are not along the line */
   rotated?: boolean;
+  /** a big delimiter or operator seated on its line (hanging-glyphs.ts): how far its ink reaches over and under the page's bottom */
+  reach?: Reach;
 };
+
+export type Reach = { top: number; bottom: number };
 
 type RawItem = { str: string; transform: number[]; width: number; height: number; fontName: string; hasEOL: boolean };
 type RawMarker = { type: 'beginMarkedContent' | 'beginMarkedContentProps' | 'endMarkedContent'; id?: string; tag?: string };
