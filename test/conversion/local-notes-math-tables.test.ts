@@ -175,7 +175,8 @@ describe('TeX from the text of a formula', () => {
     const separation = formulas.find((formula) => formula.text.startsWith('d(x, y) > 0'));
     expect(separation).toMatchObject({ display: true, text: 'd(x, y) > 0 ⇒ ∃ε > 0 : Bε(x) ∩ Bε(y) = ∅' });
     // read from the glyphs: the same formula, without the text's spaces
-    expect(separation!.tex).toBe('d(x,y)>0\\Rightarrow\\exists\\varepsilon>0:B_{\\varepsilon}(x)\\cap B_{\\varepsilon}(y)=\\emptyset');
+    // the balls are Fraktur B's (EUFM10), which extract as plain B's
+    expect(separation!.tex).toBe('d(x,y)>0\\Rightarrow\\exists\\varepsilon>0:\\mathfrak{B}_{\\varepsilon}(x)\\cap\\mathfrak{B}_{\\varepsilon}(y)=\\emptyset');
     // every formula block carries TeX, and no formula holds a word of running text
     expect(formulas.every((formula) => typeof formula.tex === 'string' && !/\p{L}{3,}/u.test(formula.text.replace(/\b(sin|cos|log|lim)\b/g, '')))).toBe(true);
     expect(page!.blocks.some((block) => block.kind === 'paragraph' && /französische|Metrik/.test(text(block.content)))).toBe(true);

@@ -118,6 +118,17 @@ describe('formulas from glyph positions and fonts, rendered by KaTeX', () => {
     expect(layoutToTex([glyph('x', 0, true), glyph('☃', 10)])).toBeUndefined();
     expect(fontStyle('ABCDEF+CMMI10')).toEqual({ bold: false, italic: true });
     expect(fontStyle('XYZABC+Times-Bold')).toEqual({ bold: true, italic: false });
+    // the fonts of math alphabets, whose letters extract as plain ones
+    expect(['ABCDEF+MSBM10', 'EUFM10', 'CMSY10', 'RSFS10', 'CMR10'].map((name) => fontStyle(name).alphabet)).toEqual([
+      'mathbb',
+      'mathfrak',
+      'mathcal',
+      'mathscr',
+      undefined,
+    ]);
+    const letter = (text: string, x: number, alphabet?: 'mathbb') => ({ text, x, y: 100, width: 6, size: 10, bold: false, italic: !alphabet, alphabet });
+    // a blackboard letter is its own symbol: not the start of an upright name with the letters after it
+    expect(layoutToTex([letter('x', 0), letter('∈', 8), letter('R', 16, 'mathbb'), letter('n', 22.5)])).toBe('x\\in\\mathbb{R}n');
   });
 });
 

@@ -18,7 +18,9 @@ import type { TextItem } from './text-layer.ts';
  * Returns undefined when a glyph has no TeX we are sure of.
  */
 
-export type MathGlyph = { text: string; x: number; y: number; width: number; size: number; bold: boolean; italic: boolean };
+/** `alphabet`: the math alphabet a letter's font draws it in (msbm's blackboard R is \\mathbb{R}), when not the plain one */
+export type MathGlyph = { text: string; x: number; y: number; width: number; size: number; bold: boolean; italic: boolean; alphabet?: MathAlphabet };
+type MathAlphabet = 'mathbb' | 'mathfrak' | 'mathcal' | 'mathscr';
 /** A horizontal line drawn in the formula: a fraction bar or a radical's overbar. */
 export type MathBar = { x1: number; x2: number; y: number };
 
@@ -42,12 +44,22 @@ const SCRIPT_GAP = 0.3;
 /** A gap wider than this (share of the size) ends an upright name: TeX's thin space (1/6 em) after \ln, kerning is far less. */
 const NAME_GAP = 0.12;
 
-/** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"). */
-export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean } {
+/** TeX's fonts of math alphabets, whose letters extract as plain ones: AMS blackboard and Fraktur, cmsy's calligraphic capitals, RSFS script. */
+const ALPHABETS: [RegExp, MathAlphabet][] = [
+  [/^(?:MSBM|BBOLD|DSROM|KaTeX_AMS)/i, 'mathbb'],
+  [/^(?:EUF[MB]|KaTeX_Fraktur)/i, 'mathfrak'],
+  [/^(?:CMB?SY|KaTeX_Caligraphic)/i, 'mathcal'],
+  [/^(?:RSFS|KaTeX_Script)/i, 'mathscr'],
+];
+
+/** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"), and a math alphabet's font. */
+export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean; alphabet?: MathAlphabet } {
   const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
+  const alphabet = ALPHABETS.find(([pattern]) => pattern.test(bare))?.[1];
   return {
     bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d/i.test(bare),
     italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic/i.test(bare),
+    ...(alphabet ? { alphabet } : {}),
   };
 }
 
@@ -401,7 +413,7 @@ function row(all: Glyph[], bars: MathBar[], barred: boolean): string | undefined
     const glyph = atom.base;
     const scripts = scriptsTex(atom, bars, barred);
     if (scripts === undefined) return undefined;
-    if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold) {
+    if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && !glyph.alphabet) {
       // upright letters next to each other are one name ("Ann", "sin"); a gap ends it, and so does a script, which
       // is the whole name's (cos² is \cos^{2}, not co s²)
       const previous = word.at(-1);
@@ -412,7 +424,7 @@ function row(all: Glyph[], bars: MathBar[], barred: boolean): string | undefined
       if (scripts !== '') {
         parts.push(`${wordTex(word, size)}${scripts}`);
         word = [];
-      } else if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold) flushWord();
+      } else if (!next || !/^\p{Script=Latin}$/u.test(next.text) || next.italic || next.bold || next.alphabet) flushWord();
       continue;
     }
     flushWord();
@@ -655,7 +667,7 @@ function arrowTex(atom: Atom, labelled: string, bars: MathBar[], barred: boolean
 
 function glyphTex(glyph: Glyph): string | undefined {
   const char = glyph.text;
-  if (/^[A-Za-z]$/.test(char)) return glyph.bold ? `\\mathbf{${char}}` : char;
+  if (/^[A-Za-z]$/.test(char)) return glyph.alphabet ? `\\${glyph.alphabet}{${char}}` : glyph.bold ? `\\mathbf{${char}}` : char;
   if (/^\d$/.test(char)) return glyph.bold ? `\\mathbf{${char}}` : char;
   const symbol = SYMBOLS[char];
   if (symbol !== undefined) {
@@ -710,7 +722,7 @@ function limitNames(atoms: Atom[], size: number): Glyph[][] {
   };
   for (const atom of atoms) {
     const glyph = atom.base;
-    const upright = glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold;
+    const upright = glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && !glyph.alphabet;
     if (!upright) {
       flush();
       continue;
@@ -791,7 +803,7 @@ export async function readFormulaTex(
       return false;
     }
   };
-  const styles = new Map<string, { bold: boolean; italic: boolean }>();
+  const styles = new Map<string, ReturnType<typeof fontStyle>>();
   const styleOf = (font: string) => {
     if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
     return styles.get(font)!;
