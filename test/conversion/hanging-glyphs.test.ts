@@ -5,7 +5,7 @@ import { seatHangingGlyphs } from '../../server/conversion/backends/local/hangin
 import type { TextItem } from '../../server/conversion/backends/local/text-layer.ts';
 import type { Block } from '../../server/conversion/model.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
-import { convertLocally } from '../helpers/local-pages.ts';
+import { convertLocally, inlineText } from '../helpers/local-pages.ts';
 
 /**
  * TeX's extension font hangs its big delimiters and operators from their
@@ -81,11 +81,20 @@ describe('glyphs of an extension font', () => {
 });
 
 describe('display formulas with big delimiters and operators (geotopo-117-pages.pdf, pdfTeX with cmex10)', () => {
-  const convert = async (page: number) => {
+  const blocksOf = async (page: number) => {
     const bytes = new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'geotopo-117-pages.pdf')));
     const { pages } = await convertLocally(bytes, { name: 'geotopo-117-pages.pdf', pages: [page] });
-    return pages[0]!.blocks.filter((block): block is Extract<Block, { kind: 'formula' }> => block.kind === 'formula').map((block) => block.tex);
+    return pages[0]!.blocks;
   };
+  const convert = async (page: number) =>
+    (await blocksOf(page)).filter((block): block is Extract<Block, { kind: 'formula' }> => block.kind === 'formula').map((block) => block.tex);
+
+  it("keeps a matrix's last denominators in its formula, not in a paragraph after it (p.34)", async () => {
+    const blocks = await blocksOf(34);
+    const jacobian = blocks.find((block) => block.kind === 'formula' && block.tex?.startsWith('J_{F}(u,v)=\\begin{pmatrix}\\frac'));
+    expect(jacobian).toMatchObject({ text: expect.stringMatching(/∂z \(p\) ∂z\(p\) ∂u ∂v$/) });
+    expect(blocks.filter((block) => block.kind === 'paragraph' && inlineText(block.content).trim() === '∂u ∂v')).toEqual([]);
+  });
 
   it('reads the vectors in big parentheses of p.92 as formulas, none taking a line of prose or a neighbour script', async () => {
     const tex = await convert(92);

@@ -179,6 +179,14 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
       grown = true;
     }
   }
+  // pieces wholly within the formula's area, though their baseline is not level with its first pieces (a matrix's last
+  // denominators under its delimiters' reach): the formula's TeX is read from every glyph in the area, and its text must
+  // not be said again after it
+  for (const segment of flow) {
+    if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
+    if (segment.x >= box.x - 1 && segment.right <= box.right + 1 && segment.y + segment.size * 0.25 >= box.bottom && segment.y <= box.top)
+      members.add(segment);
+  }
   const text = [...members].map((segment) => segment.text).join(' ');
   if (!looksLikeMath(text)) return undefined;
   // words level with it and close by: mathematics inside a sentence (an inline sum's limits on lines of their own),
