@@ -100,6 +100,8 @@ describe('display formulas with big delimiters and operators (geotopo-117-pages.
     const tex = await convert(92);
     expect(tex).toEqual(
       expect.arrayContaining([
+        // the condition set after the display on its line is the formula's, as text
+        '\\gamma(t)=(r\\cdot\\cos\\frac{t}{r},r\\cdot\\sin\\frac{t}{r})\\text{ für }t\\in[0,2\\pi r]',
         '=(-\\sin\\frac{t}{r},\\cos\\frac{t}{r})',
         'n(t)=(-\\cos\\frac{t}{r},-\\sin\\frac{t}{r})',
         '\\|n(t)\\|=\\|(-\\cos\\frac{t}{r},-\\sin\\frac{t}{r})\\|',

@@ -117,6 +117,23 @@ function columned(segments: Segment[]): boolean {
 /** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
 const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !FUNCTIONS.has(word));
 
+/** A relation: what a display's condition follows. */
+const RELATION = /[=<>≤≥≠∈⊆⊂≅≈→↦]/u;
+
+/**
+ * A display's line that ends in a condition TeX sets after \quad ("γ(t) = (…) für t ∈ [0, 2πr]", "= 0 for all x"):
+ * mathematics with a relation, then at most four words. Its words are the formula's; a sentence's line starts
+ * with words or has more of them.
+ */
+function endsInCondition(text: string): boolean {
+  const first = [...text.matchAll(/\p{L}{3,}/gu)].find((match) => !FUNCTIONS.has(match[0]));
+  if (!first) return false;
+  const tail = text.slice(first.index);
+  return RELATION.test(text.slice(0, first.index)) && (tail.match(/\p{L}{2,}/gu) ?? []).length <= 4;
+}
+/** Words a formula's piece may not hold: a condition at the end of its line is the formula's own. */
+const prose = (segment: Segment) => hasWords(segment.text) && !endsInCondition(segment.text);
+
 /**
  * Where a segment's glyphs may reach above and below its baseline: its line
  * holds the small glyphs near it (a script, a nested fraction's numerator and
@@ -161,7 +178,7 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   for (let grown = true; grown; ) {
     grown = false;
     for (const segment of flow) {
-      if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
+      if (members.has(segment) || taken.has(segment) || prose(segment)) continue;
       const reach = segment.size * 1.5;
       const beside = segment.x <= box.right + reach && segment.right >= box.x - reach;
       const level = segment.y >= core.bottom && segment.y <= core.top;
@@ -194,7 +211,7 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   const inline = flow.some(
     (segment) =>
       !members.has(segment) &&
-      hasWords(segment.text) &&
+      prose(segment) &&
       segment.y >= core.bottom &&
       segment.y <= core.top &&
       segment.x <= box.right + segment.size * 3 &&

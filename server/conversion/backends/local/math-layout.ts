@@ -740,7 +740,10 @@ function wordTex(word: Glyph[], size: number): string {
   if (limitName !== undefined) return limitName;
   const name = word.map((glyph) => glyph.text).join('');
   if (name.length === 1) return name;
-  return FUNCTIONS.has(name) ? `\\${name}` : `\\operatorname{${name}}`;
+  if (FUNCTIONS.has(name)) return `\\${name}`;
+  // a word with letters beyond ASCII ("für" of a condition) is text: TeX's operator names are ASCII, and KaTeX warns of
+  // accented letters in math
+  return /^[A-Za-z]+$/.test(name) ? `\\operatorname{${name}}` : `\\text{ ${name} }`;
 }
 
 /** Joins pieces, with a space only where a command name would run into a letter. */
