@@ -25,8 +25,14 @@ const files =
 
 // one spelling per symbol: the page and KaTeX draw some symbols with different code points
 const SAME = { '⟶': '→', '⟹': '⇒', '−': '-', '–': '-', '·': '⋅', ϵ: 'ε', '∶': ':', '′': "'", '″': "''", '∣': '|', '〈': '⟨', '〉': '⟩', '∥': '‖', '◦': '∘' };
+// an accent is read as its letter on both sides: the page's combining mark, KaTeX's accent over its base
 const normalise = (text) =>
-  [...text.normalize('NFKC')]
+  [
+    ...text
+      .normalize('NFD')
+      .replace(/(\p{L})\p{M}+/gu, '$1')
+      .normalize('NFKC'),
+  ]
     .map((char) => SAME[char] ?? char)
     .join('')
     .replace(/\s|[\u200b\u2061-\u2064]/g, '')
@@ -39,7 +45,10 @@ const pageSymbols = (text) => normalise(text).replace(/6=/g, '≠').replace(/6�
 
 /** The symbols KaTeX draws for a TeX string: its MathML's leaves, and √ for each root. */
 function drawnSymbols(tex) {
-  const mathml = katex.renderToString(tex, { output: 'mathml', throwOnError: false }).replace(/<annotation[\s\S]*?<\/annotation>/g, '');
+  const mathml = katex
+    .renderToString(tex, { output: 'mathml', throwOnError: false })
+    .replace(/<annotation[\s\S]*?<\/annotation>/g, '')
+    .replace(/<mo[^>]*>[^<]*<\/mo><\/mover>/g, '</mover>');
   const roots = (mathml.match(/<msqrt>/g) ?? []).length;
   const leaves = [...mathml.matchAll(/<(mi|mn|mo|mtext)\b[^>]*>([^<]*)<\/\1>/g)].map((match) => match[2]);
   const text = leaves.join('').replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>');

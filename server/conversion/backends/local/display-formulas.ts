@@ -201,8 +201,7 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   // not be said again after it
   for (const segment of flow) {
     if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
-    if (segment.x >= box.x - 1 && segment.right <= box.right + 1 && segment.y + segment.size * 0.25 >= box.bottom && segment.y <= box.top)
-      members.add(segment);
+    if (segment.x >= box.x - 1 && segment.right <= box.right + 1 && segment.y + segment.size * 0.25 >= box.bottom && segment.y <= box.top) members.add(segment);
   }
   const text = [...members].map((segment) => segment.text).join(' ');
   if (!looksLikeMath(text)) return undefined;

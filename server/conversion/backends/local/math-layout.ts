@@ -3,7 +3,7 @@ import type { Block } from '../../model.ts';
 import type { OperatorList, Rule } from './drawing.ts';
 import { type PlacedGlyph, readGlyphPositions } from './glyph-positions.ts';
 import type { BlockAnchor } from './page-blocks.ts';
-import { FUNCTIONS, SYMBOLS } from './tex.ts';
+import { FUNCTIONS, MATH_ACCENTS, SYMBOLS } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -67,7 +67,8 @@ export function fontStyle(name: string | undefined): { bold: boolean; italic: bo
 function glyphsOf(items: MathGlyph[]): Glyph[] {
   const out: Glyph[] = [];
   for (const item of items) {
-    const chars = [...item.text];
+    // a letter keeps its combining marks (an accent TeX drew over it, text-layer.ts)
+    const chars = item.text.match(/\P{M}\p{M}*/gu) ?? [];
     const step = chars.length > 0 ? item.width / chars.length : 0;
     chars.forEach((char, index) => {
       if (/\s|\u200b/.test(char)) return;
@@ -666,6 +667,17 @@ function arrowTex(atom: Atom, labelled: string, bars: MathBar[], barred: boolean
 }
 
 function glyphTex(glyph: Glyph): string | undefined {
+  // a letter with an accent, as the text layer put it on (é composed; ≠ decomposes too, but is a symbol of its own)
+  const [, base, marks] = glyph.text.normalize('NFD').match(/^(\p{L})(\p{M}+)$/u) ?? [];
+  if (base && marks) {
+    let tex = glyphTex({ ...glyph, text: base });
+    for (const mark of marks) {
+      const accent = MATH_ACCENTS[mark];
+      if (tex === undefined || !accent) return undefined;
+      tex = `\\${accent}{${tex}}`;
+    }
+    return tex;
+  }
   const char = glyph.text;
   if (/^[A-Za-z]$/.test(char)) return glyph.alphabet ? `\\${glyph.alphabet}{${char}}` : glyph.bold ? `\\mathbf{${char}}` : char;
   if (/^\d$/.test(char)) return glyph.bold ? `\\mathbf{${char}}` : char;

@@ -226,10 +226,45 @@ const RELATIONS_AND_OPERATORS = /[=<>+\-*/^∑∏∫∬∮√≤≥≠≈≡∼�
 /** A simple term a fraction or a root may take: a number, one letter or Greek letter, or a parenthesised group. */
 type Token = { raw: string; tex: string; simple: boolean };
 
+/** TeX's math accents by the combining mark a letter carries. */
+export const MATH_ACCENTS: Record<string, string> = {
+  '\u0302': 'hat',
+  '\u0303': 'tilde',
+  '\u0304': 'bar',
+  '\u0307': 'dot',
+  '\u0308': 'ddot',
+  '\u0301': 'acute',
+  '\u0300': 'grave',
+  '\u0306': 'breve',
+  '\u030c': 'check',
+  '\u030a': 'mathring',
+  '\u20d7': 'vec',
+};
+
+/**
+ * A letter with accents (the text layer's mark on it, or one composed with it: é) as TeX's accents over the letter:
+ * undefined for anything else, null for an accent TeX has no command for.
+ */
+function accentedTex(raw: string): string | null | undefined {
+  const [, letter, marks] = raw.normalize('NFD').match(/^(\p{L})(\p{M}+)$/u) ?? [];
+  if (!letter || !marks) return undefined;
+  const base = /^[A-Za-z]$/.test(letter) ? letter : SYMBOLS[letter];
+  const accents = [...marks].map((mark) => MATH_ACCENTS[mark]);
+  if (base === undefined || accents.some((accent) => accent === undefined)) return null;
+  return accents.reduce((tex, accent) => `\\${accent}{${tex}}`, base);
+}
+
 function tokenize(text: string): Token[] | undefined {
   const tokens: Token[] = [];
-  const pattern = /\p{L}+|\d+(?:\.\d+)?|\s+|[\s\S]/gu;
+  // a letter with accents (put on it by the text layer) is a token of its own: \tilde{F}
+  const pattern = /\p{L}\p{M}+|\p{L}+|\d+(?:\.\d+)?|\s+|[\s\S]/gu;
   for (const [raw] of text.matchAll(pattern)) {
+    const accented = accentedTex(raw);
+    if (accented !== undefined) {
+      if (accented === null) return undefined;
+      tokens.push({ raw, tex: accented, simple: true });
+      continue;
+    }
     if (/^\s+$/.test(raw)) {
       tokens.push({ raw, tex: ' ', simple: false });
       continue;
@@ -250,6 +285,7 @@ function tokenize(text: string): Token[] | undefined {
       const mapped = [...raw].map(
         (char) =>
           SYMBOLS[char] ??
+          accentedTex(char) ??
           (SUPERSCRIPTS[char] !== undefined
             ? `^{${SUPERSCRIPTS[char]}}`
             : SUBSCRIPTS[char] !== undefined

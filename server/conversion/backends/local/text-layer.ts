@@ -67,7 +67,95 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       ...(rotated ? { rotated } : {}),
     });
   }
-  return withoutOverprints(items);
+  return withAccentsOnTheirLetters(withoutOverprints(items));
+}
+
+/** Spacing accents and the combining marks they are on a letter. */
+const ACCENTS: Record<string, string> = {
+  '´': '\u0301',
+  '`': '\u0300',
+  '¨': '\u0308',
+  ˆ: '\u0302',
+  '˜': '\u0303',
+  '¸': '\u0327',
+  '˘': '\u0306',
+  ˇ: '\u030c',
+  '˙': '\u0307',
+  '˚': '\u030a',
+  '˝': '\u030b',
+  '¯': '\u0304',
+};
+
+/**
+ * TeX sets an accent as a glyph of its own over its letter (a font without é draws e and ´; a math \hat{P} draws P
+ * and ˆ raised over it): read as text, "Universit´e" and "ˆ P". An accent is put on its letter as a combining mark
+ * where the page draws it over the letter: a run of its own whose edge or middle is over the first letter of the run
+ * after it or the last of the run before it, on about that line (a cedilla hangs below); or closing or opening a
+ * run that the letter's run is drawn back over. Within one run the drawing is not known, and an accent there stays
+ * as it is ("don´t" typed with its own advance).
+ */
+function withAccentsOnTheirLetters(items: TextItem[]): TextItem[] {
+  const out: TextItem[] = [];
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    const accent = item.text.trim();
+    const mark = accent.length === 1 ? ACCENTS[accent] : undefined;
+    if (mark && !item.artifact) {
+      const onto = (letterItem: TextItem | undefined, first: boolean) => {
+        if (!letterItem || letterItem.artifact || letterItem.size <= 0) return false;
+        const chars = [...letterItem.text];
+        const at = first ? chars.findIndex((char) => char.trim() !== '') : chars.findLastIndex((char) => char.trim() !== '');
+        if (at < 0 || !/\p{L}/u.test(chars[at]!)) return false;
+        const step = letterItem.width / chars.length;
+        const left = letterItem.x + step * at;
+        const rise = item.y - letterItem.y;
+        // its left edge over the letter (a wide accent reaches past it), or its middle (a narrow one over a narrower letter)
+        const centre = item.x + item.width / 2;
+        const over = (item.x >= left - letterItem.size * 0.2 && item.x <= left + step) || (centre >= left && centre <= left + step);
+        if (!over || rise < -letterItem.size * 0.4 || rise > letterItem.size * 0.9) return false;
+        chars[at] = chars[at]! + mark;
+        letterItem.text = chars.join('').normalize('NFC');
+        return true;
+      };
+      if (onto(items[index + 1], true) || onto(out.at(-1), false)) continue;
+    }
+    // an accent opening a run drawn back over the last letter of the run before (the letter first, then its accent)
+    const opening = ACCENTS[item.text[0] ?? ''];
+    const previous = out.at(-1);
+    if (
+      opening &&
+      !mark &&
+      previous &&
+      !previous.artifact &&
+      /\p{L}$/u.test(previous.text) &&
+      Math.abs(previous.y - item.y) <= item.size * 0.2 &&
+      item.x < previous.x + previous.width - item.size * 0.1
+    ) {
+      previous.text = (previous.text + opening).normalize('NFC');
+      const step = item.width / [...item.text].length;
+      item.text = item.text.slice(1);
+      item.x += step;
+      item.width -= step;
+    }
+    // an accent closing a run, the next run's letter drawn back under it (the accent first, then its letter)
+    const closing = ACCENTS[item.text.at(-1) ?? ''];
+    const next = items[index + 1];
+    if (
+      closing &&
+      !mark &&
+      next &&
+      !next.artifact &&
+      /^\p{L}/u.test(next.text) &&
+      Math.abs(next.y - item.y) <= item.size * 0.2 &&
+      next.x < item.x + item.width - item.size * 0.1
+    ) {
+      item.text = item.text.slice(0, -1);
+      const letter = [...next.text][0]!;
+      next.text = (letter + closing + next.text.slice(letter.length)).normalize('NFC');
+    }
+    out.push(item);
+  }
+  return out;
 }
 
 /**
