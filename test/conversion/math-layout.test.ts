@@ -240,6 +240,23 @@ describe('scripts and limits from where each glyph is drawn', () => {
     ).toBe('f=\\begin{cases}0&x\\\\1&y\\end{cases}');
   });
 
+  it('reads a brace drawn from tips under part of a row, with its label under it, as \\underbrace', () => {
+    // TeX's tips: the ends point down, the middle pair up, joined by rules on their line
+    const tips = [
+      glyph('︸', 10, 93, 10, 4.5, false),
+      glyph('︷', 17, 93, 10, 4.5, false),
+      glyph('︷', 21.5, 93, 10, 4.5, false),
+      glyph('︸', 28, 93, 10, 4.5, false),
+    ];
+    const rules = [
+      { x1: 14.5, x2: 17, y: 93.5 },
+      { x1: 26, x2: 28, y: 93.5 },
+    ];
+    const row = [glyph('x', 0, 100), glyph('=', 5, 100, 10, 4, false), glyph('a', 12, 100), glyph('+', 18, 100, 10, 6, false), glyph('b', 26, 100)];
+    const label = [glyph('n', 18, 85, 7, 3.5)];
+    expect(layoutToTex([...row, ...tips, ...label], rules)).toBe('x=\\underbrace{a+b}_{n}');
+  });
+
   it('reads two lines stacked without a bar between big parentheses as a binomial, between text-size ones as a fraction', () => {
     const stacked = (parenWidth: number) => [
       glyph('(', 0, 100, 10, parenWidth, false),

@@ -48,6 +48,9 @@ export type LayoutOptions = {
   marks?: Mark[];
 };
 
+/** Brace tips and spaces, at least one tip (a ruled table's placeholder in the flow is a space alone). */
+const BRACE_TIPS_ONLY = /^\s*[︷︸⏞⏟][︷︸⏞⏟\s]*$/u;
+
 export function layoutPage(segments: Segment[], options: LayoutOptions): Layout {
   const { page } = options;
   const heads = dropRunningHeads(segments, options.neighbours);
@@ -62,7 +65,9 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const formulas = takeDisplayFormulas(drawn.flow, options.rules ?? []);
   // after tables and drawings have taken their text: a drawing's label or a table's row at the page's edge is no running head
   const numbered = new Set(numbers.dropped.map((segment) => Math.round(segment.y)));
-  const edges = dropSetOffEdgeLines(formulas.flow, options.pageHeight, body, numbered);
+  // a line of brace tips alone (TeX's \underbrace drawn in pieces) says nothing as text: the formula's TeX has it
+  const flow = formulas.flow.filter((segment) => !BRACE_TIPS_ONLY.test(segment.text));
+  const edges = dropSetOffEdgeLines(flow, options.pageHeight, body, numbered);
   const order = readingOrder(edges.kept, options.pageWidth, options.pageHeight, options.rules);
   const { multiColumn } = order;
   const ordered = [...order.ordered, ...order.foot];

@@ -133,6 +133,49 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
 /** `labelled`: a long arrow's command when it has labels (its tex is the bare arrow's) */
 type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string };
 
+/** The pieces TeX draws a horizontal brace from (pdf.js spells cmex's brace tips with the vertical presentation forms). */
+const BRACE_TIPS = /^[︷︸⏞⏟]$/u;
+const DOWN_TIPS = /^[︸⏟]$/u;
+
+/**
+ * Horizontal braces: \underbrace{…}_{label} and \overbrace{…}^{label}. TeX draws one from four tips (its ends and
+ * the pair at its middle, the ends pointing the other way) joined by rules: the tips on one line, the content on the
+ * side the ends open to, the label (small) on the other. The rules are no fraction bars; the rest goes on as it was.
+ */
+function braces(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: Atom[]; rest: Glyph[]; bars: MathBar[] } | undefined {
+  const tips = glyphs.filter((glyph) => BRACE_TIPS.test(glyph.text)).sort((a, b) => a.x - b.x);
+  if (tips.length < 4) return { atoms: [], rest: glyphs, bars };
+  const atoms: Atom[] = [];
+  let rest = glyphs;
+  let left = bars;
+  for (const first of tips) {
+    const run = tips.filter((tip) => tip.x >= first.x && Math.abs(tip.y - first.y) <= first.size * 0.2).slice(0, 4);
+    const [end, middle, middle2, close] = run;
+    if (!end || !middle || !middle2 || !close || !rest.includes(end)) continue;
+    // the ends alike, the middle pair alike and the other way: an underbrace's ends point down (︸ ︷︷ ︸)
+    if (end.text !== close.text || middle.text !== middle2.text || end.text === middle.text) continue;
+    const under = DOWN_TIPS.test(end.text);
+    const [x1, x2] = [end.x, close.right];
+    const inside = (glyph: Glyph) => (glyph.x + glyph.right) / 2 >= x1 && (glyph.x + glyph.right) / 2 <= x2;
+    const others = rest.filter((glyph) => !run.includes(glyph));
+    const content = others.filter((glyph) => inside(glyph) && (under ? glyph.y > end.y : glyph.y < end.y));
+    const label = others.filter(
+      (glyph) => (glyph.x + glyph.right) / 2 >= x1 - end.size && (glyph.x + glyph.right) / 2 <= x2 + end.size && (under ? glyph.y < end.y : glyph.y > end.y + end.size * 0.5),
+    );
+    // the rules between the tips: on the tips' line, within their stretch
+    const rules = left.filter((bar) => bar.x1 >= x1 - 1 && bar.x2 <= x2 + 1 && Math.abs(bar.y - (end.y + end.size * (under ? 0.1 : -0.1))) <= end.size * 0.6);
+    const innerBars = left.filter((bar) => !rules.includes(bar));
+    const body = row(content, innerBars, barred);
+    const note = label.length > 0 ? row(label, innerBars, barred) : '';
+    if (!body || note === undefined) return undefined;
+    const tex = under ? `\\underbrace{${body}}${note ? `_{${note}}` : ''}` : `\\overbrace{${body}}${note ? `^{${note}}` : ''}`;
+    atoms.push({ x: x1, right: x2, tex, sup: [], sub: [] });
+    rest = others.filter((glyph) => !content.includes(glyph) && !label.includes(glyph));
+    left = innerBars;
+  }
+  return { atoms, rest, bars: left };
+}
+
 /** A parenthesis of a text font is about 0.39 em wide; TeX's bigger ones (cmex's \\big to \\Bigg, and stacked pieces) 0.45 em and more. */
 const BIG_DELIMITER_WIDTH = 0.44;
 /** Columns of a matrix stand apart by twice TeX's \\arraycolsep (10 pt at 10 pt): more than the widest space inside a cell (a relation's, 0.28 em). */
@@ -300,13 +343,17 @@ function longArrows(atoms: Atom[], size: number): Atom[] {
  * lines): glyphs stacked over the line without a bar between are then another
  * line of it (an aligned equation's next row), not a fraction.
  */
-function row(all: Glyph[], bars: MathBar[], barred: boolean): string | undefined {
+function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefined {
   if (all.length === 0) return '';
   const atoms: Atom[] = [];
-  // a matrix (or a case split) first: its cells are rows of their own, stacked where the line's glyphs would be scripts
-  const tables = matrices(all, bars, barred);
+  // a brace over or under part of the row, and a matrix (or a case split), first: each holds a row of its own, stacked
+  // where the line's glyphs would be scripts
+  const braced = braces(all, allBars, barred);
+  if (!braced) return undefined;
+  const bars = braced.bars;
+  const tables = matrices(braced.rest, bars, barred);
   if (!tables) return undefined;
-  atoms.push(...tables.atoms);
+  atoms.push(...braced.atoms, ...tables.atoms);
   const glyphs = tables.rest;
   // fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
   const fractions = barFractions(glyphs, bars);
