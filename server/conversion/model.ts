@@ -85,7 +85,8 @@ export type Block =
        */
       text?: string;
     }
-  | { kind: 'formula'; page: number; text: string; mathml?: string; tex?: string; display: boolean }
+  /** `tag`: a display formula's equation number as printed beside it ("2.3"); its TeX carries it as \tag{2.3} */
+  | { kind: 'formula'; page: number; text: string; mathml?: string; tex?: string; display: boolean; tag?: string }
   | {
       kind: 'footnote';
       page: number;

@@ -8,6 +8,7 @@ import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { formulaToTex, isFormulaLine, looksLikeMath } from '../../server/conversion/backends/local/tex.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
+import { drawPdf } from '../helpers/local-pages.ts';
 
 /** Footnotes, formula TeX and ruled tables from the local backend, on corpus pages and PDFs drawn here. */
 
@@ -126,6 +127,27 @@ describe('footnotes on tagged pages', () => {
 });
 
 describe('TeX from the text of a formula', () => {
+  it('reads a display line whose letters are all in a math font as a formula, its equation number as its \\tag', async () => {
+    const draw = (letters: string) =>
+      drawPdf((doc) => {
+        doc.font('Times-Roman').fontSize(11).text('The energy of a body at rest is given by the famous relation below, which we use throughout.', 72, 100, {
+          width: 450,
+        });
+        doc.font(letters).text('E = mc', 260, 140, { lineBreak: false });
+        doc.fontSize(8).text('2', 293, 137, { lineBreak: false });
+        doc.font('Times-Roman').fontSize(11).text('(1.2)', 495, 140, { lineBreak: false });
+        doc.text('where m is the mass and c the speed of light in vacuum, as measured in any inertial frame.', 72, 175, { width: 450 });
+      });
+    const [italic] = await convertBytes(await draw('Times-Italic'), 'italic.pdf');
+    const formula = italic!.blocks.find((block) => block.kind === 'formula');
+    expect(formula).toMatchObject({ text: 'E = mc2 (1.2)', tex: 'E=mc^{2}\\tag{1.2}', tag: '1.2', display: true });
+    // the number is the formula's, not a paragraph of its own
+    expect(italic!.blocks.filter((block) => block.kind === 'paragraph').map((block) => text('content' in block ? block.content : []))).not.toContain('(1.2)');
+    // set upright, "mc" may be a word: the line stays text
+    const [upright] = await convertBytes(await draw('Times-Roman'), 'upright.pdf');
+    expect(upright!.blocks.some((block) => block.kind === 'formula')).toBe(false);
+  });
+
   it('maps Greek letters, operators, relations, Unicode scripts, roots and plain fractions', () => {
     expect(formulaToTex('α + β ≤ γ')).toBe('\\alpha + \\beta \\leq \\gamma');
     expect(formulaToTex('x₁ + x₂ = 1/2')).toBe('x_{1} + x_{2} = \\frac{1}{2}');

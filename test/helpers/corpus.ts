@@ -72,8 +72,9 @@ const BLOCK_TAG =
  * The visible text of an HTML document's body (no style, script or title).
  * `sourceOnly` also leaves out the words our renderer adds of its own (the
  * note on a figure nobody described, the label of a figure's folded text),
- * which no other extractor can have: for comparing the order of the source's
- * words.
+ * which no other extractor can have, and reads each formula as the page
+ * prints it (its alttext) rather than as its MathML's tokens: for comparing
+ * the order of the source's words.
  */
 export function htmlText(html: string, options: { sourceOnly?: boolean } = {}): string {
   const dom = new JSDOM(html.replace(BLOCK_TAG, ' <$1$2'));
@@ -81,7 +82,11 @@ export function htmlText(html: string, options: { sourceOnly?: boolean } = {}): 
     const body = dom.window.document.body;
     // a MathML annotation (the formula's TeX) is markup for tools, not text a reader hears or sees
     for (const element of body.querySelectorAll('style, script, template, annotation, annotation-xml')) element.remove();
-    if (options.sourceOnly) for (const element of body.querySelectorAll('p.needs-alt, figure summary')) element.remove();
+    if (options.sourceOnly) {
+      for (const element of body.querySelectorAll('p.needs-alt, figure summary')) element.remove();
+      // a formula's words as the page prints them (its alttext), not its MathML's tokens: x_{n} laid out is "x" "n"
+      for (const math of body.querySelectorAll('math[alttext]')) math.replaceWith(dom.window.document.createTextNode(` ${math.getAttribute('alttext')} `));
+    }
     return body.textContent ?? '';
   } finally {
     dom.window.close();

@@ -9,7 +9,7 @@ import type { StoredJpeg } from './pdf-bytes.ts';
 import { shareOperatorList } from './pdf.ts';
 import { readFormulaTex } from './math-layout.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
-import { boldFontIds, monoFontIds } from './font-styles.ts';
+import { boldFontIds, mathFontIds, monoFontIds } from './font-styles.ts';
 import { extensionFontIds, seatHangingGlyphs } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -264,6 +264,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     shifted,
     input.linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
     rules,
+    mathFontIds(page, shifted),
   );
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);

@@ -25,3 +25,17 @@ export function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<
   }
   return bold;
 }
+
+/**
+ * Which of the page's fonts set mathematics' letters: TeX's math italic and symbol fonts (and Latin Modern's), and
+ * any italic face. A line whose every letter is in one is variables ("mc" of E = mc²), not words.
+ */
+export function mathFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  const math = new Set<string>();
+  for (const id of new Set(items.map((item) => item.font))) {
+    if (!page.commonObjs.has(id)) continue;
+    const font = page.commonObjs.get(id) as { name?: string; italic?: boolean } | null;
+    if (font?.italic || /CMMI|CMSY|CMEX|MSBM|MSAM|EUFM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath|Italic|Oblique|CMTI/i.test(font?.name ?? '')) math.add(id);
+  }
+  return math;
+}

@@ -895,7 +895,7 @@ export async function readFormulaTex(
         .filter((rule) => rule.y1 === rule.y2 && inside(rule.x1, rule.y1) && inside(rule.x2, rule.y1))
         .map((rule) => ({ x1: rule.x1, x2: rule.x2, y: rule.y1 }));
       const tex = layoutToTex(glyphs, bars);
-      if (tex && !misread(tex) && readable(tex)) block.tex = tex;
+      if (tex && !misread(tex) && readable(tex)) block.tex = withTag(tex, block.tag);
       continue;
     }
     const near = items.filter(
@@ -908,7 +908,7 @@ export async function readFormulaTex(
     const tex = layoutToTex(glyphs);
     // KaTeX cannot read it: the TeX from the text stays
     if (tex && !misread(tex) && readable(tex)) {
-      block.tex = tex;
+      block.tex = withTag(tex, block.tag);
       const line = glyphs.filter((glyph) => glyph.size >= size * SCRIPT_SIZE && Math.abs(glyph.y - baseline) <= size * OFF_BASELINE);
       const equals = line.filter((glyph) => glyph.text === '=').sort((a, b) => a.x - b.x)[0];
       if (equals) lines.set(block, { equals: equals.x, baseline: equals.y, size, tex });
@@ -918,6 +918,9 @@ export async function readFormulaTex(
 }
 
 type FormulaLine = { equals: number; baseline: number; size: number; tex: string };
+
+/** A display formula's TeX with its equation number (KaTeX sets \tag in display mode, as the HTML renders it). */
+const withTag = (tex: string, tag: string | undefined) => (tag ? `${tex}\\tag{${tag}}` : tex);
 
 /**
  * Display formulas on consecutive lines whose first = stand one under
@@ -932,11 +935,13 @@ function alignRows(blocks: Block[], lines: Map<Block, FormulaLine>, readable: (t
   for (let index = 0; index < blocks.length; index++) {
     const first = blocks[index]!;
     const head = lines.get(first);
-    if (first.kind !== 'formula' || !head) continue;
+    // a numbered line is an equation of its own
+    if (first.kind !== 'formula' || !head || first.tag) continue;
     const rows = [head];
     let next = index + 1;
     for (; next < blocks.length; next++) {
-      const row = lines.get(blocks[next]!);
+      const candidate = blocks[next]!;
+      const row = candidate.kind === 'formula' && candidate.tag ? undefined : lines.get(candidate);
       const above = rows.at(-1)!;
       // the next line down, at most a display line's pitch under, its = within a tenth of an em of the others'
       const gap = above.baseline - (row?.baseline ?? Number.NaN);

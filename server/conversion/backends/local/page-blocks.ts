@@ -142,7 +142,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     const code = codeLines(column, looksLikeHeading, context.monoFonts);
     const prose = proseRuns(column, body, looksLikeHeading);
     let listing: { block: Block & { kind: 'code' }; left: number; last: Segment } | undefined;
+    // equation numbers set at the right of a display formula's line: the formula's, as its \tag
+    const numbered = new Set<Segment>();
     for (const [index, segment] of column.entries()) {
+      if (numbered.has(segment)) continue;
       if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment) && !notes.bySegment.has(segment)) {
         flushParagraph();
         flushList();
@@ -174,7 +177,8 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         flushParagraph();
         flushList();
         // its TeX is read from its glyphs and bars (readFormulaTex): its text alone runs the lines together
-        const formula: Block = { kind: 'formula', page, text: segment.text, display: true };
+        const number = equationNumber(segment, column);
+        const formula: Block = { kind: 'formula', page, text: withNumber(segment.text, number), display: true, ...tagged(number, numbered) };
         blocks.push(formula);
         anchors.set(formula, area);
         previous = segment;
@@ -207,7 +211,9 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
           segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })),
         );
         if (tex) {
-          place({ kind: 'formula', page, text: segment.text, tex, display: true }, segment);
+          const number = equationNumber(segment, column);
+          const tag = tagged(number, numbered);
+          place({ kind: 'formula', page, text: withNumber(segment.text, number), tex: tag.tag ? `${tex}\\tag{${tag.tag}}` : tex, display: true, ...tag }, segment);
           previous = segment;
           continue;
         }
@@ -552,8 +558,30 @@ function linePitch(column: Segment[]): Map<number, number> {
  */
 function isDisplayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): boolean {
   // an enumerated line ("(i) d(A, B) = …") stays a list item
-  if (!isFormulaLine(segment.text) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text)) return false;
-  if (column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
+  if (!isFormulaLine(segment.text, segment.mathLetters) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text)) return false;
+  const number = equationNumber(segment, column);
+  if (column.some((other) => other !== segment && other !== number && Math.abs(other.y - segment.y) < 1)) return false;
   const left = Math.min(...column.map((other) => other.x));
   return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text));
+}
+
+/** An equation number: "(1)", "(2.3)", "(4a)", "(A.1)", "(*)". */
+const EQUATION_NUMBER = /^\(\s*(?:[A-Z]\.)?\d+(?:[.-]\d+)*[a-z]?\s*\)$|^\(\s*\*+\s*\)$/;
+
+/** The equation number on a display formula's row, set apart at its right (TeX puts it at the margin). */
+function equationNumber(segment: Segment, column: Segment[]): Segment | undefined {
+  return column.find(
+    (other) =>
+      other !== segment && Math.abs(other.y - segment.y) < segment.size * 0.3 && other.x >= segment.right + segment.size * 1.5 && EQUATION_NUMBER.test(other.text),
+  );
+}
+
+/** A formula's text as printed, its number after it (heard with it, as a reader sees it) */
+const withNumber = (text: string, number: Segment | undefined) => (number ? `${text} ${number.text}` : text);
+
+/** A formula's tag from its number ("(2.3)" tags it 2.3), the number then taken out of the flow. */
+function tagged(number: Segment | undefined, numbered: Set<Segment>): { tag?: string } {
+  if (!number) return {};
+  numbered.add(number);
+  return { tag: number.text.replace(/^\(\s*|\s*\)$/g, '') };
 }

@@ -25,10 +25,12 @@ export type Segment = {
   lines?: number[];
   /** where the big delimiters and operators in it reach, over and under its line */
   reach?: Reach;
+  /** every letter of it is set in a math font (buildSegments' `mathFonts`): its letters are variables, not words */
+  mathLetters?: true;
 };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
-export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = []): Segment[] {
+export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[] = [], mathFonts: Set<string> = new Set()): Segment[] {
   const walls = rules.filter((rule) => rule.x1 === rule.x2);
   const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
   usable.sort((a, b) => b.y - a.y || a.x - b.x);
@@ -77,6 +79,11 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   }
   // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
   const segments: Segment[] = [];
+  // per segment: whether every item with letters so far is in a math font
+  const mathLettered = new Map<Segment, boolean>();
+  const noteLetters = (segment: Segment, item: TextItem) => {
+    if (/\p{L}/u.test(item.text)) mathLettered.set(segment, (mathLettered.get(segment) ?? true) && mathFonts.has(item.font));
+  };
   for (const line of lines) {
     const rtl = isRightToLeftText(line.items.map((item) => item.text).join(''));
     line.items = rtl ? rightToLeft(line.items) : line.items.sort((a, b) => a.x - b.x);
@@ -108,6 +115,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
           current.reach = current.reach
             ? { top: Math.max(current.reach.top, item.reach.top), bottom: Math.min(current.reach.bottom, item.reach.bottom) }
             : item.reach;
+        noteLetters(current, item);
         // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
         if (item.text.trim().length > longest) {
           longest = item.text.trim().length;
@@ -129,10 +137,14 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         ...(item.rotated ? { rotated: true } : {}),
         ...(item.reach ? { reach: item.reach } : {}),
       };
+      noteLetters(current, item);
       segments.push(current);
     }
   }
-  for (const segment of segments) segment.text = segment.text.trim();
+  for (const segment of segments) {
+    segment.text = segment.text.trim();
+    if (mathLettered.get(segment)) segment.mathLetters = true;
+  }
   return segments.filter((segment) => segment.text !== '');
 }
 

@@ -479,10 +479,11 @@ const RELATION = /[=<>≤≥≠≈≡≅∼∝∈∉⊂⊆⊃⊇→⟶⇒⟹⇔�
  * alone and numbers, and TeX that converts. Lines that merely contain some
  * mathematics stay text.
  */
-export function isFormulaLine(text: string): boolean {
+export function isFormulaLine(text: string, mathLetters = false): boolean {
   if (!RELATION.test(text) || !looksLikeMath(text)) return false;
+  // where every letter is set in a math font, up to three side by side are a product of variables ("mc" of E = mc²)
   // a variable beside a Greek letter ("Bε") is no word; two Latin letters together are, unless an operator name
-  const words = (text.match(/\p{Script=Latin}{2,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
+  const words = (text.match(mathLetters ? /\p{Script=Latin}{4,}/gu : /\p{Script=Latin}{2,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
   if (words.length > 0) return false;
   const visible = text.replace(/\s/g, '');
   const mathy = (visible.match(/[^\p{L}]|(?<!\p{L})\p{L}(?!\p{L})/gu) ?? []).length;
