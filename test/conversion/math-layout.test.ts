@@ -202,59 +202,41 @@ describe('scripts and limits from where each glyph is drawn', () => {
 
   it('reads rows of cells between big delimiters as a matrix, and rows after a big brace nothing closes as cases', () => {
     const big = (text: string, x: number) => glyph(text, x, 100, 10, 7.4, false);
-    // rows 1.2 em apart, centred on the axis; columns an em apart
-    const cells = (x: number, rows: string[][]) => rows.flatMap((cells, r) => cells.map((text, c) => glyph(text, x + c * 16, 106 - r * 12)));
+    // a 2×2 grid between two big delimiters (or after an opening one alone): rows 1.2 em apart, centred on the axis;
+    // columns an em apart
+    const grid = (open: string, close: string | undefined, rows: string[][]) => [
+      big(open, 0),
+      ...rows.flatMap((cells, r) => cells.map((text, c) => glyph(text, 9 + c * 16, 106 - r * 12))),
+      ...(close ? [big(close, 32)] : []),
+    ];
+    const equals = (name: string) => [glyph(name, -14, 100), glyph('=', -6, 100, 10, 7.8, false)];
     expect(
       layoutToTex([
-        glyph('M', -14, 100),
-        glyph('=', -6, 100, 10, 7.8, false),
-        big('(', 0),
-        ...cells(9, [
+        ...equals('M'),
+        ...grid('(', ')', [
           ['a', 'b'],
           ['c', 'd'],
         ]),
-        big(')', 32),
       ]),
     ).toBe('M=\\begin{pmatrix}a&b\\\\c&d\\end{pmatrix}');
     expect(
       layoutToTex([
-        big('[', 0),
-        ...cells(9, [
+        ...grid('[', ']', [
           ['1', '0'],
           ['0', '1'],
         ]),
-        big(']', 32),
         glyph('x', 42, 100),
       ]),
     ).toBe('\\begin{bmatrix}1&0\\\\0&1\\end{bmatrix}x');
     expect(
       layoutToTex([
-        glyph('f', -14, 100),
-        glyph('=', -6, 100, 10, 7.8, false),
-        big('{', 0),
-        ...cells(10, [
+        ...equals('f'),
+        ...grid('{', undefined, [
           ['0', 'x'],
           ['1', 'y'],
         ]),
       ]),
     ).toBe('f=\\begin{cases}0&x\\\\1&y\\end{cases}');
-  });
-
-  it('reads a brace drawn from tips under part of a row, with its label under it, as \\underbrace', () => {
-    // TeX's tips: the ends point down, the middle pair up, joined by rules on their line
-    const tips = [
-      glyph('︸', 10, 93, 10, 4.5, false),
-      glyph('︷', 17, 93, 10, 4.5, false),
-      glyph('︷', 21.5, 93, 10, 4.5, false),
-      glyph('︸', 28, 93, 10, 4.5, false),
-    ];
-    const rules = [
-      { x1: 14.5, x2: 17, y: 93.5 },
-      { x1: 26, x2: 28, y: 93.5 },
-    ];
-    const row = [glyph('x', 0, 100), glyph('=', 5, 100, 10, 4, false), glyph('a', 12, 100), glyph('+', 18, 100, 10, 6, false), glyph('b', 26, 100)];
-    const label = [glyph('n', 18, 85, 7, 3.5)];
-    expect(layoutToTex([...row, ...tips, ...label], rules)).toBe('x=\\underbrace{a+b}_{n}');
   });
 
   it('reads two lines stacked without a bar between big parentheses as a binomial, between text-size ones as a fraction', () => {

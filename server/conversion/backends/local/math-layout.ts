@@ -160,7 +160,10 @@ function braces(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: Ato
     const others = rest.filter((glyph) => !run.includes(glyph));
     const content = others.filter((glyph) => inside(glyph) && (under ? glyph.y > end.y : glyph.y < end.y));
     const label = others.filter(
-      (glyph) => (glyph.x + glyph.right) / 2 >= x1 - end.size && (glyph.x + glyph.right) / 2 <= x2 + end.size && (under ? glyph.y < end.y : glyph.y > end.y + end.size * 0.5),
+      (glyph) =>
+        (glyph.x + glyph.right) / 2 >= x1 - end.size &&
+        (glyph.x + glyph.right) / 2 <= x2 + end.size &&
+        (under ? glyph.y < end.y : glyph.y > end.y + end.size * 0.5),
     );
     // the rules between the tips: on the tips' line, within their stretch
     const rules = left.filter((bar) => bar.x1 >= x1 - 1 && bar.x2 <= x2 + 1 && Math.abs(bar.y - (end.y + end.size * (under ? 0.1 : -0.1))) <= end.size * 0.6);

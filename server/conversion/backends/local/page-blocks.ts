@@ -213,7 +213,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         if (tex) {
           const number = equationNumber(segment, column);
           const tag = tagged(number, numbered);
-          place({ kind: 'formula', page, text: withNumber(segment.text, number), tex: tag.tag ? `${tex}\\tag{${tag.tag}}` : tex, display: true, ...tag }, segment);
+          place(
+            { kind: 'formula', page, text: withNumber(segment.text, number), tex: tag.tag ? `${tex}\\tag{${tag.tag}}` : tex, display: true, ...tag },
+            segment,
+          );
           previous = segment;
           continue;
         }
@@ -558,7 +561,8 @@ function linePitch(column: Segment[]): Map<number, number> {
  */
 function isDisplayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): boolean {
   // an enumerated line ("(i) d(A, B) = …") stays a list item
-  if (!isFormulaLine(segment.text, segment.mathLetters) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text)) return false;
+  if (!isFormulaLine(segment.text, segment.mathLetters) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text))
+    return false;
   const number = equationNumber(segment, column);
   if (column.some((other) => other !== segment && other !== number && Math.abs(other.y - segment.y) < 1)) return false;
   const left = Math.min(...column.map((other) => other.x));
@@ -572,7 +576,10 @@ const EQUATION_NUMBER = /^\(\s*(?:[A-Z]\.)?\d+(?:[.-]\d+)*[a-z]?\s*\)$|^\(\s*\*+
 function equationNumber(segment: Segment, column: Segment[]): Segment | undefined {
   return column.find(
     (other) =>
-      other !== segment && Math.abs(other.y - segment.y) < segment.size * 0.3 && other.x >= segment.right + segment.size * 1.5 && EQUATION_NUMBER.test(other.text),
+      other !== segment &&
+      Math.abs(other.y - segment.y) < segment.size * 0.3 &&
+      other.x >= segment.right + segment.size * 1.5 &&
+      EQUATION_NUMBER.test(other.text),
   );
 }
 
