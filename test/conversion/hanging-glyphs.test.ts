@@ -124,6 +124,10 @@ describe('display formulas with big delimiters and operators (geotopo-117-pages.
     );
   });
 
+  it('reads the case split of p.10 with its conditions in words', async () => {
+    expect(await convert(10)).toContain('d(x,y)=\\begin{cases}0&\\operatorname{falls}x=y\\\\1&\\operatorname{falls}x\\neq y\\end{cases}');
+  });
+
   it('gives the display sums and integrals of p.99 their limits, and the summands their scripts', async () => {
     const tex = await convert(99);
     expect(tex).toEqual(expect.arrayContaining(['\\int_{S}fdA=\\sum_{i=1}^{n}\\int_{V_{i}}fdA', '-\\sum_{i\\neq j}\\int_{V_{i}\\cap V_{j}}fdA']));

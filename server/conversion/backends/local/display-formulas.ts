@@ -68,7 +68,9 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
   }
   for (const line of tall) {
     if (taken.has(line)) continue;
-    take(gather([line], { x: line.x, right: line.right }, bars, flow, taken), [line], line.y);
+    // a line ending in a big brace opens a case split: its rows may say their conditions in words ("0 falls x = y")
+    const cases = /\{\s*$/.test(line.text) ? line.right : undefined;
+    take(gather([line], { x: line.x, right: line.right }, bars, flow, taken, cases), [line], line.y);
   }
   if (merged.length === 0) return { flow, areas };
   const out = [...flow.filter((segment) => !taken.has(segment)), ...merged];
@@ -128,9 +130,11 @@ const RELATION = /[=<>≤≥≠∈⊆⊂≅≈→↦]/u;
 function endsInCondition(text: string): boolean {
   const first = [...text.matchAll(/\p{L}{3,}/gu)].find((match) => !FUNCTIONS.has(match[0]));
   if (!first) return false;
-  const tail = text.slice(first.index);
-  return RELATION.test(text.slice(0, first.index)) && (tail.match(/\p{L}{2,}/gu) ?? []).length <= 4;
+  return RELATION.test(text.slice(0, first.index)) && shortCondition(text.slice(first.index));
 }
+
+/** At most four words: a condition, not a sentence. */
+const shortCondition = (text: string) => (text.match(/\p{L}{2,}/gu) ?? []).length <= 4;
 /** Words a formula's piece may not hold: a condition at the end of its line is the formula's own. */
 const prose = (segment: Segment) => hasWords(segment.text) && !endsInCondition(segment.text);
 
@@ -171,14 +175,18 @@ function fractionAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment
  * equation's next row) stays out however close. Undefined when what it
  * gathers is not mathematics.
  */
-function gather(first: Segment[], stretch: { x: number; right: number }, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
+function gather(first: Segment[], stretch: { x: number; right: number }, bars: Rule[], flow: Segment[], taken: Set<Segment>, casesFrom?: number) {
+  // a case split's row: right of its brace, mathematics first, then at most four words of condition
+  const caseRow = (segment: Segment) =>
+    casesFrom !== undefined && segment.x >= casesFrom - 1 && !/^\p{L}{3,}/u.test(segment.text) && shortCondition(segment.text);
+  const excluded = (segment: Segment) => prose(segment) && !caseRow(segment);
   const members = new Set(first);
   const box = { ...stretch, top: Math.max(...first.map(topOf)), bottom: Math.min(...first.map(bottomOf)) };
   const core = { top: box.top, bottom: box.bottom };
   for (let grown = true; grown; ) {
     grown = false;
     for (const segment of flow) {
-      if (members.has(segment) || taken.has(segment) || prose(segment)) continue;
+      if (members.has(segment) || taken.has(segment) || excluded(segment)) continue;
       const reach = segment.size * 1.5;
       const beside = segment.x <= box.right + reach && segment.right >= box.x - reach;
       const level = segment.y >= core.bottom && segment.y <= core.top;
@@ -210,7 +218,7 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   const inline = flow.some(
     (segment) =>
       !members.has(segment) &&
-      prose(segment) &&
+      excluded(segment) &&
       segment.y >= core.bottom &&
       segment.y <= core.top &&
       segment.x <= box.right + segment.size * 3 &&
