@@ -65,5 +65,9 @@ describe('accents drawn apart from their letters', () => {
     const glyph = (text: string, x: number) => ({ text, x, y: 100, width: 6, size: 10, bold: false, italic: true });
     expect(layoutToTex([glyph('P̂', 0), glyph('=', 8), glyph('F̃', 16)])).toBe('\\hat{P}=\\tilde{F}');
     expect(formulaToTex('F̃(x) = γ̃(x)')).toBe('\\tilde{F}(x) = \\tilde{\\gamma}(x)');
+    // a word of accented letters is a word, not accented variables; a letter run stops before a marked letter
+    expect(formulaToTex('x = 0 für aF̃')).toBe('x = 0 \\text{für} a\\tilde{F}');
+    // an accent math has no command for keeps its letter as text
+    expect(formulaToTex('ş = 1')).toBe('\\text{ş} = 1');
   });
 });

@@ -1,4 +1,5 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { fontIdsWhere } from './font-styles.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -17,6 +18,8 @@ const EXTENSION_FONT = /(?:^|\+)(?:CMEX\d|LMMathExtension|lmex\d|rm-lmex)/i;
 
 /** The math axis over the baseline (cmsy10's axis height), in em. */
 const AXIS = 0.25;
+/** Hanging glyphs a page may have seated: a page of mathematics has a few hundred. */
+const MAX_HANGING = 5_000;
 /** How far over the baseline a hanging glyph's top stands: cmex's delimiters are 0.04 em tall, the rest of them is depth. */
 const HEIGHT = 0.04;
 
@@ -82,29 +85,33 @@ const PIECES = new Map<string, { delimiter: string; height: number }>([
 
 /** The page's fonts that are TeX extension fonts, from the names pdf.js loaded with the operator list. */
 export function extensionFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
-  const ids = new Set<string>();
-  for (const id of new Set(items.map((item) => item.font))) {
-    if (!page.commonObjs.has(id)) continue;
-    const font = page.commonObjs.get(id) as { name?: string } | null;
-    if (EXTENSION_FONT.test(font?.name ?? '')) ids.add(id);
-  }
-  return ids;
+  return fontIdsWhere(page, items, (font) => EXTENSION_FONT.test(font.name ?? ''));
 }
 
 /**
  * The items with each hanging glyph of an extension font seated on the
  * baseline of the line it is centred on: a glyph comes in a few heights, and
  * the one whose centre puts a baseline where a line beside it stands is the
- * one drawn. Stacked pieces become their one delimiter first. A glyph with no
- * such line beside it keeps its place.
+ * one drawn. Stacked pieces become their one delimiter first. A glyph whose
+ * width names its size (and a stack, whose height is its own) is seated by
+ * that size when no line stands beside it; any other keeps its place.
  */
 export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>): TextItem[] {
   if (extensionFonts.size === 0) return items;
   // pdf.js runs neighbouring glyphs of one font together ("((" of two \Bigg parentheses): each is seated alone
   const split = items.flatMap((item) => (extensionFonts.has(item.font) && [...item.text.trim()].length > 1 ? glyphsOf(item) : [item]));
   const hanging = split.filter((item) => extensionFonts.has(item.font) && item.text.trim() !== '');
-  if (hanging.length === 0) return items;
-  const lines = items.filter((item) => !extensionFonts.has(item.font) && item.text.trim() !== '' && !item.rotated);
+  // a page of mathematics hangs a few hundred; one that hangs more is left as drawn rather than searched glyph by glyph
+  if (hanging.length === 0 || hanging.length > MAX_HANGING) return items;
+  // the lines' items by their baseline rounded to a point: a glyph looks only at the rows its heights put a baseline on
+  const rows = new Map<number, TextItem[]>();
+  for (const item of items) {
+    if (extensionFonts.has(item.font) || item.text.trim() === '' || item.rotated) continue;
+    const row = Math.round(item.y);
+    const list = rows.get(row);
+    if (list) list.push(item);
+    else rows.set(row, [item]);
+  }
   const seated = new Map<TextItem, TextItem | null>();
   for (const stack of stacks(hanging)) {
     const first = stack[0]!;
@@ -115,7 +122,10 @@ export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>
     let text = glyph;
     if (stack.length > 1 || PIECES.has(glyph)) {
       const last = stack.at(-1)!;
-      text = stack.map((piece) => PIECES.get(piece.text.trim())!.delimiter).find((delimiter) => delimiter !== '') ?? '{';
+      // a stack of the brace's extension alone does not say its side: left as drawn
+      const delimiter = stack.map((piece) => PIECES.get(piece.text.trim())!.delimiter).find((candidate) => candidate !== '');
+      if (!delimiter) continue;
+      text = delimiter;
       heights = [(top - (last.y - (PIECES.get(last.text.trim())!.height - HEIGHT) * size)) / size];
     } else {
       const sizes = sizesOf(glyph, first.width / size);
@@ -125,7 +135,7 @@ export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>
     // a glyph whose width names its size needs no line beside it to say where its baseline is (a matrix opening a
     // formula stands beside its rows, its line's first glyph after its close)
     const line =
-      lineFor(first, heights, top, lines) ??
+      lineFor(first, heights, top, rows) ??
       (heights.length === 1 ? { baseline: top - (heights[0]! * size) / 2 - AXIS * size, height: heights[0]! } : undefined);
     if (!line) continue;
     const reach = { top, bottom: top - line.height * size };
@@ -150,14 +160,17 @@ function glyphsOf(item: TextItem): TextItem[] {
 }
 
 /** The baseline a glyph of one of these heights, hanging from `top`, is centred on, where a full-size line beside it stands there, and that height. */
-function lineFor(glyph: TextItem, heights: number[], top: number, lines: TextItem[]): { baseline: number; height: number } | undefined {
+function lineFor(glyph: TextItem, heights: number[], top: number, rows: Map<number, TextItem[]>): { baseline: number; height: number } | undefined {
   const size = glyph.size;
-  const near = lines.filter(
-    (line) => Math.abs(line.size - size) <= size * 0.2 && line.x <= glyph.x + glyph.width + size * 2 && line.x + line.width >= glyph.x - size * 2,
-  );
+  const beside = (line: TextItem) =>
+    Math.abs(line.size - size) <= size * 0.2 && line.x <= glyph.x + glyph.width + size * 2 && line.x + line.width >= glyph.x - size * 2;
   let best: { baseline: number; height: number; off: number } | undefined;
   for (const height of heights) {
     const baseline = top - (height * size) / 2 - AXIS * size;
+    const reach = Math.ceil(size * 0.15);
+    const near: TextItem[] = [];
+    for (let row = Math.round(baseline) - reach; row <= Math.round(baseline) + reach; row++)
+      for (const line of rows.get(row) ?? []) if (beside(line)) near.push(line);
     for (const line of near) {
       const off = Math.abs(line.y - baseline);
       if (off <= size * 0.15 && (!best || off < best.off)) best = { baseline: line.y, height, off };

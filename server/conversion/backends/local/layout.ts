@@ -1,6 +1,7 @@
 import type { Block } from '../../model.ts';
 import { findAlignedTables } from './aligned-tables.ts';
 import { takeDisplayFormulas } from './display-formulas.ts';
+import { BRACE_TIPS } from './math-layout.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
@@ -49,7 +50,7 @@ export type LayoutOptions = {
 };
 
 /** Brace tips and spaces, at least one tip (a ruled table's placeholder in the flow is a space alone). */
-const BRACE_TIPS_ONLY = /^\s*[︷︸⏞⏟][︷︸⏞⏟\s]*$/u;
+const braceTipsOnly = (text: string) => text.trim() !== '' && [...text.replace(/\s/g, '')].every((char) => BRACE_TIPS.test(char));
 
 export function layoutPage(segments: Segment[], options: LayoutOptions): Layout {
   const { page } = options;
@@ -66,7 +67,7 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   // after tables and drawings have taken their text: a drawing's label or a table's row at the page's edge is no running head
   const numbered = new Set(numbers.dropped.map((segment) => Math.round(segment.y)));
   // a line of brace tips alone (TeX's \underbrace drawn in pieces) says nothing as text: the formula's TeX has it
-  const flow = formulas.flow.filter((segment) => !BRACE_TIPS_ONLY.test(segment.text));
+  const flow = formulas.flow.filter((segment) => !braceTipsOnly(segment.text));
   const edges = dropSetOffEdgeLines(flow, options.pageHeight, body, numbered);
   const order = readingOrder(edges.kept, options.pageWidth, options.pageHeight, options.rules);
   const { multiColumn } = order;

@@ -3,7 +3,7 @@ import type { Block } from '../../model.ts';
 import type { OperatorList, Rule } from './drawing.ts';
 import { type PlacedGlyph, readGlyphPositions } from './glyph-positions.ts';
 import type { BlockAnchor } from './page-blocks.ts';
-import { FUNCTIONS, MATH_ACCENTS, SYMBOLS } from './tex.ts';
+import { accentedTex, FUNCTIONS, SYMBOLS, withTag } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -134,7 +134,7 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
 type Atom = { x: number; right: number; tex: string; base?: Glyph; sup: Glyph[]; sub: Glyph[]; labelled?: string };
 
 /** The pieces TeX draws a horizontal brace from (pdf.js spells cmex's brace tips with the vertical presentation forms). */
-const BRACE_TIPS = /^[︷︸⏞⏟]$/u;
+export const BRACE_TIPS = /^[︷︸⏞⏟]$/u;
 const DOWN_TIPS = /^[︸⏟]$/u;
 
 /**
@@ -159,11 +159,13 @@ function braces(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: Ato
     const inside = (glyph: Glyph) => (glyph.x + glyph.right) / 2 >= x1 && (glyph.x + glyph.right) / 2 <= x2;
     const others = rest.filter((glyph) => !run.includes(glyph));
     const content = others.filter((glyph) => inside(glyph) && (under ? glyph.y > end.y : glyph.y < end.y));
+    // the label: small, within a line of the tips (the next row of an aligned formula is no label)
     const label = others.filter(
       (glyph) =>
+        glyph.size < end.size * SCRIPT_SIZE &&
         (glyph.x + glyph.right) / 2 >= x1 - end.size &&
         (glyph.x + glyph.right) / 2 <= x2 + end.size &&
-        (under ? glyph.y < end.y : glyph.y > end.y + end.size * 0.5),
+        (under ? glyph.y < end.y && glyph.y >= end.y - end.size * 1.5 : glyph.y > end.y + end.size * 0.5 && glyph.y <= end.y + end.size * 2),
     );
     // the rules between the tips: on the tips' line, within their stretch
     const rules = left.filter((bar) => bar.x1 >= x1 - 1 && bar.x2 <= x2 + 1 && Math.abs(bar.y - (end.y + end.size * (under ? 0.1 : -0.1))) <= end.size * 0.6);
@@ -552,8 +554,9 @@ function barFractions(glyphs: Glyph[], bars: MathBar[]): { bar: MathBar; top: Gl
   // part, further from the bar, is not in that part (the next row of a matrix over a \tfrac's numerator or under its
   // denominator); a small glyph beside a big one (a prime, a script) takes nothing away
   const gapOf = (glyph: Glyph, bar: MathBar) => Math.abs(glyph.y + glyph.size * AXIS - bar.y);
-  for (const [glyph, at] of [...side]) {
-    const shadowed = [...side].some(
+  const placed = [...side];
+  for (const [glyph, at] of placed) {
+    const shadowed = placed.some(
       ([other, place]) =>
         place.bar === at.bar &&
         place.above === at.above &&
@@ -718,16 +721,8 @@ function arrowTex(atom: Atom, labelled: string, bars: MathBar[], barred: boolean
 
 function glyphTex(glyph: Glyph): string | undefined {
   // a letter with an accent, as the text layer put it on (é composed; ≠ decomposes too, but is a symbol of its own)
-  const [, base, marks] = glyph.text.normalize('NFD').match(/^(\p{L})(\p{M}+)$/u) ?? [];
-  if (base && marks) {
-    let tex = glyphTex({ ...glyph, text: base });
-    for (const mark of marks) {
-      const accent = MATH_ACCENTS[mark];
-      if (tex === undefined || !accent) return undefined;
-      tex = `\\${accent}{${tex}}`;
-    }
-    return tex;
-  }
+  const accented = accentedTex(glyph.text, (letter) => glyphTex({ ...glyph, text: letter }));
+  if (accented !== undefined) return accented ?? undefined;
   const char = glyph.text;
   if (/^[A-Za-z]$/.test(char)) return glyph.alphabet ? `\\${glyph.alphabet}{${char}}` : glyph.bold ? `\\mathbf{${char}}` : char;
   if (/^\d$/.test(char)) return glyph.bold ? `\\mathbf{${char}}` : char;
@@ -921,9 +916,6 @@ export async function readFormulaTex(
 }
 
 type FormulaLine = { equals: number; baseline: number; size: number; tex: string };
-
-/** A display formula's TeX with its equation number (KaTeX sets \tag in display mode, as the HTML renders it). */
-const withTag = (tex: string, tag: string | undefined) => (tag ? `${tex}\\tag{${tag}}` : tex);
 
 /**
  * Display formulas on consecutive lines whose first = stand one under

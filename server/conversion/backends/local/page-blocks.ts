@@ -5,7 +5,7 @@ import { linkReferences, type Footnotes } from './page-footnotes.ts';
 import type { Segment } from './segments.ts';
 import { numberingDepth } from '../../heading-levels.ts';
 import { besideFlow, joinInlines, readsOn } from '../../paragraphs.ts';
-import { formulaToTex, isFormulaLine } from './tex.ts';
+import { formulaToTex, isFormulaLine, withTag } from './tex.ts';
 
 /**
  * The last layout pass: the segments of each column, in reading order, become
@@ -213,10 +213,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         if (tex) {
           const number = equationNumber(segment, column);
           const tag = tagged(number, numbered);
-          place(
-            { kind: 'formula', page, text: withNumber(segment.text, number), tex: tag.tag ? `${tex}\\tag{${tag.tag}}` : tex, display: true, ...tag },
-            segment,
-          );
+          place({ kind: 'formula', page, text: withNumber(segment.text, number), tex: withTag(tex, tag.tag), display: true, ...tag }, segment);
           previous = segment;
           continue;
         }

@@ -227,7 +227,7 @@ const RELATIONS_AND_OPERATORS = /[=<>+\-*/^∑∏∫∬∮√≤≥≠≈≡∼�
 type Token = { raw: string; tex: string; simple: boolean };
 
 /** TeX's math accents by the combining mark a letter carries. */
-export const MATH_ACCENTS: Record<string, string> = {
+const MATH_ACCENTS: Record<string, string> = {
   '\u0302': 'hat',
   '\u0303': 'tilde',
   '\u0304': 'bar',
@@ -245,19 +245,28 @@ export const MATH_ACCENTS: Record<string, string> = {
  * A letter with accents (the text layer's mark on it, or one composed with it: é) as TeX's accents over the letter:
  * undefined for anything else, null for an accent TeX has no command for.
  */
-function accentedTex(raw: string): string | null | undefined {
+/** A display formula's TeX with its equation number (KaTeX sets \tag in display mode, as the HTML renders it). */
+export const withTag = (tex: string, tag: string | undefined) => (tag ? `${tex}\\tag{${tag}}` : tex);
+
+export function accentedTex(
+  raw: string,
+  letterTex: (letter: string) => string | undefined = (letter) => (/^[A-Za-z]$/.test(letter) ? letter : SYMBOLS[letter]),
+): string | null | undefined {
   const [, letter, marks] = raw.normalize('NFD').match(/^(\p{L})(\p{M}+)$/u) ?? [];
   if (!letter || !marks) return undefined;
-  const base = /^[A-Za-z]$/.test(letter) ? letter : SYMBOLS[letter];
+  const base = letterTex(letter);
+  if (base === undefined) return null;
   const accents = [...marks].map((mark) => MATH_ACCENTS[mark]);
-  if (base === undefined || accents.some((accent) => accent === undefined)) return null;
+  // an accent math has no command for (a cedilla, a double acute): the letter as text, as printed
+  if (accents.some((accent) => accent === undefined)) return `\\text{${raw.normalize('NFC')}}`;
   return accents.reduce((tex, accent) => `\\${accent}{${tex}}`, base);
 }
 
 function tokenize(text: string): Token[] | undefined {
   const tokens: Token[] = [];
   // a letter with accents (put on it by the text layer) is a token of its own: \tilde{F}
-  const pattern = /\p{L}\p{M}+|\p{L}+|\d+(?:\.\d+)?|\s+|[\s\S]/gu;
+  // (a letter run stops before a letter carrying a mark, so "aF̃" is "a" then "F̃")
+  const pattern = /\p{L}\p{M}+|(?:\p{L}(?!\p{M}))+|\d+(?:\.\d+)?|\s+|[\s\S]/gu;
   for (const [raw] of text.matchAll(pattern)) {
     const accented = accentedTex(raw);
     if (accented !== undefined) {
@@ -279,6 +288,11 @@ function tokenize(text: string): Token[] | undefined {
         // a longer word inside a formula is a word ("for", "falls"), set as text
         else if (raw.length >= 3) tokens.push({ raw, tex: `\\text{${raw}}`, simple: false });
         else tokens.push({ raw, tex: raw, simple: raw.length === 1 });
+        continue;
+      }
+      // a word of accented Latin letters ("für", "Universität") is a word, set as text (a letter with Unicode scripts, xᵢ, is not)
+      if (/^\p{Script=Latin}{2,}$/u.test(raw) && [...raw].every((char) => SUPERSCRIPTS[char] === undefined && SUBSCRIPTS[char] === undefined)) {
+        tokens.push({ raw, tex: `\\text{${raw}}`, simple: false });
         continue;
       }
       // letters outside Latin: Greek and double-struck map one by one; any other script is not a formula we can read
