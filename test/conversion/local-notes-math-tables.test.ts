@@ -143,6 +143,19 @@ describe('TeX from the text of a formula', () => {
     expect(formula).toMatchObject({ text: 'E = mc2 (1.2)', tex: 'E=mc^{2}\\tag{1.2}', tag: '1.2', display: true });
     // the number is the formula's, not a paragraph of its own
     expect(italic!.blocks.filter((block) => block.kind === 'paragraph').map((block) => text('content' in block ? block.content : []))).not.toContain('(1.2)');
+    // a formula over several lines (a fraction over its bar) takes its number too
+    const fraction = await drawPdf((doc) => {
+      doc.font('Times-Roman').fontSize(11).text('The ratio of the two lengths follows from the similar triangles drawn above it.', 72, 100, { width: 450 });
+      doc.font('Times-Italic').text('x =', 250, 150, { lineBreak: false });
+      doc.text('a', 276, 141, { lineBreak: false });
+      doc.text('b', 276, 157, { lineBreak: false });
+      doc.moveTo(274, 154.5).lineTo(284, 154.5).lineWidth(0.4).stroke();
+      doc.font('Times-Roman').text('(3)', 500, 150, { lineBreak: false });
+      doc.text('which is the value we keep for the rest of this short note about the construction.', 72, 185, { width: 450 });
+    });
+    const [divided] = await convertBytes(fraction, 'fraction.pdf');
+    expect(divided!.blocks.find((block) => block.kind === 'formula')).toMatchObject({ tex: 'x=\\frac{a}{b}\\tag{3}', tag: '3' });
+    expect(divided!.blocks.filter((block) => block.kind === 'paragraph').map((block) => text('content' in block ? block.content : []))).not.toContain('(3)');
     // set upright, "mc" may be a word: the line stays text
     const [upright] = await convertBytes(await draw('Times-Roman'), 'upright.pdf');
     expect(upright!.blocks.some((block) => block.kind === 'formula')).toBe(false);

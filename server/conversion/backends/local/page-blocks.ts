@@ -144,6 +144,16 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     let listing: { block: Block & { kind: 'code' }; left: number; last: Segment } | undefined;
     // equation numbers set at the right of a display formula's line: the formula's, as its \tag
     const numbered = new Set<Segment>();
+    // a formula gathered over several lines stands at its main line, which its number may precede in the column's
+    // order: such numbers are known before the column is read
+    const areaNumbers = new Map<Segment, Segment>();
+    for (const segment of column) {
+      const number = context.formulaAt.has(segment) ? equationNumber(segment, column) : undefined;
+      if (number) {
+        areaNumbers.set(segment, number);
+        numbered.add(number);
+      }
+    }
     for (const [index, segment] of column.entries()) {
       if (numbered.has(segment)) continue;
       if (code.has(segment) && !tables.has(segment) && !ruledAt.has(segment) && !notes.bySegment.has(segment)) {
@@ -177,7 +187,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         flushParagraph();
         flushList();
         // its TeX is read from its glyphs and bars (readFormulaTex): its text alone runs the lines together
-        const number = equationNumber(segment, column);
+        const number = areaNumbers.get(segment);
         const formula: Block = { kind: 'formula', page, text: withNumber(segment.text, number), display: true, ...tagged(number, numbered) };
         blocks.push(formula);
         anchors.set(formula, area);
