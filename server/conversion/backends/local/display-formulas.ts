@@ -1,6 +1,6 @@
 import type { Rule } from './drawing.ts';
 import type { Segment } from './segments.ts';
-import { FUNCTIONS, looksLikeMath } from './tex.ts';
+import { FUNCTIONS, looksLikeMath, RELATION } from './tex.ts';
 
 /**
  * Display formulas set over several lines. A fraction's numerator and
@@ -118,9 +118,6 @@ function columned(segments: Segment[]): boolean {
 
 /** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
 const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !FUNCTIONS.has(word));
-
-/** A relation: what a display's condition follows. */
-const RELATION = /[=<>≤≥≠∈⊆⊂≅≈→↦]/u;
 
 /**
  * A display's line that ends in a condition TeX sets after \quad ("γ(t) = (…) für t ∈ [0, 2πr]", "= 0 for all x"):

@@ -1,5 +1,27 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
+/** The math alphabets whose fonts draw letters that extract as plain ones. */
+export type MathAlphabet = 'mathbb' | 'mathfrak' | 'mathcal' | 'mathscr';
+
+/** TeX's fonts of math alphabets, whose letters extract as plain ones: AMS blackboard and Fraktur, cmsy's calligraphic capitals, RSFS script. */
+const ALPHABETS: [RegExp, MathAlphabet][] = [
+  [/^(?:MSBM|BBOLD|DSROM|KaTeX_AMS)/i, 'mathbb'],
+  [/^(?:EUF[MB]|KaTeX_Fraktur)/i, 'mathfrak'],
+  [/^(?:CMB?SY|KaTeX_Caligraphic)/i, 'mathcal'],
+  [/^(?:RSFS|KaTeX_Script)/i, 'mathscr'],
+];
+
+/** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"), and a math alphabet's font. */
+export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean; alphabet?: MathAlphabet } {
+  const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
+  const alphabet = ALPHABETS.find(([pattern]) => pattern.test(bare))?.[1];
+  return {
+    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d/i.test(bare),
+    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic/i.test(bare),
+    ...(alphabet ? { alphabet } : {}),
+  };
+}
+
 /** What pdf.js tells of a loaded font, as far as these choices go. */
 type LoadedFont = { name?: string; bold?: boolean; italic?: boolean; isMonospace?: boolean };
 
@@ -41,9 +63,11 @@ export function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<
  * any italic face. A line whose every letter is in one is variables ("mc" of E = mc²), not words.
  */
 export function mathFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
-  return fontIdsWhere(
-    page,
-    items,
-    (font) => font.italic === true || /CMMI|CMSY|CMEX|MSBM|MSAM|EUFM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath|Italic|Oblique|CMTI/i.test(font.name ?? ''),
-  );
+  return fontIdsWhere(page, items, (font) => {
+    const style = fontStyle(font.name);
+    return font.italic === true || style.italic || style.alphabet !== undefined || MATH_FONT.test(font.name ?? '');
+  });
 }
+
+/** TeX's math fonts beyond the italic and alphabet faces fontStyle knows: symbols, extension, AMS symbols, Euler, and the OpenType math faces. */
+const MATH_FONT = /CMMI|CMSY|CMEX|MSAM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath/i;

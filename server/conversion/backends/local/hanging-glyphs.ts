@@ -1,5 +1,6 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { fontIdsWhere } from './font-styles.ts';
+import { AXIS } from './math-layout.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -16,8 +17,6 @@ import type { TextItem } from './text-layer.ts';
 /** Extension fonts by name, subset prefix or not ("YMYJLL+CMEX10", "LMMathExtension10-Regular"). */
 const EXTENSION_FONT = /(?:^|\+)(?:CMEX\d|LMMathExtension|lmex\d|rm-lmex)/i;
 
-/** The math axis over the baseline (cmsy10's axis height), in em. */
-const AXIS = 0.25;
 /** Hanging glyphs a page may have seated: a page of mathematics has a few hundred. */
 const MAX_HANGING = 5_000;
 /** How far over the baseline a hanging glyph's top stands: cmex's delimiters are 0.04 em tall, the rest of them is depth. */
@@ -164,16 +163,15 @@ function lineFor(glyph: TextItem, heights: number[], top: number, rows: Map<numb
   const size = glyph.size;
   const beside = (line: TextItem) =>
     Math.abs(line.size - size) <= size * 0.2 && line.x <= glyph.x + glyph.width + size * 2 && line.x + line.width >= glyph.x - size * 2;
+  const reach = Math.ceil(size * 0.15);
   let best: { baseline: number; height: number; off: number } | undefined;
   for (const height of heights) {
     const baseline = top - (height * size) / 2 - AXIS * size;
-    const reach = Math.ceil(size * 0.15);
-    const near: TextItem[] = [];
-    for (let row = Math.round(baseline) - reach; row <= Math.round(baseline) + reach; row++)
-      for (const line of rows.get(row) ?? []) if (beside(line)) near.push(line);
-    for (const line of near) {
-      const off = Math.abs(line.y - baseline);
-      if (off <= size * 0.15 && (!best || off < best.off)) best = { baseline: line.y, height, off };
+    for (let row = Math.round(baseline) - reach; row <= Math.round(baseline) + reach; row++) {
+      for (const line of rows.get(row) ?? []) {
+        const off = Math.abs(line.y - baseline);
+        if (beside(line) && off <= size * 0.15 && (!best || off < best.off)) best = { baseline: line.y, height, off };
+      }
     }
   }
   return best;

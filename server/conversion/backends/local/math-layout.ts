@@ -3,6 +3,7 @@ import type { Block } from '../../model.ts';
 import type { OperatorList, Rule } from './drawing.ts';
 import { type PlacedGlyph, readGlyphPositions } from './glyph-positions.ts';
 import type { BlockAnchor } from './page-blocks.ts';
+import { fontStyle, type MathAlphabet } from './font-styles.ts';
 import { accentedTex, FUNCTIONS, SYMBOLS, withTag } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
@@ -20,7 +21,6 @@ import type { TextItem } from './text-layer.ts';
 
 /** `alphabet`: the math alphabet a letter's font draws it in (msbm's blackboard R is \\mathbb{R}), when not the plain one */
 export type MathGlyph = { text: string; x: number; y: number; width: number; size: number; bold: boolean; italic: boolean; alphabet?: MathAlphabet };
-type MathAlphabet = 'mathbb' | 'mathfrak' | 'mathcal' | 'mathscr';
 /** A horizontal line drawn in the formula: a fraction bar or a radical's overbar. */
 export type MathBar = { x1: number; x2: number; y: number };
 
@@ -38,30 +38,11 @@ const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂'])
 /** Halfway up a lower-case letter, as a share of the size over the baseline. */
 const X_HEIGHT_MIDDLE = 0.25;
 /** TeX's math axis (where fraction bars and big operators are centred), as a share of the size over the baseline. */
-const AXIS = 0.25;
+export const AXIS = 0.25;
 /** Script glyphs closer than this (share of the main size) on one baseline are one script: TeX sets a script's glyphs with no space between. */
 const SCRIPT_GAP = 0.3;
 /** A gap wider than this (share of the size) ends an upright name: TeX's thin space (1/6 em) after \ln, kerning is far less. */
 const NAME_GAP = 0.12;
-
-/** TeX's fonts of math alphabets, whose letters extract as plain ones: AMS blackboard and Fraktur, cmsy's calligraphic capitals, RSFS script. */
-const ALPHABETS: [RegExp, MathAlphabet][] = [
-  [/^(?:MSBM|BBOLD|DSROM|KaTeX_AMS)/i, 'mathbb'],
-  [/^(?:EUF[MB]|KaTeX_Fraktur)/i, 'mathfrak'],
-  [/^(?:CMB?SY|KaTeX_Caligraphic)/i, 'mathcal'],
-  [/^(?:RSFS|KaTeX_Script)/i, 'mathscr'],
-];
-
-/** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"), and a math alphabet's font. */
-export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean; alphabet?: MathAlphabet } {
-  const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
-  const alphabet = ALPHABETS.find(([pattern]) => pattern.test(bare))?.[1];
-  return {
-    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d/i.test(bare),
-    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic/i.test(bare),
-    ...(alphabet ? { alphabet } : {}),
-  };
-}
 
 /** Splits text items into one glyph per character, sharing each item's width; spaces are dropped. */
 function glyphsOf(items: MathGlyph[]): Glyph[] {

@@ -188,7 +188,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         flushList();
         // its TeX is read from its glyphs and bars (readFormulaTex): its text alone runs the lines together
         const number = areaNumbers.get(segment);
-        const formula: Block = { kind: 'formula', page, text: withNumber(segment.text, number), display: true, ...tagged(number, numbered) };
+        const formula: Block = { kind: 'formula', page, text: withNumber(segment.text, number), display: true, ...tagOf(number) };
         blocks.push(formula);
         anchors.set(formula, area);
         previous = segment;
@@ -214,15 +214,17 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         previous = segment;
         continue;
       }
-      if (isDisplayFormula(segment, column, previous)) {
+      const display = displayFormula(segment, column, previous);
+      if (display) {
+        const { number } = display;
         flushParagraph();
         flushList();
         const tex = formulaToTex(
           segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })),
         );
         if (tex) {
-          const number = equationNumber(segment, column);
-          const tag = tagged(number, numbered);
+          const tag = tagOf(number);
+          if (number) numbered.add(number);
           place({ kind: 'formula', page, text: withNumber(segment.text, number), tex: withTag(tex, tag.tag), display: true, ...tag }, segment);
           previous = segment;
           continue;
@@ -562,18 +564,19 @@ function linePitch(column: Segment[]): Map<number, number> {
 }
 
 /**
- * A display formula: a line of mathematics alone on its row, set off from
- * the text (indented from the column's left edge, or after a line ending in
- * a colon). A formula line flush with the text may be the end of a sentence.
+ * A display formula: a line of mathematics alone on its row (but for its
+ * equation number, which it returns), set off from the text (indented from
+ * the column's left edge, or after a line ending in a colon). A formula line
+ * flush with the text may be the end of a sentence.
  */
-function isDisplayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): boolean {
+function displayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): { number?: Segment } | undefined {
   // an enumerated line ("(i) d(A, B) = …") stays a list item
   if (!isFormulaLine(segment.text, segment.mathLetters) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text))
-    return false;
+    return undefined;
   const number = equationNumber(segment, column);
-  if (column.some((other) => other !== segment && other !== number && Math.abs(other.y - segment.y) < 1)) return false;
+  if (column.some((other) => other !== segment && other !== number && Math.abs(other.y - segment.y) < 1)) return undefined;
   const left = Math.min(...column.map((other) => other.x));
-  return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text));
+  return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text)) ? { number } : undefined;
 }
 
 /** An equation number: "(1)", "(2.3)", "(4a)", "(A.1)", "(*)". */
@@ -593,9 +596,5 @@ function equationNumber(segment: Segment, column: Segment[]): Segment | undefine
 /** A formula's text as printed, its number after it (heard with it, as a reader sees it) */
 const withNumber = (text: string, number: Segment | undefined) => (number ? `${text} ${number.text}` : text);
 
-/** A formula's tag from its number ("(2.3)" tags it 2.3), the number then taken out of the flow. */
-function tagged(number: Segment | undefined, numbered: Set<Segment>): { tag?: string } {
-  if (!number) return {};
-  numbered.add(number);
-  return { tag: number.text.replace(/^\(\s*|\s*\)$/g, '') };
-}
+/** A formula's tag from its number: "(2.3)" tags it 2.3. */
+const tagOf = (number: Segment | undefined): { tag?: string } => (number ? { tag: number.text.replace(/^\(\s*|\s*\)$/g, '') } : {});

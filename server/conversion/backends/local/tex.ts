@@ -241,13 +241,13 @@ const MATH_ACCENTS: Record<string, string> = {
   '\u20d7': 'vec',
 };
 
+/** A display formula's TeX with its equation number (KaTeX sets \tag in display mode, as the HTML renders it). */
+export const withTag = (tex: string, tag: string | undefined) => (tag ? `${tex}\\tag{${tag}}` : tex);
+
 /**
  * A letter with accents (the text layer's mark on it, or one composed with it: é) as TeX's accents over the letter:
  * undefined for anything else, null for an accent TeX has no command for.
  */
-/** A display formula's TeX with its equation number (KaTeX sets \tag in display mode, as the HTML renders it). */
-export const withTag = (tex: string, tag: string | undefined) => (tag ? `${tex}\\tag{${tag}}` : tex);
-
 export function accentedTex(
   raw: string,
   letterTex: (letter: string) => string | undefined = (letter) => (/^[A-Za-z]$/.test(letter) ? letter : SYMBOLS[letter]),
@@ -485,7 +485,8 @@ export function looksLikeMath(text: string): boolean {
   return words.length <= 2 && wordChars <= visible.length * 0.4;
 }
 
-const RELATION = /[=<>≤≥≠≈≡≅∼∝∈∉⊂⊆⊃⊇→⟶⇒⟹⇔↦]/u;
+/** A relation: what a formula line, and a display's condition, must have. */
+export const RELATION = /[=<>≤≥≠≈≡≅∼∝∈∉⊂⊆⊃⊇→⟶⇒⟹⇔↦]/u;
 
 /**
  * A line of an untagged page that is a formula and nothing else, confidently:
