@@ -45,6 +45,9 @@ export type LocalPageOptions = {
 /** Operators (after pdf.js merges path segments) past which a page is read for text only; dense real maps stay below 100,000. */
 const MAX_PAGE_OPERATORS = 250_000;
 
+/** A structure tree that leaves out more than this share of the page's words is set aside for the page's geometry. */
+const MAX_UNTOLD_SHARE = 1 / 3;
+
 /** A page with fewer words than this in its text layer, but ink on it, is treated as a scan. */
 const MIN_TEXT_WORDS = 3;
 
@@ -73,18 +76,19 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
   const page = await doc.getPage(pageNumber);
   try {
     const input = await readPage(doc, page, pageNumber, options);
-    const layerText = input.items
-      .filter((item) => !item.artifact)
-      .map((item) => item.text)
-      .join(' ');
+    const layerText = textOf(input.items.filter((item) => !item.artifact));
     // a layer of punctuation soup (no Unicode map), or of letters that are no language (a shifted map)
     // the per-font language check only when the cheap punctuation check has not settled the page
     const lying = isGarbled(layerText) ? undefined : lyingFonts(input.items);
     const unreadableLayer = lying === undefined ? 'garbled' : lying.size > 0 ? 'lies' : undefined;
     const garbled = unreadableLayer !== undefined;
     // the operator list is the costliest read of a page: only untagged pages and pages without text need it
-    const tree =
+    const offered =
       options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
+    // a tree that leaves most of the page's words out is no reading of the page (a browser's print to PDF tags its
+    // boxes, a few of them as figures, and not the text in them): the page is laid out from its geometry instead
+    const untold = offered?.children?.length ? countWords(textOf(forgottenItems(offered, input.items))) : 0;
+    const tree = untold > input.textLayerWords * MAX_UNTOLD_SHARE ? null : offered;
     const read = tree?.children?.length ? null : await page.getOperatorList().catch(() => null);
     // figures and OCR draw the page from this list rather than pdf.js reading the page again
     if (read) shareOperatorList(page, read);
@@ -121,6 +125,10 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
       converted = await convertTaggedPage(input, tree);
     } else {
       converted = await convertUntaggedPage(input, list, images);
+      if (offered !== tree)
+        converted.warnings.push(
+          `page ${pageNumber}: its structure tree leaves ${untold} of its ${input.textLayerWords} words out; the page was laid out from its geometry instead`,
+        );
     }
     // a tagged or scanned page keeps its fields too, after its content
     if (!converted.form) {
@@ -145,12 +153,7 @@ async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: n
     if (annotation.id) linkById.set(annotation.id, annotation.url);
     if (annotation.rect?.length === 4) linkAreas.push({ href: annotation.url, rect: annotation.rect as [number, number, number, number] });
   }
-  const textLayerWords = countWords(
-    items
-      .filter((item) => !item.artifact)
-      .map((item) => item.text)
-      .join(' '),
-  );
+  const textLayerWords = countWords(textOf(items.filter((item) => !item.artifact)));
   const [x0 = 0, y0 = 0, x1 = 612, y1 = 792] = page.view;
   return { doc, page, pageNumber, options, items, textLayerWords, linkById, linkAreas, annotations, view: { x0, y0, x1, y1 }, budget: createImageBudget() };
 }
@@ -237,9 +240,8 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   const textById = textByMarkedContent(items);
   const figureImages = await taggedFigureImages(page, tree, items, input.budget, options.jpegs);
   const blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: input.linkById, figureImages });
-  const referenced = referencedIds(tree);
-  const forgotten = items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
-  if (countWords(forgotten.map((item) => item.text).join(' ')) >= 3) {
+  const forgotten = forgottenItems(tree, items);
+  if (countWords(textOf(forgotten)) >= 3) {
     const extra = layoutPage(buildSegments(forgotten, input.linkAreas), { page: pageNumber, pageWidth: view.x1 - view.x0, pageHeight: view.y1 - view.y0 });
     // its formulas (a display over several lines has no TeX from its text) are read from their glyphs, placed by their runs' widths
     await readFormulaTex(page, extra.blocks, extra.anchors, forgotten, []);
@@ -248,6 +250,14 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   }
   return { blocks, warnings, reasons: [] };
 }
+
+/** The page's text that is not an artifact and that no node of the structure tree refers to. */
+function forgottenItems(tree: StructNode, items: TextItem[]): TextItem[] {
+  const referenced = referencedIds(tree);
+  return items.filter((item) => !item.artifact && (!item.mcid || !referenced.has(item.mcid)) && item.text.trim() !== '');
+}
+
+const textOf = (items: TextItem[]) => items.map((item) => item.text).join(' ');
 
 /** An untagged page rebuilt from geometry (layoutPage), with its figures placed among the blocks. */
 async function convertUntaggedPage(input: PageInput, list: OperatorList | null, images: PlacedImage[]): Promise<Converted> {

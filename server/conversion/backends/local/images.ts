@@ -199,12 +199,24 @@ function toRgba(raw: RawImage, mask: boolean): { data: Uint8ClampedArray; width:
   return { data: out, width: outWidth, height: outHeight, opaque };
 }
 
-/** Whether every pixel is (nearly) the same colour: a tint box or a rule, not a picture. */
-function isUniform(rgba: Uint8ClampedArray): boolean {
-  if (rgba.length < 4) return true;
-  const [r, g, b] = [rgba[0]!, rgba[1]!, rgba[2]!];
-  for (let i = 4; i < rgba.length; i += 4 * 7) {
-    if (Math.abs(rgba[i]! - r) > 8 || Math.abs(rgba[i + 1]! - g) > 8 || Math.abs(rgba[i + 2]! - b) > 8) return false;
+/** Each edge band this share of its side wide is left out when a picture is judged uniform. */
+const FRAME_SHARE = 0.1;
+
+/**
+ * Whether every pixel inside the picture's edge bands is (nearly) the same colour: a tint box or a rule, or a frame
+ * whose only ink is at its edges (a card's drop shadow or border painted as an image), not a picture.
+ */
+function isUniform({ data, width, height }: { data: Uint8ClampedArray; width: number; height: number }): boolean {
+  const [left, top] = [Math.floor(width * FRAME_SHARE), Math.floor(height * FRAME_SHARE)];
+  const first = (top * width + left) * 4;
+  if (first + 2 >= data.length) return true;
+  const [r, g, b] = [data[first]!, data[first + 1]!, data[first + 2]!];
+  for (let row = top; row < height - top; row++) {
+    // every seventh pixel, the rows' starts staggered so that a thin upright line is met too
+    for (let column = left + (row % 7); column < width - left; column += 7) {
+      const i = (row * width + column) * 4;
+      if (Math.abs(data[i]! - r) > 8 || Math.abs(data[i + 1]! - g) > 8 || Math.abs(data[i + 2]! - b) > 8) return false;
+    }
   }
   return true;
 }
@@ -221,7 +233,7 @@ export async function encodeImage(page: PDFPageProxy, image: PlacedImage, jpegs:
   const rgba = toRgba(raw, image.mask);
   if (!rgba) return undefined;
   const stored = image.mask || !rgba.opaque ? undefined : await storedJpegOf(rgba, jpegs);
-  if (stored) return { mime: 'image/jpeg', base64: stored.toString('base64'), width: rgba.width, height: rgba.height, uniform: isUniform(rgba.data) };
+  if (stored) return { mime: 'image/jpeg', base64: stored.toString('base64'), width: rgba.width, height: rgba.height, uniform: isUniform(rgba) };
   const { createCanvas } = await import('@napi-rs/canvas');
   const source = createCanvas(rgba.width, rgba.height);
   const sourceContext = source.getContext('2d');
@@ -237,7 +249,7 @@ export async function encodeImage(page: PDFPageProxy, image: PlacedImage, jpegs:
     context.imageSmoothingQuality = 'high';
     context.drawImage(source, 0, 0, canvas.width, canvas.height);
   }
-  return { ...(await encodeCanvas(canvas, rgba.opaque)), uniform: isUniform(rgba.data) };
+  return { ...(await encodeCanvas(canvas, rgba.opaque)), uniform: isUniform(rgba) };
 }
 
 /** Mean difference (0–255, per channel) between two decoders' pixels of one JPEG; another picture differs by tens. */

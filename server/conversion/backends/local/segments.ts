@@ -91,13 +91,11 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
     let longest = 0;
     let before: TextItem | undefined;
     for (const item of line.items) {
+      // pdf.js writes a wide gap as a space item of that width; the gap to the next item says whether it is a cell or
+      // column boundary (a browser's space may reach over the next item: a superscript's end to "+" in e^{iπ} + 1)
+      if (item.text.trim() === '' && item.width > line.size * 1.1) continue;
       const previous = before;
       before = item;
-      // pdf.js writes a wide gap as a space item of that width: a cell or column boundary, not a word space
-      if (item.text.trim() === '' && item.width > line.size * 1.1) {
-        current = undefined;
-        continue;
-      }
       // a right-to-left line is read from its right edge: the gap is to the item read before, on either side
       const [from, to] =
         !rtl || !previous ? [current?.right ?? 0, item.x] : item.x >= previous.x ? [previous.x + previous.width, item.x] : [item.x + item.width, previous.x];

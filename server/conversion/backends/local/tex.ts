@@ -476,11 +476,11 @@ export function formulaToTex(input: string | MathRun[]): string | undefined {
  * Triangle" is an alt text, not mathematics): it must carry an operator, a
  * relation or a Greek letter, and hardly any words.
  */
-export function looksLikeMath(text: string): boolean {
+export function looksLikeMath(text: string, mathLetters = false): boolean {
   const visible = text.replace(/\s/g, '');
   if (visible.length === 0) return false;
   if (!RELATIONS_AND_OPERATORS.test(text) && !/[\u0370-\u03ff]/u.test(text) && !/[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]/u.test(text)) return false;
-  const words = (text.match(/\p{L}{3,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
+  const words = (text.match(mathLetters ? /\p{L}{4,}/gu : /\p{L}{3,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
   const wordChars = words.reduce((sum, word) => sum + word.length, 0);
   return words.length <= 2 && wordChars <= visible.length * 0.4;
 }
@@ -495,12 +495,13 @@ export const RELATION = /[=<>≤≥≠≈≡≅∼∝∈∉⊂⊆⊃⊇→⟶⇒
  * mathematics stay text.
  */
 export function isFormulaLine(text: string, mathLetters = false): boolean {
-  if (!RELATION.test(text) || !looksLikeMath(text)) return false;
+  if (!RELATION.test(text) || !looksLikeMath(text, mathLetters)) return false;
   // where every letter is set in a math font, up to three side by side are a product of variables ("mc" of E = mc²)
   // a variable beside a Greek letter ("Bε") is no word; two Latin letters together are, unless an operator name
   const words = (text.match(mathLetters ? /\p{Script=Latin}{4,}/gu : /\p{Script=Latin}{2,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
   if (words.length > 0) return false;
   const visible = text.replace(/\s/g, '');
-  const mathy = (visible.match(/[^\p{L}]|(?<!\p{L})\p{L}(?!\p{L})/gu) ?? []).length;
+  // letters set in a math font are each a variable, side by side or not ("eiπ" of e^{iπ})
+  const mathy = (visible.match(mathLetters ? /./gu : /[^\p{L}]|(?<!\p{L})\p{L}(?!\p{L})/gu) ?? []).length;
   return visible.length >= 3 && mathy >= visible.length * 0.6;
 }
