@@ -11,6 +11,8 @@ export type Inline =
   | { kind: 'link'; href: string; children: Inline[] }
   | { kind: 'lang'; lang: string; children: Inline[] }
   | { kind: 'code'; text: string }
+  /** mathematics inside running text: its TeX, and the text the page has for it */
+  | { kind: 'math'; tex: string; text: string }
   | { kind: 'footnoteRef'; id: string; label: string }
   | { kind: 'lineBreak' }
   /**

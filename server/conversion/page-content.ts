@@ -18,7 +18,7 @@ export function blocksText(blocks: Block[]): string {
   const inline = (list: Inline[] | undefined): string =>
     (list ?? [])
       .map((item) => {
-        if (item.kind === 'text' || item.kind === 'code') return item.text;
+        if (item.kind === 'text' || item.kind === 'code' || item.kind === 'math') return item.text;
         if (item.kind === 'lineBreak') return '\n';
         if (item.kind === 'footnoteRef') return item.label;
         if (item.kind === 'pageBreak') return '';

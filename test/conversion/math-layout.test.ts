@@ -655,3 +655,43 @@ describe('display lines aligned at their equals sign', () => {
     expect([...rendered].sort()).toEqual([...onPage].sort());
   });
 });
+
+describe('a page set by pdfTeX with TeX Live’s own ToUnicode for cmex10', () => {
+  // the map names only cmex10's stacking pieces: pdf.js spells its other glyphs by their codes, "P" for ∑, "Z" for ∫
+  const fixture = path.join(import.meta.dirname, '../fixtures/tex/arxiv-math.pdf');
+
+  it('reads the big operators by their glyph codes, in display formulas and in prose', async () => {
+    const { pages } = await convertLocally(new Uint8Array(readFileSync(fixture)), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    const formulas = blocks.flatMap((block) => (block.kind === 'formula' ? [block.tex] : []));
+    expect(formulas).toEqual([
+      "\\int_{0}^{1}|u'(t)|^{2}dt\\leq\\frac{1}{\\pi^{2}}\\int_{0}^{1}|u''(t)|^{2}dt.\\tag{1}",
+      '\\sum_{i=1}^{n}x_{i}=\\int_{a}^{b}f(x)dx+\\prod_{j=1}^{m}y_{j}+\\bigcup_{k}A_{k}',
+    ]);
+    const text = blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : '')).join(' ');
+    expect(text).not.toMatch(/\b[PZ]\b/);
+  });
+
+  it('reads the mathematics of its prose as inline formulas, each with the TeX of its glyphs, the words around them as text', async () => {
+    const { pages } = await convertLocally(new Uint8Array(readFileSync(fixture)), { ocr: false });
+    const content = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? block.content : []));
+    const inline = content.flatMap((node) => (node.kind === 'math' ? [node.tex] : []));
+    expect(inline).toEqual(
+      expect.arrayContaining([
+        '\\Omega\\subset\\mathbb{R}^{n}',
+        '-\\Delta u=f',
+        '\\|f\\|_{L^{2}(\\Omega)}\\leq C',
+        'f(x)=O(x^{2})',
+        '\\sum_{k=1}^{N}a_{k}x^{k}',
+        '|x|<1',
+        'g\\cdot x=x',
+        'x\\in X',
+      ]),
+    );
+    // prose stays prose, and the clause's comma or full stop stays out of the formula
+    const words = content.flatMap((node) => (node.kind === 'text' ? [node.text] : [])).join('|');
+    expect(words).toContain(' be a bounded domain and let ');
+    expect(words).toContain(', the sum ');
+    expect(content.find((node) => node.kind === 'math' && node.tex === '|x|<1')).toMatchObject({ text: '|x| < 1' });
+  });
+});

@@ -165,6 +165,35 @@ describe('HTML renderer', () => {
     expect(math.getAttribute('alttext')).toBe('a² + b² = c²');
   });
 
+  it('sets the mathematics of a paragraph inline in it, as MathML with its TeX, and its text where KaTeX cannot read the TeX', () => {
+    const out = renderHtml({
+      meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
+      pages: [
+        page(1, [
+          {
+            kind: 'paragraph',
+            page: 1,
+            content: [
+              t('Let '),
+              { kind: 'math', tex: '\\Omega\\subset\\mathbb{R}^{n}', text: 'Ω ⊂ Rn' },
+              t(' be open and '),
+              { kind: 'math', tex: '\\frac{', text: 'x/' },
+              t(' so.'),
+            ],
+          },
+        ]),
+      ],
+    });
+    const paragraph = dom(out.html).querySelector('main p')!;
+    const math = paragraph.querySelector('math')!;
+    expect(math.getAttribute('display')).toBeNull();
+    expect(math.getAttribute('alttext')).toBe('Ω ⊂ Rn');
+    expect(math.querySelector('msup')?.textContent).toBe('Rn');
+    expect(math.querySelector('annotation[encoding="application/x-tex"]')?.textContent).toBe('\\Omega\\subset\\mathbb{R}^{n}');
+    expect(paragraph.querySelectorAll('math')).toHaveLength(1);
+    expect(paragraph.textContent).toContain(' be open and x/ so.');
+  });
+
   it('keeps a formula whose TeX KaTeX cannot read as text, with the TeX as its annotation', () => {
     const out = renderHtml({
       meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import v8 from 'node:v8';
 import { runInNewContext, Script } from 'node:vm';
 import { JSDOM, VirtualConsole } from 'jsdom';
-import { AUDIT_SLICE_CHARS, withoutImageBytes } from './slices.ts';
+import { AUDIT_SLICE_CHARS, forAudit } from './slices.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -272,12 +272,12 @@ function auditSlices(input: AuditInput, limit: number): { length: number; read: 
     };
   }
   if (input.html.length <= limit) return { length: 1, read: async () => input.html };
-  // image bytes are stripped before auditing, so they do not count towards a slice's size
+  // what the audit leaves out (image bytes, MathML layout) does not count towards a slice's size
   const groups: string[][] = [];
   let current: string[] = [];
   let size = 0;
   for (const part of input.mainParts) {
-    const length = withoutImageBytes(part).length;
+    const length = forAudit(part).length;
     if (size + length > limit && current.length > 0) {
       groups.push(current);
       current = [];
@@ -336,7 +336,7 @@ export async function auditHtml(input: AuditInput, options: { sliceChars?: numbe
   let passedRules = 0;
   let version = '';
   for (let i = 0; i < sliceCount; i++) {
-    const html = withoutImageBytes(await slices.read(i));
+    const html = forAudit(await slices.read(i));
     const result = await auditSlice(html, state, { first: i === 0, last: i === sliceCount - 1, shellHeadings: sliceCount > 1 ? shellHeadings : 0 });
     if (sliceCount > 1) collectGarbage();
     version = result.version;

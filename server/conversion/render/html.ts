@@ -72,6 +72,11 @@ function renderInline(ctx: Ctx, content: Inline[] | undefined): string {
       case 'code':
         out += `<code>${escapeHtml(node.text)}</code>`;
         break;
+      case 'math': {
+        const mathml = mathmlFromTex(node.tex, false);
+        out += (mathml && renderMathml(mathml, node.tex, false, node.text)) ?? escapeHtml(node.text);
+        break;
+      }
       case 'footnoteRef': {
         const token = idToken(node.id);
         const first = !ctx.footnoteRefs.has(token);

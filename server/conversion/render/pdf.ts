@@ -36,6 +36,9 @@ function runs(content: Inline[] | undefined, font: keyof typeof FONTS = 'regular
       case 'code':
         out.push({ text: node.text, font: 'mono', link, lang });
         break;
+      case 'math':
+        out.push({ text: node.text, font, link, lang });
+        break;
       case 'emphasis': {
         const next: keyof typeof FONTS = node.strong
           ? font === 'italic' || font === 'boldItalic'

@@ -12,7 +12,7 @@ import { joinContinuedFootnotesInOrder } from '../footnotes.ts';
 import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import { joinBrokenParagraphsInOrder } from '../paragraphs.ts';
 import type { DocumentMeta, PageResult } from '../model.ts';
-import { AUDIT_SLICE_CHARS, withoutImageBytes } from '../audit/slices.ts';
+import { AUDIT_SLICE_CHARS, forAudit } from '../audit/slices.ts';
 import { createHtmlWriter, createPreparer, outlineOf, unlinkDanglingRefs, type HtmlWarning } from './html.ts';
 import { createPageLanguages } from './page-languages.ts';
 import { createPdfWriter } from './pdf.ts';
@@ -198,8 +198,8 @@ async function writeHtml(meta: DocumentMeta, outline: Outline, pageCount: number
   };
   for await (const page of pages) {
     for (const part of writer.page(preparer.page(page))) {
-      // image bytes are emptied before auditing, so they do not count towards a slice
-      const chars = withoutImageBytes(part).length;
+      // what the audit leaves out (image bytes, MathML layout) does not count towards a slice
+      const chars = forAudit(part).length;
       if (sliceChars > 0 && sliceChars + chars > AUDIT_SLICE_CHARS) {
         slices.push([sliceStart, offset]);
         sliceStart = offset;

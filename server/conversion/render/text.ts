@@ -20,6 +20,7 @@ export function inlineText(content: Inline[] | undefined): string {
     switch (node.kind) {
       case 'text':
       case 'code':
+      case 'math':
         out += node.text;
         break;
       case 'emphasis':

@@ -7,10 +7,11 @@ import { inlineText } from './inline.ts';
 import { layoutPage } from './layout.ts';
 import type { StoredJpeg } from './pdf-bytes.ts';
 import { shareOperatorList } from './pdf.ts';
-import { readFormulaTex } from './math-layout.ts';
+import { glyphReader, readFormulaTex } from './math-layout.ts';
+import { markInlineMath } from './inline-math.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
-import { boldFontIds, mathFontIds, monoFontIds } from './font-styles.ts';
-import { extensionFontIds, seatHangingGlyphs } from './hanging-glyphs.ts';
+import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
+import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -244,7 +245,7 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   if (countWords(textOf(forgotten)) >= 3) {
     const extra = layoutPage(buildSegments(forgotten, input.linkAreas), { page: pageNumber, pageWidth: view.x1 - view.x0, pageHeight: view.y1 - view.y0 });
     // its formulas (a display over several lines has no TeX from its text) are read from their glyphs, placed by their runs' widths
-    await readFormulaTex(page, extra.blocks, extra.anchors, forgotten, []);
+    if (extra.blocks.some((block) => block.kind === 'formula')) readFormulaTex(extra.blocks, extra.anchors, forgotten, [], await glyphReader(page));
     blocks.push(...extra.blocks);
     warnings.push(`page ${pageNumber}: some text is not in the structure tree; it was placed after the tagged content`);
   }
@@ -263,9 +264,13 @@ const textOf = (items: TextItem[]) => items.map((item) => item.text).join(' ');
 async function convertUntaggedPage(input: PageInput, list: OperatorList | null, images: PlacedImage[]): Promise<Converted> {
   const { page, pageNumber, options, view } = input;
   const { x0, y0, x1, y1 } = view;
+  const extensionFonts = list ? extensionFontIds(page, input.items) : new Set<string>();
   const shifted = seatHangingGlyphs(
-    input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 })),
-    list ? extensionFontIds(page, input.items) : new Set(),
+    spellExtensionGlyphs(
+      input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 })),
+      extensionFonts,
+    ),
+    extensionFonts,
   );
   const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
   const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
@@ -276,6 +281,10 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     rules,
     mathFontIds(page, shifted),
   );
+  // a page set in TeX's math faces has mathematics in its prose; its glyphs are read once, for it and the displays
+  const texFonts = list ? texMathFontIds(page, shifted) : new Set<string>();
+  const reader = texFonts.size > 0 ? await glyphReader(page, { list, x0, y0 }) : undefined;
+  if (reader) markInlineMath(segments, texFonts, reader);
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);
   const layout = layoutPage(form ? segments.filter((segment) => !form.labels.has(segment)) : segments, {
@@ -289,7 +298,8 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     marks:
       x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
   });
-  await readFormulaTex(page, layout.blocks, layout.anchors, shifted, rules, { list, x0, y0 });
+  if (layout.blocks.some((block) => block.kind === 'formula'))
+    readFormulaTex(layout.blocks, layout.anchors, shifted, rules, reader ?? (await glyphReader(page, { list, x0, y0 })));
   const { blocks, needingAlt } = await addUntaggedFigures(
     page,
     pageNumber,

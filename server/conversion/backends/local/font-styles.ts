@@ -69,5 +69,13 @@ export function mathFontIds(page: PDFPageProxy, items: { font: string }[]): Set<
   });
 }
 
+/**
+ * Which of the page's fonts are faces only mathematics is set in: TeX's math italic, symbol, extension and AMS fonts,
+ * the math alphabets and the OpenType math faces; not a text italic, which sets emphasis as often as variables.
+ */
+export function texMathFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  return fontIdsWhere(page, items, (font) => MATH_FONT.test(font.name ?? '') || fontStyle(font.name).alphabet !== undefined);
+}
+
 /** TeX's math fonts beyond the italic and alphabet faces fontStyle knows: symbols, extension, AMS symbols, Euler, and the OpenType math faces. */
 const MATH_FONT = /CMMI|CMSY|CMEX|MSAM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath/i;

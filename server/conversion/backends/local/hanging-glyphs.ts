@@ -26,7 +26,7 @@ const HEIGHT = 0.04;
 const DELIMITER_SIZES = [1.2, 1.8, 2.4, 3.0];
 const SIZES = new Map<string, number[]>([
   ...[...'()[]{}⟨⟩〈〉⌊⌋⌈⌉/'].map((char): [string, number[]] => [char, DELIMITER_SIZES]),
-  ...[...'∑∏∐⋃⋂⨁⨂⨀⨄'].map((char): [string, number[]] => [char, [1.0, 1.4]]),
+  ...[...'∑∏∐⋃⋂⨁⨂⨀⨄⨆⋀⋁'].map((char): [string, number[]] => [char, [1.0, 1.4]]),
   ...[...'∫∮'].map((char): [string, number[]] => [char, [1.111, 2.222]]),
 ]);
 /**
@@ -85,6 +85,41 @@ const PIECES = new Map<string, { delimiter: string; height: number }>([
 /** The page's fonts that are TeX extension fonts, from the names pdf.js loaded with the operator list. */
 export function extensionFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
   return fontIdsWhere(page, items, (font) => EXTENSION_FONT.test(font.name ?? ''));
+}
+
+/**
+ * cmex10's glyphs by code, from 0: what each one is. TeX Live's own ToUnicode for the font maps only the stacking
+ * pieces (0x30-0x43, Adobe's private-use code points) and a few more, and pdf.js spells every other glyph by its code:
+ * "P" for the text ∑, "Z" for the display ∫, "hnD" for \Bigl[ \Bigl\{ \Bigl\langle. Wide accents and the horizontal
+ * brace's tips (no character of their own) are left out.
+ */
+const CMEX_CODES = [
+  ...'()[]⌊⌋⌈⌉{}⟨⟩|‖/\\',
+  ...'()()[]⌊⌋⌈⌉{}⟨⟩/\\',
+  ...'()[]⌊⌋⌈⌉{}⟨⟩/\\/\\',
+  ...Array.from({ length: 0x14 }, () => undefined),
+  ...'⟨⟩⨆⨆∮∮⨀⨀⨁⨁⨂⨂∑∏∫⋃⋂⨄⋀⋁∑∏∫⋃⋂⨄⋀⋁∐∐',
+  ...['', '', '', '', '', ''],
+  ...'[]⌊⌋⌈⌉{}√√√√',
+  ...['', '', '', '‖', '↑', '↓', '', '', '', '', '⇑', '⇓'],
+];
+
+/**
+ * The items of the extension fonts that pdf.js spells by glyph code (a run of such a font holds a letter or a control
+ * character, which no glyph of the font is), spelled as the glyphs they draw.
+ */
+export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<string>): TextItem[] {
+  const byCode = new Set(
+    items.filter((item) => extensionFonts.has(item.font) && /[A-Za-z\u0000-\u001f]/.test(item.codes ?? item.text)).map((item) => item.font),
+  );
+  if (byCode.size === 0) return items;
+  return items.map((item) => {
+    // a space between glyphs may be pdf.js's own, not the code of \Biggl(: spaces stay spaces
+    if (!byCode.has(item.font) || (item.codes ?? item.text).trim() === '') return item;
+    const text = [...(item.codes ?? item.text)].map((char) => (char === ' ' ? char : (CMEX_CODES[char.codePointAt(0)!] ?? char))).join('');
+    const { codes: _codes, ...spelled } = item;
+    return { ...spelled, text };
+  });
 }
 
 /**

@@ -16,6 +16,8 @@ export type Run = {
   sub?: boolean;
   /** this run is the marker of a footnote on the page: it becomes a footnoteRef */
   note?: { id: string; label: string };
+  /** mathematics set in the line (inline-math.ts): its TeX */
+  math?: string;
 };
 
 export function joinLines(previous: string, next: string): string {
@@ -39,7 +41,7 @@ export function runsToInlines(runs: Run[]): Inline[] {
   };
   for (const run of runs) {
     const last = merged.at(-1);
-    if (last && !last.note && !run.note && last.href === run.href && last.lang === run.lang) append(last, run.text);
+    if (last && !last.note && !run.note && !last.math && !run.math && last.href === run.href && last.lang === run.lang) append(last, run.text);
     else {
       if (last?.text.endsWith('\n')) {
         last.text = last.text.slice(0, -1);
@@ -61,7 +63,7 @@ export function runsToInlines(runs: Run[]): Inline[] {
     if (index === 0) text = text.trimStart();
     if (index === merged.length - 1) text = text.trimEnd();
     if (text === '') continue;
-    let node: Inline = { kind: 'text', text };
+    let node: Inline = run.math ? { kind: 'math', tex: run.math, text: text.trim() } : { kind: 'text', text };
     if (run.lang) node = { kind: 'lang', lang: run.lang, children: [node] };
     if (run.href) node = { kind: 'link', href: run.href, children: [node] };
     out.push(node);
@@ -80,7 +82,7 @@ export function runsToInlines(runs: Run[]): Inline[] {
 export function inlineText(list: Inline[]): string {
   return list
     .map((item) => {
-      if (item.kind === 'text' || item.kind === 'code') return item.text;
+      if (item.kind === 'text' || item.kind === 'code' || item.kind === 'math') return item.text;
       if (item.kind === 'lineBreak') return ' ';
       if (item.kind === 'footnoteRef') return item.label;
       if (item.kind === 'pageBreak') return '';

@@ -34,7 +34,7 @@ const OFF_BASELINE = 0.12;
 const STACKED = 0.4;
 /** Delimiters grow around what they enclose (TeX's \left( \right)): a big one is drawn off the line, and is on it. */
 const DELIMITERS = /^[()[\]{}|‖∥⟨⟩〈〉]$/u;
-const BIG_OPERATORS = new Set(['∑', '∏', '∫', '∬', '∮', '⋃', '⋂']);
+const BIG_OPERATORS = new Set([...'∑∏∐∫∬∮⋃⋂⨁⨂⨀⨄⨆⋀⋁']);
 /** Halfway up a lower-case letter, as a share of the size over the baseline. */
 const X_HEIGHT_MIDDLE = 0.25;
 /** TeX's math axis (where fraction bars and big operators are centred), as a share of the size over the baseline. */
@@ -800,26 +800,21 @@ function joinTex(parts: string[]): string {
  * set by TeX does not have. Glyph positions guessed inside a run of text, a
  * diagram's labels taken for a formula, end so; no TeX is better than that.
  */
-function misread(tex: string): boolean {
+export function misread(tex: string): boolean {
   return /(^|[{=+\-(,<>])\s*[_^]/.test(tex);
 }
 
+/** What reading TeX from a page's glyphs needs: a run's glyphs as drawn, and whether KaTeX reads a TeX. */
+export type GlyphReader = { glyphsOf: (item: TextItem) => MathGlyph[]; readable: (tex: string) => boolean };
+
 /**
- * The display formulas of a laid-out page get their TeX read again from
- * their glyphs' positions and fonts: scripts, stacked fractions, limits, bold
- * vectors and operator names the line's text alone cannot show. Kept only
- * when KaTeX reads it; otherwise the TeX from the text stays. `items` are in
- * the layout's page space.
+ * A reader of the page's glyphs: each where the operator list draws it (when it is given), else the run's width shared
+ * among its glyphs, with its font's style. `drawing`'s origin is the layout's, in page space.
  */
-export async function readFormulaTex(
+export async function glyphReader(
   page: PDFPageProxy,
-  blocks: Block[],
-  anchors: Map<Block, BlockAnchor>,
-  items: TextItem[],
-  rules: Rule[],
   drawing: { list: OperatorList | null; x0: number; y0: number } = { list: null, x0: 0, y0: 0 },
-): Promise<void> {
-  if (!blocks.some((block) => block.kind === 'formula')) return;
+): Promise<GlyphReader> {
   const { list, x0, y0 } = drawing;
   // by line (a point's band), so a run looks among its own line's glyphs, not the page's
   const drawn = new Map<number, PlacedGlyph[]>();
@@ -849,20 +844,37 @@ export async function readFormulaTex(
     if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
     return styles.get(font)!;
   };
+  const glyphsOf = (item: TextItem): MathGlyph[] =>
+    (placedGlyphs(item, drawn) ?? [item]).map((glyph) => ({
+      text: glyph.text,
+      x: glyph.x,
+      y: glyph.y,
+      width: glyph.width,
+      size: item.size,
+      ...styleOf(glyph.font),
+    }));
+  return { glyphsOf, readable };
+}
+
+/**
+ * The display formulas of a laid-out page get their TeX read again from
+ * their glyphs' positions and fonts: scripts, stacked fractions, limits, bold
+ * vectors and operator names the line's text alone cannot show. Kept only
+ * when KaTeX reads it; otherwise the TeX from the text stays. `items` are in
+ * the layout's page space.
+ */
+export function readFormulaTex(
+  blocks: Block[],
+  anchors: Map<Block, BlockAnchor>,
+  items: TextItem[],
+  rules: Rule[],
+  { glyphsOf: glyphOf, readable }: GlyphReader,
+): void {
+  if (!blocks.some((block) => block.kind === 'formula')) return;
   const lines = new Map<Block, FormulaLine>();
   for (const block of blocks) {
     const anchor = anchors.get(block);
     if (block.kind !== 'formula' || !anchor) continue;
-    // each glyph where it is drawn when the operator list says so; else the run's width shared among its glyphs
-    const glyphOf = (item: TextItem): MathGlyph[] =>
-      (placedGlyphs(item, drawn) ?? [item]).map((glyph) => ({
-        text: glyph.text,
-        x: glyph.x,
-        y: glyph.y,
-        width: glyph.width,
-        size: item.size,
-        ...styleOf(glyph.font),
-      }));
     if (anchor.bottom !== undefined) {
       // a formula over several lines: every glyph and bar in its area
       const { x, right, top, bottom } = { ...anchor, bottom: anchor.bottom };

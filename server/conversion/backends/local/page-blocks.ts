@@ -537,7 +537,9 @@ function codeLines(column: Segment[], looksLikeHeading: (segment: Segment) => bo
 }
 
 function textOf(list: Inline[]): string {
-  return list.map((item) => (item.kind === 'text' || item.kind === 'code' ? item.text : 'children' in item ? textOf(item.children) : '')).join('');
+  return list
+    .map((item) => (item.kind === 'text' || item.kind === 'code' || item.kind === 'math' ? item.text : 'children' in item ? textOf(item.children) : ''))
+    .join('');
 }
 
 /** The median distance between consecutive lines of the same size in a column, per size (rounded to half a point). */

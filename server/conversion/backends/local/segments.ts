@@ -27,6 +27,8 @@ export type Segment = {
   reach?: Reach;
   /** every letter of it is set in a math font (buildSegments' `mathFonts`): its letters are variables, not words */
   mathLetters?: true;
+  /** as built, the text item each run was read from, run by run (inline-math.ts reads their glyphs) */
+  items?: TextItem[];
 };
 export type LinkArea = { href: string; rect: [number, number, number, number] };
 
@@ -38,13 +40,25 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   const lines: { y: number; size: number; items: TextItem[] }[] = [];
   // an item that covers the same stretch of x as one already in the line is on another line: big type beside two
   // small lines (a masthead beside "issued"/"publisher" lines) must not pull both into one
-  // (text drawn twice on one baseline, a fake bold, is still one line)
-  const overlaps = (line: { items: TextItem[] }, item: TextItem) =>
+  // (text drawn twice on one baseline, a fake bold, is still one line; so are a symbol's two small scripts, one over
+  // the other: the N and k=1 of an inline ∑, but not a small fraction's numerator and denominator, a bar between them)
+  const bars = rules.filter((rule) => rule.y1 === rule.y2);
+  const isScript = (line: { size: number }, item: TextItem) => item.size < line.size * 0.9 && SCRIPT.test(item.text.trim());
+  const barBetween = (a: TextItem, b: TextItem) =>
+    bars.some(
+      (bar) =>
+        bar.y1 > Math.min(a.y, b.y) &&
+        bar.y1 < Math.max(a.y, b.y) &&
+        Math.min(bar.x1, bar.x2) < Math.min(a.x + a.width, b.x + b.width) &&
+        Math.max(bar.x1, bar.x2) > Math.max(a.x, b.x),
+    );
+  const overlaps = (line: { size: number; items: TextItem[] }, item: TextItem) =>
     item.text.trim() !== '' &&
     line.items.some(
       (other) =>
         other.text.trim() !== '' &&
         Math.abs(other.y - item.y) > 1 &&
+        !(isScript(line, item) && isScript(line, other) && !barBetween(item, other)) &&
         Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
     );
   for (const item of usable) {
@@ -108,6 +122,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         current.x = Math.min(current.x, item.x);
         current.right = Math.max(current.right, item.x + item.width);
         current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
+        current.items!.push(item);
         if (item.text.trim() !== '' && !current.fonts!.includes(item.font)) current.fonts!.push(item.font);
         if (item.reach)
           current.reach = current.reach
@@ -131,6 +146,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         font: item.font,
         text: item.text,
         runs: [{ text: item.text, href: hrefAt(links, item), ...scriptOf(item, line) }],
+        items: [item],
         fonts: item.text.trim() === '' ? [] : [item.font],
         ...(item.rotated ? { rotated: true } : {}),
         ...(item.reach ? { reach: item.reach } : {}),
@@ -145,6 +161,9 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   }
   return segments.filter((segment) => segment.text !== '');
 }
+
+/** What a script of a mathematical symbol holds: a few letters, digits and signs (k=1, N, n+1, i′). */
+const SCRIPT = /^[\p{Script=Latin}\p{Script=Greek}\p{N}=+\-−,′*]{1,4}$/u;
 
 export const RTL_LETTER = /[\p{Script=Arabic}\p{Script=Hebrew}\p{Script=Syriac}\p{Script=Thaana}\p{Script=Nko}]/u;
 const LETTER = /\p{L}/u;

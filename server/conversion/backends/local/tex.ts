@@ -52,11 +52,25 @@ export const SYMBOLS: Record<string, string> = {
   Φ: '\\Phi',
   Ψ: '\\Psi',
   Ω: '\\Omega',
+  // TeX Live's ToUnicode for cmr gives \Delta and \Omega as the increment and ohm signs, and \mu as the micro sign
+  '∆': '\\Delta',
+  '\u2126': '\\Omega',
+  µ: '\\mu',
   '∑': '\\sum',
   '∏': '\\prod',
   '∫': '\\int',
   '∬': '\\iint',
   '∮': '\\oint',
+  '∐': '\\coprod',
+  '⋃': '\\bigcup',
+  '⋂': '\\bigcap',
+  '⨁': '\\bigoplus',
+  '⨂': '\\bigotimes',
+  '⨀': '\\bigodot',
+  '⨄': '\\biguplus',
+  '⨆': '\\bigsqcup',
+  '⋀': '\\bigwedge',
+  '⋁': '\\bigvee',
   '∞': '\\infty',
   '∂': '\\partial',
   '∇': '\\nabla',
@@ -221,7 +235,7 @@ export const FUNCTIONS = new Set([
 
 /** Plain ASCII that means itself in TeX math. */
 const PLAIN = /^[A-Za-z0-9+\-=<>()[\],.;:!|'/*]$/;
-const RELATIONS_AND_OPERATORS = /[=<>+\-*/^∑∏∫∬∮√≤≥≠≈≡∼≅∝∈∉⊂⊆⊃⊇∪∩→⟶⇒⟹⇔↦±∓×·⋅÷∘−∂∇∞]/u;
+const RELATIONS_AND_OPERATORS = /[=<>+\-*/^∑∏∐⋃⋂⨁⨂⨀⨄⨆⋀⋁∫∬∮√≤≥≠≈≡∼≅∝∈∉⊂⊆⊃⊇∪∩→⟶⇒⟹⇔↦±∓×·⋅÷∘−∂∇∞]/u;
 
 /** A simple term a fraction or a root may take: a number, one letter or Greek letter, or a parenthesised group. */
 type Token = { raw: string; tex: string; simple: boolean };
@@ -388,11 +402,14 @@ function convertPlain(text: string): string | undefined {
     }
     out.push(token);
   }
-  return out
-    .map((token) => token.tex)
-    .join('')
-    .replace(/\s+/g, ' ')
-    .replace(/ ([_^])/g, '$1');
+  return (
+    out
+      // a command's name runs on into a letter after it ("\\inN"): a space ends it
+      .map((token, index) => (index > 0 && /\\[A-Za-z]+$/.test(out[index - 1]!.tex) && /^[A-Za-z]/.test(token.tex) ? ` ${token.tex}` : token.tex))
+      .join('')
+      .replace(/\s+/g, ' ')
+      .replace(/ ([_^])/g, '$1')
+  );
 }
 
 /** The term starting at a token: one simple token, or a parenthesised group (returned without its parentheses). */

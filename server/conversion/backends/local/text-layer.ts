@@ -24,6 +24,8 @@ export type TextItem = {
   rotated?: boolean;
   /** a big delimiter or operator seated on its line (hanging-glyphs.ts): how far its ink reaches over and under the page's bottom */
   reach?: Reach;
+  /** the text as pdf.js spelled it, where it held control characters that `text` has as spaces */
+  codes?: string;
 };
 
 export type Reach = { top: number; bottom: number };
@@ -53,6 +55,8 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
     }
     // control characters (some fonts map glyphs to U+0003) are not text; as spaces they keep neighbouring words apart
     const text = raw.str.replace(/[\u0000-\u001f\u007f]/g, ' ');
+    // a glyph pdf.js spells by its code, below the space, is one an extension font may still name (spellExtensionGlyphs)
+    const codes = text === raw.str ? undefined : raw.str;
     const rotated = size > 0 && Math.abs(a) < size * 0.5;
     items.push({
       text,
@@ -65,6 +69,7 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       mcid,
       artifact: top?.artifact ?? false,
       ...(rotated ? { rotated } : {}),
+      ...(codes ? { codes } : {}),
     });
   }
   return withAccentsOnTheirLetters(withoutOverprints(items));

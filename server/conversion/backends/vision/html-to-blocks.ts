@@ -538,9 +538,17 @@ class Converter {
         return figure.kind === 'figure' && figure.alt ? [{ kind: 'text', text: ` ${figure.alt} ` }] : [];
       }
       case 'math': {
-        // The model has no inline formulas: the reader gets the formula's words or its TeX.
+        // an inline formula keeps its TeX where it has one; else the reader gets its words
         const formula = this.formula(node, false);
-        return formula.kind === 'formula' && formula.text ? [{ kind: 'text', text: ` ${formula.tex ?? formula.text} ` }] : [];
+        if (formula.kind !== 'formula' || !(formula.text || formula.tex)) return [];
+        const text = formula.text || formula.tex!;
+        return formula.tex
+          ? [
+              { kind: 'text', text: ' ' },
+              { kind: 'math', tex: formula.tex, text },
+              { kind: 'text', text: ' ' },
+            ]
+          : [{ kind: 'text', text: ` ${text} ` }];
       }
       case 'code':
       case 'kbd':
@@ -690,7 +698,7 @@ function cleanInlines(inlines: Inline[]): Inline[] {
         out.push(inline);
         continue;
       }
-      if (inline.kind === 'code' || inline.kind === 'footnoteRef') {
+      if (inline.kind === 'code' || inline.kind === 'footnoteRef' || inline.kind === 'math') {
         if (state.pendingSpace && !state.atStart) pushText(out, ' ');
         out.push(inline.kind === 'code' ? { kind: 'code', text: inline.text.trim() } : inline);
         state.pendingSpace = inline.kind === 'code' && inline.text.endsWith(' ');

@@ -1,0 +1,172 @@
+import type { Run } from './inline.ts';
+import { type GlyphReader, layoutToTex, type MathGlyph, misread } from './math-layout.ts';
+import type { Segment } from './segments.ts';
+import { FUNCTIONS } from './tex.ts';
+import type { TextItem } from './text-layer.ts';
+
+/**
+ * Mathematics inside a line of prose ("let $u \in H^1_0(\Omega)$ be…"), read
+ * as TeX from its glyphs: a stretch of the line's words set in TeX's math
+ * faces (math italic, symbols, extension, the AMS and alphabet fonts), with
+ * what stands between and around them in the text face (digits, operators,
+ * brackets, upright Greek, operator names), becomes one run carrying its TeX.
+ * The words around it stay text, and so does a stretch whose TeX KaTeX
+ * cannot read. The segment's text is not changed: only its runs say where
+ * the mathematics is.
+ */
+
+/** A word of the text face that is mathematics beside a math face's: digits, upright Greek, operators, brackets, primes. */
+const MATHY = /^[\p{Script=Greek}\p{N}()[\]{}|‖+\-−=<>≤≥∞∂∇′'*/·⋅×∘!]+$/u;
+/** Punctuation that closes the sentence or clause a stretch stands in, not the stretch. */
+const TRAILING = /[.,;:]+$/;
+
+type Char = { char: string; run: number; item: TextItem | undefined; offset: number; math: boolean };
+
+export function markInlineMath(segments: Segment[], mathFonts: Set<string>, reader: GlyphReader): void {
+  for (const segment of segments) {
+    const items = segment.items;
+    if (!items || items.length !== segment.runs.length || segment.rotated || !items.some((item) => mathFonts.has(item.font))) continue;
+    const runs = withMath(segment.runs, items, mathFonts, reader);
+    if (runs) segment.runs = runs;
+  }
+}
+
+/** The runs with each stretch of mathematics one run carrying its TeX; undefined when the line has none to read. */
+function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader: GlyphReader): Run[] | undefined {
+  // the line character by character, each knowing its run and, past the space a run may open with, its item's offset
+  const chars: Char[] = [];
+  runs.forEach((run, index) => {
+    const item = items[index]!;
+    const lead = run.text.length - item.text.length;
+    // by UTF-16 unit, as the item's text is sliced (a math alphanumeric's two halves stay side by side)
+    for (let at = 0; at < run.text.length; at++) {
+      const char = run.text[at]!;
+      const offset = at - lead;
+      chars.push({ char, run: index, item: offset >= 0 ? item : undefined, offset, math: offset >= 0 && mathFonts.has(item.font) && char.trim() !== '' });
+    }
+  });
+  const stretches = stretchesOf(chars);
+  if (stretches.length === 0) return undefined;
+  const out: Run[] = [];
+  let at = 0;
+  const copyText = (from: number, to: number) => {
+    for (let index = from; index < to; ) {
+      const run = chars[index]!.run;
+      let end = index;
+      while (end < to && chars[end]!.run === run) end++;
+      out.push({
+        ...runs[run]!,
+        text: chars
+          .slice(index, end)
+          .map((entry) => entry.char)
+          .join(''),
+      });
+      index = end;
+    }
+  };
+  let found = false;
+  for (const [from, to] of stretches) {
+    const tex = stretchTex(chars.slice(from, to), reader);
+    if (!tex) continue;
+    copyText(at, from);
+    const { href } = runs[chars[from]!.run]!;
+    out.push({
+      text: chars
+        .slice(from, to)
+        .map((entry) => entry.char)
+        .join(''),
+      math: tex,
+      ...(href ? { href } : {}),
+    });
+    at = to;
+    found = true;
+  }
+  if (!found) return undefined;
+  copyText(at, chars.length);
+  return out;
+}
+
+/**
+ * The stretches of mathematics in a line, as [from, to) character ranges: runs of words, each in a math face in part
+ * or a word of the text face that is mathematics (MATHY, an operator name), with at least one in a math face; a
+ * stretch ends before the punctuation that closes its clause.
+ */
+function stretchesOf(chars: Char[]): [number, number][] {
+  // words: [from, to) between spaces
+  const words: [number, number][] = [];
+  for (let index = 0; index < chars.length; ) {
+    if (chars[index]!.char.trim() === '') {
+      index++;
+      continue;
+    }
+    let end = index;
+    while (end < chars.length && chars[end]!.char.trim() !== '') end++;
+    words.push([index, end]);
+    index = end;
+  }
+  const stretches: [number, number][] = [];
+  let open: [number, number] | undefined;
+  // where the stretch ends without a colon standing alone after its last formula word ("f : X → Y" keeps it inside)
+  let end = 0;
+  let hasMath = false;
+  const close = () => {
+    if (open && hasMath) stretches.push(trimmed(chars, open[0], end));
+    open = undefined;
+    hasMath = false;
+  };
+  for (const [from, to] of words) {
+    const word = chars.slice(from, to);
+    const text = word.map((entry) => entry.char).join('');
+    if (open && text === ':') continue;
+    const math = word.some((entry) => entry.math && !BRACKET.test(entry.char));
+    // the clause's punctuation after a word set in the text face is the sentence's, not the formula's
+    const trailing = word.at(-1)!.math ? '' : (TRAILING.exec(text)?.[0] ?? '');
+    const core = text.slice(0, text.length - trailing.length);
+    const mathy = core !== '' && (math || MATHY.test(core) || FUNCTIONS.has(core));
+    if (!mathy) {
+      close();
+      continue;
+    }
+    open = [open?.[0] ?? from, to - trailing.length];
+    end = open[1];
+    hasMath ||= math;
+    if (trailing) close();
+  }
+  close();
+  return stretches;
+}
+
+const BRACKET = /[()[\]{}]/;
+
+/** The stretch without the brackets that open at its end or close at its start, which the formula does not pair. */
+function trimmed(chars: Char[], from: number, to: number): [number, number] {
+  const depth = (list: Char[]) => list.reduce((sum, entry) => sum + (/[([{]/.test(entry.char) ? 1 : /[)\]}]/.test(entry.char) ? -1 : 0), 0);
+  while (to > from && /[([{]/.test(chars[to - 1]!.char) && depth(chars.slice(from, to)) > 0) to--;
+  while (from < to && /[)\]}]/.test(chars[from]!.char) && depth(chars.slice(from, to)) < 0) from++;
+  while (to > from && chars[to - 1]!.char.trim() === '') to--;
+  while (from < to && chars[from]!.char.trim() === '') from++;
+  return [from, to];
+}
+
+/** TeX of a stretch, from its glyphs: whole runs as drawn, a run's part by its share of the run's width. */
+function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader): string | undefined {
+  const glyphs: MathGlyph[] = [];
+  for (let index = 0; index < stretch.length; ) {
+    const { item } = stretch[index]!;
+    let end = index;
+    while (end < stretch.length && stretch[end]!.item === item) end++;
+    if (item) {
+      const from = stretch[index]!.offset;
+      const to = stretch[end - 1]!.offset + 1;
+      if (from === 0 && to >= item.text.length) glyphs.push(...glyphsOf(item));
+      else {
+        const [first] = glyphsOf(item);
+        const step = item.width / Math.max(1, item.text.length);
+        glyphs.push({ ...first!, text: item.text.slice(from, to), x: item.x + step * from, y: item.y, width: step * (to - from), size: item.size });
+      }
+    }
+    index = end;
+  }
+  const tex = layoutToTex(glyphs);
+  return tex && !misread(tex) && readable(tex) ? tex : undefined;
+}
