@@ -280,6 +280,19 @@ function renderMathml(mathml: string, tex: string | undefined, display: boolean,
  * undefined when KaTeX cannot read the TeX: a formula then keeps its text.
  */
 function mathmlFromTex(tex: string, display: boolean): string | undefined {
+  const key = `${display ? 'display' : 'inline'} ${tex}`;
+  if (laidOut.has(key)) return laidOut.get(key);
+  const mathml = katexMathml(tex, display);
+  // a document's prose names its few variables again and again: each is laid out once (the cache bounded)
+  if (laidOut.size >= LAID_OUT_MAX) laidOut.clear();
+  laidOut.set(key, mathml);
+  return mathml;
+}
+
+const laidOut = new Map<string, string | undefined>();
+const LAID_OUT_MAX = 5_000;
+
+function katexMathml(tex: string, display: boolean): string | undefined {
   try {
     const html = katex.renderToString(tex, {
       output: 'mathml',

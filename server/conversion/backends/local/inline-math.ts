@@ -167,6 +167,9 @@ function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader): strin
     }
     index = end;
   }
+  // most stretches are one variable: its letter is its TeX
+  const [only] = glyphs;
+  if (glyphs.length === 1 && /^[A-Za-z]$/.test(only!.text) && !only!.bold && !only!.alphabet) return only!.text;
   const tex = layoutToTex(glyphs);
   return tex && !misread(tex) && readable(tex) ? tex : undefined;
 }
