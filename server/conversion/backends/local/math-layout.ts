@@ -363,7 +363,8 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   const owned = new Set(fractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
   let rest = glyphs.filter((glyph) => !owned.has(glyph));
   if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
-  for (const radical of radicals(rest, bars)) {
+  const roots = radicals(rest, bars);
+  for (const radical of roots) {
     const inner = row(
       radical.under,
       bars.filter((bar) => inside(bar, radical.bar, false)),
@@ -372,6 +373,13 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
     if (!inner) return undefined;
     atoms.push({ x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt{${inner}}`, sup: [], sub: [] });
     rest = rest.filter((glyph) => glyph !== radical.sign && !radical.under.includes(glyph));
+  }
+  const used = new Set([...fractions.map((fraction) => fraction.bar), ...roots.map((radical) => radical.bar)]);
+  for (const line of rest.length > 0 ? overlines(rest, all, bars, used, mainLine(rest)) : []) {
+    const inner = row(line.under, [], barred);
+    if (!inner) return undefined;
+    atoms.push({ x: line.bar.x1, right: line.bar.x2, tex: `\\overline{${inner}}`, sup: [], sub: [] });
+    rest = rest.filter((glyph) => !line.under.includes(glyph));
   }
   if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
   const { size, baseline } = mainLine(rest);
@@ -613,6 +621,41 @@ function radicals(glyphs: Glyph[], bars: MathBar[]): { sign: Glyph; bar: MathBar
     if (under.length === 0) continue;
     for (const glyph of under) taken.add(glyph);
     out.push({ sign, bar, under });
+  }
+  return out;
+}
+
+/**
+ * Bars that neither a fraction nor a root took, drawn just over glyphs that fill their length, with nothing over
+ * them: \\overline (a complex conjugate, a closure), each with the glyphs it covers.
+ */
+function overlines(
+  glyphs: Glyph[],
+  all: Glyph[],
+  bars: MathBar[],
+  used: Set<MathBar>,
+  line: { size: number; baseline: number },
+): { bar: MathBar; under: Glyph[] }[] {
+  const out: { bar: MathBar; under: Glyph[] }[] = [];
+  const taken = new Set<Glyph>();
+  for (const bar of bars) {
+    if (used.has(bar)) continue;
+    // over glyphs of the row's own line: a lowered piece under a bar is a fraction's denominator whose numerator was lost
+    const under = glyphs.filter(
+      (glyph) =>
+        !taken.has(glyph) &&
+        over(glyph, bar) &&
+        glyph.y < bar.y &&
+        bar.y - (glyph.y + glyph.size * 0.7) <= glyph.size * 0.5 &&
+        (glyph.size < line.size * SCRIPT_SIZE || Math.abs(glyph.y - line.baseline) <= line.size * OFF_BASELINE),
+    );
+    // anything of the row's over the bar makes it a fraction's, however it was read
+    if (under.length === 0 || all.some((glyph) => over(glyph, bar) && glyph.y > bar.y && glyph.y - bar.y < glyph.size * 1.5)) continue;
+    const left = Math.min(...under.map((glyph) => glyph.x));
+    const right = Math.max(...under.map((glyph) => glyph.right));
+    if (right - left < (bar.x2 - bar.x1) * 0.6) continue;
+    for (const glyph of under) taken.add(glyph);
+    out.push({ bar, under });
   }
   return out;
 }

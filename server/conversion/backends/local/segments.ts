@@ -91,7 +91,9 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
     line.items = line.items.filter((item) => !moved.includes(item));
     next.items.push(...moved);
   }
-  // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells)
+  // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells), save
+  // where a big operator's script on a line just below or above fills it (the domain under a display's ∫)
+  const visible = usable.filter((item) => item.text.trim() !== '');
   const segments: Segment[] = [];
   // per segment: whether every item with letters so far is in a math font
   const mathLettered = new Map<Segment, boolean>();
@@ -115,7 +117,8 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         !rtl || !previous ? [current?.right ?? 0, item.x] : item.x >= previous.x ? [previous.x + previous.width, item.x] : [item.x + item.width, previous.x];
       const gap = current ? to - from : 0;
       const walled = current !== undefined && walls.some((wall) => isBetween(wall, Math.min(from, to), Math.max(from, to), line.y, line.size));
-      if (current && !walled && gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9 && gap > -line.size) {
+      const wordGap = gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9;
+      if (current && !walled && (wordGap || scriptInGap(visible, line, from, to)) && gap > -line.size) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
@@ -129,8 +132,9 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
             ? { top: Math.max(current.reach.top, item.reach.top), bottom: Math.min(current.reach.bottom, item.reach.bottom) }
             : item.reach;
         noteLetters(current, item);
-        // a segment's size is that of most of its text (a superscript or a drop cap must not set it)
-        if (item.text.trim().length > longest) {
+        // a segment's size is that of most of its text on its baseline (a superscript or a drop cap must not set it)
+        const script = scriptOf(item, line);
+        if (item.text.trim().length > longest && (longest === 0 || (!script.sup && !script.sub))) {
           longest = item.text.trim().length;
           current.size = item.size;
           current.font = item.font;
@@ -209,6 +213,25 @@ export function rightToLeft(items: TextItem[]): TextItem[] {
   }
   flush();
   return out;
+}
+
+/**
+ * Whether the gap [from, to] of a line is filled by a script: an item smaller than the line's text, within a line's
+ * height of its baseline but not on it, spanning the gap (a limit set beside a display's ∫: ∫_{ℝ^n} f(x) dx), and the
+ * gap no wider than such a script.
+ */
+function scriptInGap(items: TextItem[], line: { y: number; size: number }, from: number, to: number): boolean {
+  const slack = line.size * 0.3;
+  if (to - from > line.size * 3) return false;
+  const inGap = items.filter(
+    (item) =>
+      item.size < line.size * 0.9 &&
+      Math.abs(item.y - line.y) > line.size * 0.2 &&
+      Math.abs(item.y - line.y) <= line.size &&
+      item.x >= from - slack &&
+      item.x + item.width <= to + slack,
+  );
+  return inGap.length > 0 && Math.min(...inGap.map((item) => item.x)) <= from + slack && Math.max(...inGap.map((item) => item.x + item.width)) >= to - slack;
 }
 
 /** A vertical rule between two items of a line (at the line's height): the items are in different cells. */
