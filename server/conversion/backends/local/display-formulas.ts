@@ -1,6 +1,6 @@
 import type { Rule } from './drawing.ts';
 import type { Segment } from './segments.ts';
-import { FUNCTIONS, looksLikeMath, RELATION } from './tex.ts';
+import { isOperatorName, looksLikeMath, RELATION } from './tex.ts';
 
 /**
  * Display formulas set over several lines. A fraction's numerator and
@@ -120,7 +120,7 @@ function columned(segments: Segment[]): boolean {
 }
 
 /** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
-const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !FUNCTIONS.has(word));
+const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !isOperatorName(word));
 
 /**
  * A display's line that ends in a condition TeX sets after \quad ("γ(t) = (…) für t ∈ [0, 2πr]", "= 0 for all x"):
@@ -128,7 +128,7 @@ const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word)
  * with words or has more of them.
  */
 function endsInCondition(text: string): boolean {
-  const first = [...text.matchAll(/\p{L}{3,}/gu)].find((match) => !FUNCTIONS.has(match[0]));
+  const first = [...text.matchAll(/\p{L}{3,}/gu)].find((match) => !isOperatorName(match[0]));
   if (!first) return false;
   return RELATION.test(text.slice(0, first.index)) && shortCondition(text.slice(first.index));
 }

@@ -1,7 +1,7 @@
 import type { Run } from './inline.ts';
 import { type GlyphReader, layoutToTex, type MathGlyph, misread } from './math-layout.ts';
 import type { Segment } from './segments.ts';
-import { FUNCTIONS } from './tex.ts';
+import { isOperatorName } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -122,7 +122,7 @@ function stretchesOf(chars: Char[]): [number, number][] {
     // the clause's punctuation after a word set in the text face is the sentence's, not the formula's
     const trailing = word.at(-1)!.math ? '' : (TRAILING.exec(text)?.[0] ?? '');
     const core = text.slice(0, text.length - trailing.length);
-    const mathy = core !== '' && (math || MATHY.test(core) || FUNCTIONS.has(core));
+    const mathy = core !== '' && (math || MATHY.test(core) || isOperatorName(core));
     if (!mathy) {
       close();
       continue;
@@ -130,7 +130,9 @@ function stretchesOf(chars: Char[]): [number, number][] {
     open = [open?.[0] ?? from, to - trailing.length];
     end = open[1];
     hasMath ||= math;
-    if (trailing) close();
+    // inside a bracket the punctuation is the formula's: H^k(X; \mathbb{Z})
+    if (trailing && depth(chars.slice(open[0], end)) <= 0) close();
+    else if (trailing) open = [open[0], to];
   }
   close();
   return stretches;
@@ -138,9 +140,11 @@ function stretchesOf(chars: Char[]): [number, number][] {
 
 const BRACKET = /[()[\]{}]/;
 
+/** How many brackets are open at the end of the characters. */
+const depth = (list: Char[]) => list.reduce((sum, entry) => sum + (/[([{]/.test(entry.char) ? 1 : /[)\]}]/.test(entry.char) ? -1 : 0), 0);
+
 /** The stretch without the brackets that open at its end or close at its start, which the formula does not pair. */
 function trimmed(chars: Char[], from: number, to: number): [number, number] {
-  const depth = (list: Char[]) => list.reduce((sum, entry) => sum + (/[([{]/.test(entry.char) ? 1 : /[)\]}]/.test(entry.char) ? -1 : 0), 0);
   while (to > from && /[([{]/.test(chars[to - 1]!.char) && depth(chars.slice(from, to)) > 0) to--;
   while (from < to && /[)\]}]/.test(chars[from]!.char) && depth(chars.slice(from, to)) < 0) from++;
   while (to > from && chars[to - 1]!.char.trim() === '') to--;

@@ -5,7 +5,7 @@ import { linkReferences, type Footnotes } from './page-footnotes.ts';
 import type { Segment } from './segments.ts';
 import { numberingDepth } from '../../heading-levels.ts';
 import { besideFlow, joinInlines, readsOn } from '../../paragraphs.ts';
-import { formulaToTex, isFormulaLine, withTag } from './tex.ts';
+import { formulaToTex, isFormulaLine, RELATION, withTag } from './tex.ts';
 
 /**
  * The last layout pass: the segments of each column, in reading order, become
@@ -219,9 +219,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         const { number } = display;
         flushParagraph();
         flushList();
-        const tex = formulaToTex(
-          segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })),
-        );
+        // a line read as one inline formula has that formula's TeX
+        const tex =
+          (wholeFormula(segment) ? segment.runs.find((run) => run.math)?.math : undefined) ??
+          formulaToTex(segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })));
         if (tex) {
           const tag = tagOf(number);
           if (number) numbered.add(number);
@@ -573,12 +574,23 @@ function linePitch(column: Segment[]): Map<number, number> {
  */
 function displayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): { number?: Segment } | undefined {
   // an enumerated line ("(i) d(A, B) = …") stays a list item
-  if (!isFormulaLine(segment.text, segment.mathLetters) || BULLET.test(segment.text) || ENUMERATOR.test(segment.text) || /^\(?[ivx]{1,4}\)/.test(segment.text))
+  if (
+    !(isFormulaLine(segment.text, segment.mathLetters) || wholeFormula(segment)) ||
+    BULLET.test(segment.text) ||
+    ENUMERATOR.test(segment.text) ||
+    /^\(?[ivx]{1,4}\)/.test(segment.text)
+  )
     return undefined;
   const number = equationNumber(segment, column);
   if (column.some((other) => other !== segment && other !== number && Math.abs(other.y - segment.y) < 1)) return undefined;
   const left = Math.min(...column.map((other) => other.x));
   return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text)) ? { number } : undefined;
+}
+
+/** A line that is one inline formula with a relation (inline-math.ts read it from its glyphs), save the punctuation after it. */
+function wholeFormula(segment: Segment): boolean {
+  const runs = segment.runs.filter((run) => run.text.trim() !== '');
+  return runs.length > 0 && runs[0]!.math !== undefined && RELATION.test(runs[0]!.text) && runs.slice(1).every((run) => /^[\s.,;:]*$/.test(run.text));
 }
 
 /** An equation number: "(1)", "(2.3)", "(4a)", "(A.1)", "(*)". */

@@ -43,6 +43,8 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   // (text drawn twice on one baseline, a fake bold, is still one line; so are a symbol's two small scripts, one over
   // the other: the N and k=1 of an inline ∑, but not a small fraction's numerator and denominator, a bar between them)
   const bars = rules.filter((rule) => rule.y1 === rule.y2);
+  // a symbol drawn over another makes one with it (pdfTeX's ≅ is a ∼ over an =)
+  const isMark = (item: TextItem) => /^[^\p{L}\p{N}]$/u.test(item.text.trim());
   const isScript = (line: { size: number }, item: TextItem) => item.size < line.size * 0.9 && SCRIPT.test(item.text.trim());
   const barBetween = (a: TextItem, b: TextItem) =>
     bars.some(
@@ -59,6 +61,8 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         other.text.trim() !== '' &&
         Math.abs(other.y - item.y) > 1 &&
         !(isScript(line, item) && isScript(line, other) && !barBetween(item, other)) &&
+        !isMark(item) &&
+        !isMark(other) &&
         Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
     );
   for (const item of usable) {

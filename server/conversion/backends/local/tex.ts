@@ -233,6 +233,12 @@ export const FUNCTIONS = new Set([
   'mod',
 ]);
 
+/** Operator names mathematics sets upright that TeX has no command of its own for (\\operatorname{Hom}). */
+const OPERATOR_NAMES = new Set(['Hom', 'End', 'Aut', 'Ext', 'Tor', 'Ann', 'Spec', 'tr', 'coker', 'supp', 'sgn', 'diag', 'id']);
+
+/** A word a formula may hold: an operator name, TeX's own (\\sin) or not (\\operatorname{Hom}). */
+export const isOperatorName = (word: string) => FUNCTIONS.has(word) || OPERATOR_NAMES.has(word);
+
 /** Plain ASCII that means itself in TeX math. */
 const PLAIN = /^[A-Za-z0-9+\-=<>()[\],.;:!|'/*]$/;
 const RELATIONS_AND_OPERATORS = /[=<>+\-*/^∑∏∐⋃⋂⨁⨂⨀⨄⨆⋀⋁∫∬∮√≤≥≠≈≡∼≅∝∈∉⊂⊆⊃⊇∪∩→⟶⇒⟹⇔↦±∓×·⋅÷∘−∂∇∞]/u;
@@ -299,6 +305,7 @@ function tokenize(text: string): Token[] | undefined {
     if (/^\p{L}+$/u.test(raw)) {
       if (/^[A-Za-z]+$/.test(raw)) {
         if (FUNCTIONS.has(raw)) tokens.push({ raw, tex: `\\${raw} `, simple: false });
+        else if (OPERATOR_NAMES.has(raw)) tokens.push({ raw, tex: `\\operatorname{${raw}}`, simple: false });
         // a longer word inside a formula is a word ("for", "falls"), set as text
         else if (raw.length >= 3) tokens.push({ raw, tex: `\\text{${raw}}`, simple: false });
         else tokens.push({ raw, tex: raw, simple: raw.length === 1 });
@@ -497,7 +504,7 @@ export function looksLikeMath(text: string, mathLetters = false): boolean {
   const visible = text.replace(/\s/g, '');
   if (visible.length === 0) return false;
   if (!RELATIONS_AND_OPERATORS.test(text) && !/[\u0370-\u03ff]/u.test(text) && !/[⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉]/u.test(text)) return false;
-  const words = (text.match(mathLetters ? /\p{L}{4,}/gu : /\p{L}{3,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
+  const words = (text.match(mathLetters ? /\p{L}{4,}/gu : /\p{L}{3,}/gu) ?? []).filter((word) => !isOperatorName(word));
   const wordChars = words.reduce((sum, word) => sum + word.length, 0);
   return words.length <= 2 && wordChars <= visible.length * 0.4;
 }
@@ -515,7 +522,7 @@ export function isFormulaLine(text: string, mathLetters = false): boolean {
   if (!RELATION.test(text) || !looksLikeMath(text, mathLetters)) return false;
   // where every letter is set in a math font, up to three side by side are a product of variables ("mc" of E = mc²)
   // a variable beside a Greek letter ("Bε") is no word; two Latin letters together are, unless an operator name
-  const words = (text.match(mathLetters ? /\p{Script=Latin}{4,}/gu : /\p{Script=Latin}{2,}/gu) ?? []).filter((word) => !FUNCTIONS.has(word));
+  const words = (text.match(mathLetters ? /\p{Script=Latin}{4,}/gu : /\p{Script=Latin}{2,}/gu) ?? []).filter((word) => !isOperatorName(word));
   if (words.length > 0) return false;
   const visible = text.replace(/\s/g, '');
   // letters set in a math font are each a variable, side by side or not ("eiπ" of e^{iπ})
