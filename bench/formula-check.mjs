@@ -24,7 +24,24 @@ const files =
       );
 
 // one spelling per symbol: the page and KaTeX draw some symbols with different code points
-const SAME = { '⟶': '→', '⟹': '⇒', '−': '-', '–': '-', '·': '⋅', ϵ: 'ε', '∶': ':', '′': "'", '″': "''", '∣': '|', '〈': '⟨', '〉': '⟩', '∥': '‖', '◦': '∘' };
+const SAME = {
+  '⟶': '→',
+  '⟹': '⇒',
+  '−': '-',
+  '–': '-',
+  '·': '⋅',
+  ϵ: 'ε',
+  '∶': ':',
+  '′': "'",
+  '″': "''",
+  '∣': '|',
+  '〈': '⟨',
+  '〉': '⟩',
+  '∥': '‖',
+  '◦': '∘',
+  '⋯': '⋅⋅⋅',
+  '…': '...',
+};
 // an accent is read as its letter on both sides: the page's combining mark, KaTeX's accent over its base
 const normalise = (text) =>
   [

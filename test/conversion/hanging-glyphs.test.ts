@@ -125,7 +125,7 @@ describe('display formulas with big delimiters and operators (geotopo-117-pages.
   });
 
   it('reads the case split of p.10 with its conditions in words', async () => {
-    expect(await convert(10)).toContain('d(x,y)=\\begin{cases}0&\\operatorname{falls}x=y\\\\1&\\operatorname{falls}x\\neq y\\end{cases}');
+    expect(await convert(10)).toContain('d(x,y)=\\begin{cases}0&\\text{ falls }x=y\\\\1&\\text{ falls }x\\neq y\\end{cases}');
   });
 
   it('gives the display sums and integrals of p.99 their limits, and the summands their scripts', async () => {

@@ -699,24 +699,35 @@ describe('a page set by pdfTeX with TeX Live’s own ToUnicode for cmex10', () =
   });
 });
 
-describe('formulas against the TeX they were set from (test/fixtures/tex/formulas.pdf, bench/formula-truth.mjs)', () => {
+describe('formulas against the TeX they were set from (test/fixtures/tex/formulas*.pdf, bench/formula-truth.mjs)', () => {
   const dir = path.join(import.meta.dirname, '../fixtures/tex');
-
-  it('reads display and inline formulas of an arXiv-like page so that KaTeX draws the source’s symbols in their places', async () => {
-    const expected = JSON.parse(readFileSync(path.join(dir, 'formulas.json'), 'utf8')) as { display: string[]; inline: string[] };
-    const { pages } = await convertLocally(new Uint8Array(readFileSync(path.join(dir, 'formulas.pdf'))), { ocr: false });
+  const read = async (name: string) => {
+    const expected = JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8')) as { display: string[]; inline: string[] };
+    const { pages } = await convertLocally(new Uint8Array(readFileSync(path.join(dir, `${name}.pdf`))), { ocr: false });
     const ours = formulasOf(pages);
-    const missed = [...expected.display, ...expected.inline].filter((tex) => drawnWithin(tex, ours) === undefined);
-    // every inline one, and all display ones but the two the engine does not read yet (a condition in words after
-    // \quad, two equations on one line apart by \qquad)
-    expect(missed).toEqual([
-      '\\partial_t u - \\Delta u = f \\quad \\text{in } \\Omega \\times (0,T)',
-      'a_{n+1} = \\frac{a_n + b_n}{2}, \\qquad b_{n+1} = \\sqrt{a_n b_n}',
+    return { pages, missed: [...expected.display, ...expected.inline].filter((tex) => drawnWithin(tex, ours) === undefined) };
+  };
+
+  it('reads display and inline formulas of arXiv-like pages so that KaTeX draws the source’s symbols in their places', async () => {
+    const first = await read('formulas');
+    // all but two equations on one line apart by \qquad, one of them a fraction over lines of its own
+    expect(first.missed).toEqual(['a_{n+1} = \\frac{a_n + b_n}{2}, \\qquad b_{n+1} = \\sqrt{a_n b_n}']);
+    // a line that is one formula is a display, even where its words are operator names (\operatorname{Hom}); a condition
+    // after \quad is its text
+    const displays = first.pages.flatMap((page) => page.blocks).filter((block) => block.kind === 'formula');
+    expect(displays.map((block) => block.kind === 'formula' && block.tex)).toEqual(
+      expect.arrayContaining([
+        'H^{k}(X;\\mathbb{Z})\\cong\\operatorname{Hom}(H_{k}(X),\\mathbb{Z})',
+        '\\partial_{t}u-\\Delta u=f\\text{ in }\\Omega\\times(0,T)',
+      ]),
+    );
+    // a root's index, a big \left( (cmex's code 0x20, which pdf.js gives as a space), \vec's arrows and an upright
+    // \mathrm name set in the text face are not read yet
+    expect((await read('formulas2')).missed).toEqual([
+      '\\sqrt[3]{x^3 + y^3} \\leq |x| + |y|',
+      '\\left( \\sum_{i=1}^n a_i b_i \\right)^2 \\leq \\sum_{i=1}^n a_i^2 \\sum_{i=1}^n b_i^2',
+      '\\vec{F} = m \\vec{a}',
+      '\\mathrm{SO}(3)',
     ]);
-    // a line that is one formula is a display, even where its words are operator names (\operatorname{Hom})
-    expect(pages.flatMap((page) => page.blocks).find((block) => block.kind === 'formula' && block.tex?.includes('Hom'))).toMatchObject({
-      tex: 'H^{k}(X;\\mathbb{Z})\\cong\\operatorname{Hom}(H_{k}(X),\\mathbb{Z})',
-      display: true,
-    });
   });
 });

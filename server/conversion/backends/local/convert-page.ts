@@ -11,7 +11,7 @@ import { glyphReader, readFormulaTex } from './math-layout.ts';
 import { markInlineMath } from './inline-math.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
-import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs } from './hanging-glyphs.ts';
+import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs, symbolFontIds } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -271,6 +271,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
       extensionFonts,
     ),
     extensionFonts,
+    list ? symbolFontIds(page, input.items) : new Set<string>(),
   );
   const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
   const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
@@ -284,7 +285,15 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   // a page set in TeX's math faces has mathematics in its prose; its glyphs are read once, for it and the displays
   const texFonts = list ? texMathFontIds(page, shifted) : new Set<string>();
   const reader = texFonts.size > 0 ? await glyphReader(page, { list, x0, y0 }) : undefined;
-  if (reader) markInlineMath(segments, texFonts, reader);
+  if (reader)
+    markInlineMath(
+      segments,
+      texFonts,
+      reader,
+      rules
+        .filter((rule) => rule.y1 === rule.y2 && rule.width <= 1.5)
+        .map((rule) => ({ x1: Math.min(rule.x1, rule.x2), x2: Math.max(rule.x1, rule.x2), y: rule.y1 })),
+    );
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);
   const layout = layoutPage(form ? segments.filter((segment) => !form.labels.has(segment)) : segments, {

@@ -14,6 +14,13 @@ import type { TextItem } from './text-layer.ts';
  * each is one more glyph of that line.
  */
 
+/** TeX's symbol fonts, whose radical sign hangs as the extension font's glyphs do. */
+const SYMBOL_FONT = /(?:^|\+)(?:CMSY\d|LMMathSymbols|lmsy\d|rm-lmsy)/i;
+
+export function symbolFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+  return fontIdsWhere(page, items, (font) => SYMBOL_FONT.test(font.name ?? ''));
+}
+
 /** Extension fonts by name, subset prefix or not ("YMYJLL+CMEX10", "LMMathExtension10-Regular"). */
 const EXTENSION_FONT = /(?:^|\+)(?:CMEX\d|LMMathExtension|lmex\d|rm-lmex)/i;
 
@@ -28,6 +35,8 @@ const SIZES = new Map<string, number[]>([
   ...[...'()[]{}⟨⟩〈〉⌊⌋⌈⌉/'].map((char): [string, number[]] => [char, DELIMITER_SIZES]),
   ...[...'∑∏∐⋃⋂⨁⨂⨀⨄⨆⋀⋁'].map((char): [string, number[]] => [char, [1.0, 1.4]]),
   ...[...'∫∮'].map((char): [string, number[]] => [char, [1.111, 2.222]]),
+  // cmsy's radical, then cmex's four
+  ['√', [1.0, 1.2, 1.8, 2.4, 3.0]],
 ]);
 /**
  * cmex10's widths (em) of those sizes, where the glyphs differ in width: the width says which
@@ -130,17 +139,19 @@ export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<stri
  * width names its size (and a stack, whose height is its own) is seated by
  * that size when no line stands beside it; any other keeps its place.
  */
-export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>): TextItem[] {
-  if (extensionFonts.size === 0) return items;
+export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>, symbolFonts: Set<string> = new Set()): TextItem[] {
+  if (extensionFonts.size === 0 && symbolFonts.size === 0) return items;
   // pdf.js runs neighbouring glyphs of one font together ("((" of two \Bigg parentheses): each is seated alone
   const split = items.flatMap((item) => (extensionFonts.has(item.font) && [...item.text.trim()].length > 1 ? glyphsOf(item) : [item]));
-  const hanging = split.filter((item) => extensionFonts.has(item.font) && item.text.trim() !== '');
+  // the symbol font's radical hangs as the extension font's glyphs do
+  const isHanging = (item: TextItem) => extensionFonts.has(item.font) || (symbolFonts.has(item.font) && item.text.trim() === '√');
+  const hanging = split.filter((item) => isHanging(item) && item.text.trim() !== '');
   // a page of mathematics hangs a few hundred; one that hangs more is left as drawn rather than searched glyph by glyph
   if (hanging.length === 0 || hanging.length > MAX_HANGING) return items;
   // the lines' items by their baseline rounded to a point: a glyph looks only at the rows its heights put a baseline on
   const rows = new Map<number, TextItem[]>();
   for (const item of items) {
-    if (extensionFonts.has(item.font) || item.text.trim() === '' || item.rotated) continue;
+    if (isHanging(item) || item.text.trim() === '' || item.rotated) continue;
     const row = Math.round(item.y);
     const list = rows.get(row);
     if (list) list.push(item);
@@ -169,8 +180,8 @@ export function seatHangingGlyphs(items: TextItem[], extensionFonts: Set<string>
     // a glyph whose width names its size needs no line beside it to say where its baseline is (a matrix opening a
     // formula stands beside its rows, its line's first glyph after its close)
     const line =
-      lineFor(first, heights, top, rows) ??
-      (heights.length === 1 ? { baseline: top - (heights[0]! * size) / 2 - AXIS * size, height: heights[0]! } : undefined);
+      (text === '√' ? radicandLine(first, heights, top, rows) : lineFor(first, heights, top, rows)) ??
+      (heights.length === 1 && text !== '√' ? { baseline: top - (heights[0]! * size) / 2 - AXIS * size, height: heights[0]! } : undefined);
     if (!line) continue;
     const reach = { top, bottom: top - line.height * size };
     seated.set(first, { ...first, text, y: line.baseline, width: Math.max(...stack.map((piece) => piece.width)), reach });
@@ -210,6 +221,25 @@ function lineFor(glyph: TextItem, heights: number[], top: number, rows: Map<numb
     }
   }
   return best;
+}
+
+/**
+ * The line a radical sign stands on: a radical is not centred on the axis but set with its top at the rule over its
+ * radicand, so its baseline is the highest line beside it at least half a size under its top, within its heights.
+ */
+function radicandLine(glyph: TextItem, heights: number[], top: number, rows: Map<number, TextItem[]>): { baseline: number; height: number } | undefined {
+  const size = glyph.size;
+  const deepest = Math.max(...heights);
+  for (let row = Math.floor(top - size * 0.5); row >= Math.ceil(top - deepest * size); row--) {
+    const line = (rows.get(row) ?? []).find(
+      (item) => Math.abs(item.size - size) <= size * 0.3 && item.x <= glyph.x + glyph.width + size * 0.5 && item.x + item.width >= glyph.x,
+    );
+    if (!line) continue;
+    // the sign reaches down past the baseline by its depth: the smallest height that does
+    const height = [...heights].sort((a, b) => a - b).find((candidate) => top - candidate * size <= line.y) ?? deepest;
+    return { baseline: line.y, height };
+  }
+  return undefined;
 }
 
 /** Hanging glyphs grouped into stacks: pieces one under the next at one x, each starting where the one above ends; any other glyph alone. */

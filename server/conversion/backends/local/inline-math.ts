@@ -1,5 +1,5 @@
 import type { Run } from './inline.ts';
-import { type GlyphReader, layoutToTex, type MathGlyph, misread } from './math-layout.ts';
+import { type GlyphReader, layoutToTex, type MathBar, type MathGlyph, misread } from './math-layout.ts';
 import type { Segment } from './segments.ts';
 import { isOperatorName } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
@@ -22,17 +22,17 @@ const TRAILING = /[.,;:]+$/;
 
 type Char = { char: string; run: number; item: TextItem | undefined; offset: number; math: boolean };
 
-export function markInlineMath(segments: Segment[], mathFonts: Set<string>, reader: GlyphReader): void {
+export function markInlineMath(segments: Segment[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[] = []): void {
   for (const segment of segments) {
     const items = segment.items;
     if (!items || items.length !== segment.runs.length || segment.rotated || !items.some((item) => mathFonts.has(item.font))) continue;
-    const runs = withMath(segment.runs, items, mathFonts, reader);
+    const runs = withMath(segment.runs, items, mathFonts, reader, bars);
     if (runs) segment.runs = runs;
   }
 }
 
 /** The runs with each stretch of mathematics one run carrying its TeX; undefined when the line has none to read. */
-function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader: GlyphReader): Run[] | undefined {
+function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[]): Run[] | undefined {
   // the line character by character, each knowing its run and, past the space a run may open with, its item's offset
   const chars: Char[] = [];
   runs.forEach((run, index) => {
@@ -66,7 +66,7 @@ function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader
   };
   let found = false;
   for (const [from, to] of stretches) {
-    const tex = stretchTex(chars.slice(from, to), reader);
+    const tex = stretchTex(chars.slice(from, to), reader, bars);
     if (!tex) continue;
     copyText(at, from);
     const { href } = runs[chars[from]!.run]!;
@@ -122,7 +122,8 @@ function stretchesOf(chars: Char[]): [number, number][] {
     // the clause's punctuation after a word set in the text face is the sentence's, not the formula's
     const trailing = word.at(-1)!.math ? '' : (TRAILING.exec(text)?.[0] ?? '');
     const core = text.slice(0, text.length - trailing.length);
-    const mathy = core !== '' && (math || MATHY.test(core) || isOperatorName(core));
+    // an operator name with its script in the text face is one too (log₂)
+    const mathy = core !== '' && (math || MATHY.test(core) || isOperatorName(core.replace(/\p{N}+$/u, '')));
     if (!mathy) {
       close();
       continue;
@@ -153,7 +154,7 @@ function trimmed(chars: Char[], from: number, to: number): [number, number] {
 }
 
 /** TeX of a stretch, from its glyphs: whole runs as drawn, a run's part by its share of the run's width. */
-function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader): string | undefined {
+function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader, bars: MathBar[]): string | undefined {
   const glyphs: MathGlyph[] = [];
   for (let index = 0; index < stretch.length; ) {
     const { item } = stretch[index]!;
@@ -174,6 +175,12 @@ function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader): strin
   // most stretches are one variable: its letter is its TeX
   const [only] = glyphs;
   if (glyphs.length === 1 && /^[A-Za-z]$/.test(only!.text) && !only!.bold && !only!.alphabet) return only!.text;
-  const tex = layoutToTex(glyphs);
+  // the bars over it: a root's, a fraction's in a line (\tfrac), an overline
+  const left = Math.min(...glyphs.map((glyph) => glyph.x));
+  const right = Math.max(...glyphs.map((glyph) => glyph.x + glyph.width));
+  const low = Math.min(...glyphs.map((glyph) => glyph.y - glyph.size * 0.3));
+  const high = Math.max(...glyphs.map((glyph) => glyph.y + glyph.size));
+  const over = bars.filter((bar) => bar.x1 >= left - 1 && bar.x2 <= right + 1 && bar.y >= low && bar.y <= high);
+  const tex = layoutToTex(glyphs, over);
   return tex && !misread(tex) && readable(tex) ? tex : undefined;
 }

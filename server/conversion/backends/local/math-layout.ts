@@ -4,7 +4,7 @@ import type { OperatorList, Rule } from './drawing.ts';
 import { type PlacedGlyph, readGlyphPositions } from './glyph-positions.ts';
 import type { BlockAnchor } from './page-blocks.ts';
 import { fontStyle, type MathAlphabet } from './font-styles.ts';
-import { accentedTex, FUNCTIONS, SYMBOLS, withTag } from './tex.ts';
+import { accentedTex, CONDITION_WORDS, FUNCTIONS, SYMBOLS, withTag } from './tex.ts';
 import type { TextItem } from './text-layer.ts';
 
 /**
@@ -95,7 +95,14 @@ export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | 
   }
   if (glyphs.length === 0) return undefined;
   const tex = row(glyphs, bars, bars.length > 0);
-  return tex?.replace(/\s+/g, ' ').trim() || undefined;
+  // TeX's \cdots and \ldots are three dots on the page
+  return (
+    tex
+      ?.replace(/\s+/g, ' ')
+      .replace(/(?:\\cdot\s*){3}/g, '\\cdots ')
+      .replace(/\.\s*\.\s*\./g, '\\ldots ')
+      .trim() || undefined
+  );
 }
 
 /** The size most glyphs have, and the baseline most of those glyphs sit on. */
@@ -822,6 +829,7 @@ function wordTex(word: Glyph[], size: number): string {
   const name = word.map((glyph) => glyph.text).join('');
   if (name.length === 1) return name;
   if (FUNCTIONS.has(name)) return `\\${name}`;
+  if (CONDITION_WORDS.has(name)) return `\\text{ ${name} }`;
   // a word with letters beyond ASCII ("für" of a condition) is text: TeX's operator names are ASCII, and KaTeX warns of
   // accented letters in math
   return /^[A-Za-z]+$/.test(name) ? `\\operatorname{${name}}` : `\\text{ ${name} }`;

@@ -5,7 +5,7 @@ import { linkReferences, type Footnotes } from './page-footnotes.ts';
 import type { Segment } from './segments.ts';
 import { numberingDepth } from '../../heading-levels.ts';
 import { besideFlow, joinInlines, readsOn } from '../../paragraphs.ts';
-import { formulaToTex, isFormulaLine, RELATION, withTag } from './tex.ts';
+import { CONDITION_WORDS, formulaToTex, isFormulaLine, RELATION, withTag } from './tex.ts';
 
 /**
  * The last layout pass: the segments of each column, in reading order, become
@@ -109,7 +109,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
   };
   for (const [columnIndex, given] of ordered.entries()) {
     columnStarts.push(blocks.length);
-    const column = joinLeaders(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15);
+    const column = joinFormulaRows(
+      joinLeaders(given, tablesByColumn[columnIndex]!, (segment) => context.boldFonts.has(segment.font) || segment.size >= body * 1.15),
+      tablesByColumn[columnIndex]!,
+    );
     const columnLeft = Math.min(...column.map((segment) => segment.x));
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[] } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
@@ -221,7 +224,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         flushList();
         // a line read as one inline formula has that formula's TeX
         const tex =
-          (wholeFormula(segment) ? segment.runs.find((run) => run.math)?.math : undefined) ??
+          (formulaRow(segment) ? rowTex(segment.runs) : undefined) ??
           formulaToTex(segment.runs.map((run) => ({ text: run.text, ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}) })));
         if (tex) {
           const tag = tagOf(number);
@@ -575,7 +578,7 @@ function linePitch(column: Segment[]): Map<number, number> {
 function displayFormula(segment: Segment, column: Segment[], previous: Segment | undefined): { number?: Segment } | undefined {
   // an enumerated line ("(i) d(A, B) = …") stays a list item
   if (
-    !(isFormulaLine(segment.text, segment.mathLetters) || wholeFormula(segment)) ||
+    !(isFormulaLine(segment.text, segment.mathLetters) || formulaRow(segment)) ||
     BULLET.test(segment.text) ||
     ENUMERATOR.test(segment.text) ||
     /^\(?[ivx]{1,4}\)/.test(segment.text)
@@ -587,10 +590,75 @@ function displayFormula(segment: Segment, column: Segment[], previous: Segment |
   return segment.x >= left + segment.size * 1.5 || (previous !== undefined && /:$/.test(previous.text)) ? { number } : undefined;
 }
 
-/** A line that is one inline formula with a relation (inline-math.ts read it from its glyphs), save the punctuation after it. */
-function wholeFormula(segment: Segment): boolean {
+/**
+ * A line of inline formulas (inline-math.ts read them from their glyphs) that opens with one holding a relation: the
+ * rest is formulas, punctuation and at most four words of a condition ("∂tu − ∆u = f in Ω × (0, T)", CONDITION_WORDS).
+ */
+function formulaRow(segment: Segment): boolean {
   const runs = segment.runs.filter((run) => run.text.trim() !== '');
-  return runs.length > 0 && runs[0]!.math !== undefined && RELATION.test(runs[0]!.text) && runs.slice(1).every((run) => /^[\s.,;:]*$/.test(run.text));
+  if (!runs[0]?.math || !RELATION.test(runs[0].text)) return false;
+  const words = runs.filter((run) => !run.math).flatMap((run) => run.text.match(/\p{L}+/gu) ?? []);
+  return words.length <= 4 && words.every((word) => CONDITION_WORDS.has(word.toLowerCase()));
+}
+
+/** TeX of a formula row: its formulas' TeX, a quad between formulas set apart, its words as text. */
+function rowTex(runs: Run[]): string {
+  let tex = '';
+  let afterMath = false;
+  for (const run of runs) {
+    const text = run.text.trim();
+    if (run.math) {
+      tex += afterMath ? `\\qquad ${run.math}` : run.math;
+      afterMath = true;
+    } else if (/\p{L}/u.test(text)) {
+      tex += `\\quad\\text{${text} }`;
+      afterMath = false;
+    } else if (text !== '') {
+      tex += text;
+      afterMath = !/[,;]$/.test(text) && afterMath;
+      if (/[,;]$/.test(text)) tex += '\\qquad ';
+      afterMath = false;
+    }
+  }
+  return tex.replace(/\\qquad\s*\\qquad/g, '\\qquad').trim();
+}
+
+/**
+ * The pieces of a display line that TeX spaces apart (\\quad, \\qquad: two equations, or an equation and its
+ * condition) as one segment: a row opening with one formula holding a relation, whose next pieces are formulas or a few
+ * words of a condition before one, each at most three sizes from the last.
+ */
+function joinFormulaRows(column: Segment[], tables: ReadonlyMap<Segment, unknown>): Segment[] {
+  const piece = (segment: Segment) => {
+    const runs = segment.runs.filter((run) => run.text.trim() !== '');
+    return runs.some((run) => run.math) && formulaRow({ ...segment, runs: [{ text: 'x=', math: 'x=' }, ...runs] });
+  };
+  const out: Segment[] = [];
+  for (let index = 0; index < column.length; index++) {
+    const first = column[index]!;
+    const row = [first];
+    if (!tables.has(first) && formulaRow(first))
+      for (let next = column[index + 1]; next; next = column[index + row.length]) {
+        const last = row.at(-1)!;
+        if (tables.has(next) || Math.abs(next.y - first.y) > 1 || next.x < last.right || next.x - last.right > first.size * 3 || !piece(next)) break;
+        row.push(next);
+      }
+    if (row.length === 1) {
+      out.push(first);
+      continue;
+    }
+    const last = row.at(-1)!;
+    out.push({
+      ...first,
+      right: last.right,
+      size: Math.max(...row.map((segment) => segment.size)),
+      text: row.map((segment) => segment.text).join(' '),
+      runs: row.flatMap((segment, at) => (at === 0 ? segment.runs : [{ text: ' ' }, ...segment.runs])),
+      fonts: [...new Set(row.flatMap((segment) => segment.fonts ?? [segment.font]))],
+    });
+    index += row.length - 1;
+  }
+  return out;
 }
 
 /** An equation number: "(1)", "(2.3)", "(4a)", "(A.1)", "(*)". */

@@ -62,6 +62,8 @@ export const SYMBOLS: Record<string, string> = {
   '∬': '\\iint',
   '∮': '\\oint',
   '∐': '\\coprod',
+  '∗': '\\ast',
+  '⋆': '\\star',
   '⋃': '\\bigcup',
   '⋂': '\\bigcap',
   '⨁': '\\bigoplus',
@@ -235,6 +237,12 @@ export const FUNCTIONS = new Set([
 
 /** Operator names mathematics sets upright that TeX has no command of its own for (\\operatorname{Hom}). */
 const OPERATOR_NAMES = new Set(['Hom', 'End', 'Aut', 'Ext', 'Tor', 'Ann', 'Spec', 'tr', 'coker', 'supp', 'sgn', 'diag', 'id']);
+
+/** Words of a condition set in a display beside its formula ("in Ω", "for all x", "für jedes n"): text, not an operator's name. */
+export const CONDITION_WORDS = new Set([
+  ...['in', 'on', 'for', 'all', 'every', 'each', 'some', 'if', 'and', 'or', 'where', 'with', 'when', 'otherwise', 'else'],
+  ...['für', 'alle', 'jedes', 'jede', 'jeden', 'falls', 'und', 'oder', 'mit', 'sonst', 'wenn'],
+]);
 
 /** A word a formula may hold: an operator name, TeX's own (\\sin) or not (\\operatorname{Hom}). */
 export const isOperatorName = (word: string) => FUNCTIONS.has(word) || OPERATOR_NAMES.has(word);
