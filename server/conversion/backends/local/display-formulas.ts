@@ -120,7 +120,17 @@ function columned(segments: Segment[]): boolean {
 }
 
 /** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
-const hasWords = (text: string) => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !isOperatorName(word));
+const hasWords = (text: string) => {
+  // asked of the same lines again and again as the gathering tries each bar and operator
+  let found = wordy.get(text);
+  if (found === undefined) {
+    found = (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !isOperatorName(word));
+    if (wordy.size >= 10_000) wordy.clear();
+    wordy.set(text, found);
+  }
+  return found;
+};
+const wordy = new Map<string, boolean>();
 
 /**
  * A display's line that ends in a condition TeX sets after \quad ("γ(t) = (…) für t ∈ [0, 2πr]", "= 0 for all x"):

@@ -154,7 +154,7 @@ function trimmed(chars: Char[], from: number, to: number): [number, number] {
 }
 
 /** TeX of a stretch, from its glyphs: whole runs as drawn, a run's part by its share of the run's width. */
-function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader, bars: MathBar[]): string | undefined {
+function stretchTex(stretch: Char[], { glyphsOf }: GlyphReader, bars: MathBar[]): string | undefined {
   const glyphs: MathGlyph[] = [];
   for (let index = 0; index < stretch.length; ) {
     const { item } = stretch[index]!;
@@ -181,6 +181,23 @@ function stretchTex(stretch: Char[], { glyphsOf, readable }: GlyphReader, bars: 
   const low = Math.min(...glyphs.map((glyph) => glyph.y - glyph.size * 0.3));
   const high = Math.max(...glyphs.map((glyph) => glyph.y + glyph.size));
   const over = bars.filter((bar) => bar.x1 >= left - 1 && bar.x2 <= right + 1 && bar.y >= low && bar.y <= high);
-  const tex = layoutToTex(glyphs, over);
-  return tex && !misread(tex) && readable(tex) ? tex : undefined;
+  // prose names the same formulas again and again ("f(x)", "x ∈ X"): each layout, relative to its first glyph and in
+  // sizes, is read once
+  const [x0, y0, size] = [glyphs[0]!.x, glyphs[0]!.y, glyphs[0]!.size || 1];
+  const at = (value: number) => Math.round((value / size) * 20);
+  const key = [
+    ...glyphs.map(
+      (glyph) => `${glyph.text} ${at(glyph.x - x0)} ${at(glyph.y - y0)} ${at(glyph.width)} ${at(glyph.size)} ${glyph.bold} ${glyph.italic} ${glyph.alphabet}`,
+    ),
+    ...over.map((bar) => `- ${at(bar.x1 - x0)} ${at(bar.x2 - x0)} ${at(bar.y - y0)}`),
+  ].join('|');
+  if (!readTex.has(key)) {
+    if (readTex.size >= 20_000) readTex.clear();
+    // not laid out by KaTeX here, a cost per formula of every line: the renderer keeps the text of TeX it cannot read
+    const tex = layoutToTex(glyphs, over);
+    readTex.set(key, tex && !misread(tex) ? tex : undefined);
+  }
+  return readTex.get(key);
 }
+
+const readTex = new Map<string, string | undefined>();
