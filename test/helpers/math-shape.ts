@@ -10,7 +10,8 @@ const SAME: Record<string, string> = { '−': '-', '∣': '|', '∶': ':', '′'
  * operator name is its letters.
  */
 function drawnShape(tex: string): string[] {
-  const mathml = katex.renderToString(tex, { output: 'mathml', throwOnError: false });
+  // display mode, as a display's \tag needs
+  const mathml = katex.renderToString(tex, { output: 'mathml', throwOnError: false, displayMode: true });
   const body = mathml.replace(/<annotation[\s\S]*?<\/annotation>/g, '');
   const out: string[] = [];
   const stack: { tag: string; child: number }[] = [];

@@ -30,10 +30,9 @@ const LIMIT_NAME = /(?<!\p{L})(?:lim|max|min|sup|inf)(?!\p{L})/u;
 export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Segment[]; areas: Map<Segment, FormulaArea> } {
   const areas = new Map<Segment, FormulaArea>();
   const bars = rules.filter((rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS);
-  // (a line whose every letter is in a math face has variables side by side, "πix", not words)
-  const operators = flow.filter(
-    (segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && (segment.mathLetters || !hasWords(segment.text)),
-  );
+  // (a line whose every letter is in a math face has variables side by side, "πix", not words; a condition after the
+  // formula, "= 0 for n > 1", is the formula's)
+  const operators = flow.filter((segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && (segment.mathLetters || !prose(segment)));
   // a line with a delimiter as tall as rows over and under it: a matrix's, a column vector's, a case split's
   const tall = flow.filter((segment) => segment.reach && segment.reach.top - segment.reach.bottom >= segment.size * TALL_DELIMITER && !hasWords(segment.text));
   if (bars.length === 0 && operators.length === 0 && tall.length === 0) return { flow, areas };

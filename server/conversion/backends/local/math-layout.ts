@@ -959,7 +959,7 @@ export function readFormulaTex(
     if (tex && !misread(tex) && readable(tex)) {
       block.tex = withTag(tex, block.tag);
       const line = glyphs.filter((glyph) => glyph.size >= size * SCRIPT_SIZE && Math.abs(glyph.y - baseline) <= size * OFF_BASELINE);
-      const equals = line.filter((glyph) => glyph.text === '=').sort((a, b) => a.x - b.x)[0];
+      const equals = line.filter((glyph) => ALIGNING.test(glyph.text)).sort((a, b) => a.x - b.x)[0];
       if (equals) lines.set(block, { equals: equals.x, baseline: equals.y, size, tex });
     }
   }
@@ -995,9 +995,9 @@ function alignRows(blocks: Block[], lines: Map<Block, FormulaLine>, readable: (t
       rows.push(row);
     }
     if (rows.length < 2) continue;
-    const split = rows.map((row) => splitAtEquals(row.tex));
+    const split = rows.map((row) => splitAtRelation(row.tex));
     if (split.some((parts) => parts === undefined)) continue;
-    const tex = `\\begin{aligned}${split.map((parts) => `${parts![0]}&=${parts![1]}`).join('\\\\')}\\end{aligned}`;
+    const tex = `\\begin{aligned}${split.map((parts) => `${parts![0]}&${parts![1]}`).join('\\\\')}\\end{aligned}`;
     if (!readable(tex)) continue;
     const merged = blocks.slice(index, next);
     first.text = merged.map((block) => (block.kind === 'formula' ? block.text : '')).join(' ');
@@ -1006,19 +1006,23 @@ function alignRows(blocks: Block[], lines: Map<Block, FormulaLine>, readable: (t
   }
 }
 
-/** A formula's TeX parted at its first = outside braces: the left side and the right. */
-function splitAtEquals(tex: string): [string, string] | undefined {
+/** A formula's TeX parted at its first relation outside braces (=, <, \\leq, \\approx…): the left side, and the rest from the relation on. */
+function splitAtRelation(tex: string): [string, string] | undefined {
   let depth = 0;
-  for (const [at, char] of [...tex].entries()) {
+  for (let at = 0; at < tex.length; at++) {
+    const char = tex[at]!;
     if (char === '{') depth++;
     else if (char === '}') depth--;
-    else if (char === '=' && depth === 0) {
-      const chars = [...tex];
-      return [chars.slice(0, at).join(''), chars.slice(at + 1).join('')];
-    }
+    else if (depth === 0 && (/[=<>]/.test(char) || RELATION_COMMAND.test(tex.slice(at)))) return [tex.slice(0, at), tex.slice(at)];
+    else if (char === '\\') at += (/^\\[A-Za-z]+/.exec(tex.slice(at))?.[0].length ?? 2) - 1;
   }
   return undefined;
 }
+
+/** Relations a derivation's lines align at (an arrow opening each line is a step, not an alignment). */
+const ALIGNING = /^[=<>≤≥≠≈≡≅∼∝⊂⊆⊃⊇∈]$/u;
+
+const RELATION_COMMAND = /^\\(?:leq?|geq?|neq|ne|approx|equiv|sim|simeq|cong|subseteq?|supseteq?|subset|supset|in|ll|gg|propto)(?![A-Za-z])/;
 
 /**
  * The glyphs the operator list draws for a text run: those starting within

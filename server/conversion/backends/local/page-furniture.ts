@@ -31,7 +31,12 @@ export function dropPageNumbers(segments: Segment[]): Furniture {
   if (segments.length <= 1) return { kept: segments, dropped: [] };
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
-  return split(segments, (segment) => (segment.y <= bottom + 1 || segment.y >= top - 1) && PAGE_NUMBER.test(segment.text));
+  // set apart from the text by a margin: a lone "x" just under a sum is the sum's limit, not page ten
+  const apart = (segment: Segment) =>
+    !segments.some(
+      (other) => other !== segment && Math.abs(other.y - segment.y) > 1 && Math.abs(other.y - segment.y) < Math.max(other.size, segment.size) * 1.5,
+    );
+  return split(segments, (segment) => (segment.y <= bottom + 1 || segment.y >= top - 1) && PAGE_NUMBER.test(segment.text) && apart(segment));
 }
 
 function split(segments: Segment[], isFurniture: (segment: Segment) => boolean): Furniture {
