@@ -1,8 +1,12 @@
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
 import { renderHtml } from '../../server/conversion/render/html.ts';
-import type { ConvertedDocument } from '../../server/conversion/model.ts';
+import type { Block, ConvertedDocument } from '../../server/conversion/model.ts';
 import { fullDocument, page, PNG_BASE64 } from './render-fixture.ts';
+
+/** One untagged page of the given blocks, rendered. */
+const renderFormulaPage = (blocks: Block[]) =>
+  renderHtml({ meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' }, pages: [page(1, blocks)] });
 
 function dom(html: string): Document {
   return new JSDOM(html).window.document;
@@ -154,10 +158,7 @@ describe('HTML renderer', () => {
   });
 
   it('lays out the TeX of a formula without MathML as MathML (KaTeX), keeping the TeX as its annotation and the text as alttext', () => {
-    const out = renderHtml({
-      meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
-      pages: [page(1, [{ kind: 'formula', page: 1, text: 'a² + b² = c²', tex: 'a^{2} + b^{2} = c^{2}', display: true }])],
-    });
+    const out = renderFormulaPage([{ kind: 'formula', page: 1, text: 'a² + b² = c²', tex: 'a^{2} + b^{2} = c^{2}', display: true }]);
     const math = dom(out.html).querySelector('.formula math')!;
     expect([...math.querySelectorAll('msup')].map((sup) => sup.textContent)).toEqual(['a2', 'b2', 'c2']);
     expect(math.querySelector('annotation[encoding="application/x-tex"]')?.textContent).toBe('a^{2} + b^{2} = c^{2}');
@@ -166,24 +167,19 @@ describe('HTML renderer', () => {
   });
 
   it('sets the mathematics of a paragraph inline in it, as MathML with its TeX, and its text where KaTeX cannot read the TeX', () => {
-    const out = renderHtml({
-      meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
-      pages: [
-        page(1, [
-          {
-            kind: 'paragraph',
-            page: 1,
-            content: [
-              t('Let '),
-              { kind: 'math', tex: '\\Omega\\subset\\mathbb{R}^{n}', text: 'Ω ⊂ Rn' },
-              t(' be open and '),
-              { kind: 'math', tex: '\\frac{', text: 'x/' },
-              t(' so.'),
-            ],
-          },
-        ]),
-      ],
-    });
+    const out = renderFormulaPage([
+      {
+        kind: 'paragraph',
+        page: 1,
+        content: [
+          t('Let '),
+          { kind: 'math', tex: '\\Omega\\subset\\mathbb{R}^{n}', text: 'Ω ⊂ Rn' },
+          t(' be open and '),
+          { kind: 'math', tex: '\\frac{', text: 'x/' },
+          t(' so.'),
+        ],
+      },
+    ]);
     const paragraph = dom(out.html).querySelector('main p')!;
     const math = paragraph.querySelector('math')!;
     expect(math.getAttribute('display')).toBeNull();
@@ -195,10 +191,7 @@ describe('HTML renderer', () => {
   });
 
   it('keeps a formula whose TeX KaTeX cannot read as text, with the TeX as its annotation', () => {
-    const out = renderHtml({
-      meta: { title: 'F', lang: 'en', pageCount: 1, tagged: false, sourceName: 'f.pdf' },
-      pages: [page(1, [{ kind: 'formula', page: 1, text: 'x = y', tex: 'x = \\undefinedmacro{y', display: true }])],
-    });
+    const out = renderFormulaPage([{ kind: 'formula', page: 1, text: 'x = y', tex: 'x = \\undefinedmacro{y', display: true }]);
     const math = dom(out.html).querySelector('.formula math')!;
     expect(math.querySelector('mtext')?.textContent).toBe('x = y');
     expect(math.querySelector('annotation[encoding="application/x-tex"]')?.textContent).toBe('x = \\undefinedmacro{y');
