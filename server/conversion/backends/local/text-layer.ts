@@ -89,6 +89,8 @@ const ACCENTS: Record<string, string> = {
   '˚': '\u030a',
   '˝': '\u030b',
   '¯': '\u0304',
+  // a math font's vector arrow comes as the combining mark itself, a run of its own
+  '\u20d7': '\u20d7',
 };
 
 /**
