@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { readGlyphPositions } from '../../server/conversion/backends/local/glyph-positions.ts';
 import { fontStyle } from '../../server/conversion/backends/local/font-styles.ts';
-import { layoutToTex, type MathGlyph } from '../../server/conversion/backends/local/math-layout.ts';
+import { type GlyphReader, layoutToTex, type MathGlyph } from '../../server/conversion/backends/local/math-layout.ts';
+import { markInlineMath } from '../../server/conversion/backends/local/inline-math.ts';
+import { buildSegments } from '../../server/conversion/backends/local/segments.ts';
 import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
-import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
+import { readTextLayer, type TextItem } from '../../server/conversion/backends/local/text-layer.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { convertLocally, drawPdf, inlineText } from '../helpers/local-pages.ts';
 import { type DrawnGlyph, drawDisplay, type MathSetter, mathKit, negationPdf, SCRIPT_SIZE } from '../helpers/math-pages.ts';
@@ -731,5 +733,26 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
     // aligned inequalities, a sum's limit at a page's foot (not page "x"), a sum whose line ends in a condition; the
     // heat kernel's fraction in an exponent is not read yet
     expect((await read('formulas3')).missed).toEqual(['u(x,t) = \\frac{1}{\\sqrt{4\\pi t}} \\int_{-\\infty}^{\\infty} e^{-\\frac{(x-y)^2}{4t}} g(y) \\, dy']);
+  });
+});
+
+describe('inline formulas, bounded', () => {
+  it('reads a stretch of a math face as an inline formula, and leaves a line of thousands of math glyphs as text', () => {
+    const item = (text: string, x: number, font: string): TextItem => ({
+      text,
+      x,
+      y: 100,
+      width: text.length * 5,
+      size: 10,
+      font,
+      eol: false,
+      artifact: false,
+    });
+    const reader: GlyphReader = { glyphsOf: (entry) => [{ ...entry, bold: false, italic: true }], readable: () => true };
+    const short = buildSegments([item('Let ', 0, 'text'), item('x', 20, 'math'), item(' be.', 25, 'text')], []);
+    const long = buildSegments([item('Then ', 0, 'text'), item('x'.repeat(2000), 25, 'math')], [], [], new Set());
+    markInlineMath([...short, ...long], new Set(['math']), reader);
+    expect(short[0]!.runs.filter((run) => run.math).map((run) => run.math)).toEqual(['x']);
+    expect(long[0]!.runs.some((run) => run.math)).toBe(false);
   });
 });

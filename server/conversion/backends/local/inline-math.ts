@@ -17,6 +17,9 @@ import type { TextItem } from './text-layer.ts';
 
 /** A word of the text face that is mathematics beside a math face's: digits, upright Greek, operators, brackets, primes. */
 const MATHY = /^[\p{Script=Greek}\p{N}()[\]{}|‖+\-−=<>≤≥∞∂∇′'*/·⋅×∘!]+$/u;
+/** Characters of a stretch past which it is left as text (a line of a hostile page may hold thousands of math glyphs). */
+const MAX_STRETCH = 400;
+
 /** Punctuation that closes the sentence or clause a stretch stands in, not the stretch. */
 const TRAILING = /[.,;:]+$/;
 
@@ -155,6 +158,8 @@ function trimmed(chars: Char[], from: number, to: number): [number, number] {
 
 /** TeX of a stretch, from its glyphs: whole runs as drawn, a run's part by its share of the run's width. */
 function stretchTex(stretch: Char[], { glyphsOf }: GlyphReader, bars: MathBar[]): string | undefined {
+  // the layout reader is quadratic in a formula's glyphs: no formula in a line of prose is longer than this
+  if (stretch.length > MAX_STRETCH) return undefined;
   const glyphs: MathGlyph[] = [];
   for (let index = 0; index < stretch.length; ) {
     const { item } = stretch[index]!;
