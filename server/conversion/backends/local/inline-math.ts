@@ -23,12 +23,14 @@ const MAX_STRETCH = 400;
 /** Punctuation that closes the sentence or clause a stretch stands in, not the stretch. */
 const TRAILING = /[.,;:]+$/;
 
-type Char = { char: string; run: number; item: TextItem | undefined; offset: number; math: boolean };
+type Char = { char: string; run: number; item: TextItem | undefined; offset: number; math: boolean; script?: 'sup' | 'sub' };
 
 export function markInlineMath(segments: Segment[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[] = []): void {
   for (const segment of segments) {
     const items = segment.items;
-    if (!items || items.length !== segment.runs.length || segment.rotated || !items.some((item) => mathFonts.has(item.font))) continue;
+    // a line with mathematics: a math face's glyphs, or glyphs raised and lowered beside each other (a fraction in the text face)
+    const mathematical = items?.some((item) => mathFonts.has(item.font)) || (segment.runs.some((run) => run.sup) && segment.runs.some((run) => run.sub));
+    if (!items || items.length !== segment.runs.length || segment.rotated || !mathematical) continue;
     const runs = withMath(segment.runs, items, mathFonts, reader, bars);
     if (runs) segment.runs = runs;
   }
@@ -45,7 +47,14 @@ function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader
     for (let at = 0; at < run.text.length; at++) {
       const char = run.text[at]!;
       const offset = at - lead;
-      chars.push({ char, run: index, item: offset >= 0 ? item : undefined, offset, math: offset >= 0 && mathFonts.has(item.font) && char.trim() !== '' });
+      chars.push({
+        char,
+        run: index,
+        item: offset >= 0 ? item : undefined,
+        offset,
+        math: offset >= 0 && mathFonts.has(item.font) && char.trim() !== '',
+        ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}),
+      });
     }
   });
   const stretches = stretchesOf(chars);
@@ -126,14 +135,16 @@ function stretchesOf(chars: Char[]): [number, number][] {
     const trailing = word.at(-1)!.math ? '' : (TRAILING.exec(text)?.[0] ?? '');
     const core = text.slice(0, text.length - trailing.length);
     // an operator name with its script in the text face is one too (log₂)
-    const mathy = core !== '' && (math || MATHY.test(core) || isOperatorName(core.replace(/\p{N}+$/u, '')));
+    // digits raised and lowered in the text face, with nothing but them in the word, are a fraction set in the line (\tfrac{1}{2})
+    const stacked = MATHY.test(core) && word.some((entry) => entry.script === 'sup') && word.some((entry) => entry.script === 'sub');
+    const mathy = core !== '' && (math || stacked || MATHY.test(core) || isOperatorName(core.replace(/\p{N}+$/u, '')));
     if (!mathy) {
       close();
       continue;
     }
     open = [open?.[0] ?? from, to - trailing.length];
     end = open[1];
-    hasMath ||= math;
+    hasMath ||= math || stacked;
     // inside a bracket the punctuation is the formula's: H^k(X; \mathbb{Z})
     if (trailing && depth(chars.slice(open[0], end)) <= 0) close();
     else if (trailing) open = [open[0], to];

@@ -41,26 +41,17 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   // an item that covers the same stretch of x as one already in the line is on another line: big type beside two
   // small lines (a masthead beside "issued"/"publisher" lines) must not pull both into one
   // (text drawn twice on one baseline, a fake bold, is still one line; so are a symbol's two small scripts, one over
-  // the other: the N and k=1 of an inline ∑, but not a small fraction's numerator and denominator, a bar between them)
-  const bars = rules.filter((rule) => rule.y1 === rule.y2);
+  // the other, the N and k=1 of an inline ∑, and a fraction's numerator and denominator set in the line, \tfrac{1}{2})
   // a symbol drawn over another makes one with it (pdfTeX's ≅ is a ∼ over an =)
   const isMark = (item: TextItem) => /^[^\p{L}\p{N}]$/u.test(item.text.trim());
   const isScript = (line: { size: number }, item: TextItem) => item.size < line.size * 0.9 && SCRIPT.test(item.text.trim());
-  const barBetween = (a: TextItem, b: TextItem) =>
-    bars.some(
-      (bar) =>
-        bar.y1 > Math.min(a.y, b.y) &&
-        bar.y1 < Math.max(a.y, b.y) &&
-        Math.min(bar.x1, bar.x2) < Math.min(a.x + a.width, b.x + b.width) &&
-        Math.max(bar.x1, bar.x2) > Math.max(a.x, b.x),
-    );
   const overlaps = (line: { size: number; items: TextItem[] }, item: TextItem) =>
     item.text.trim() !== '' &&
     line.items.some(
       (other) =>
         other.text.trim() !== '' &&
         Math.abs(other.y - item.y) > 1 &&
-        !(isScript(line, item) && isScript(line, other) && !barBetween(item, other)) &&
+        !(isScript(line, item) && isScript(line, other)) &&
         !isMark(item) &&
         !isMark(other) &&
         Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
