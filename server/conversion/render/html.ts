@@ -4,6 +4,7 @@ import { describePage } from '../figures.ts';
 import { createDocumentHeadings, withHeadingLevels } from '../heading-levels.ts';
 import { joinBrokenParagraphs } from '../paragraphs.ts';
 import { escapeHtml, idToken, inlineText, isRtl, safeHref, validLang } from './text.ts';
+import { BoundedCache } from '../bounded-cache.ts';
 
 export type HtmlWarning = { page: number; kind: 'missing-alt' | 'table-without-headers' | 'uncertain-table' | 'inferred-table-headers'; message: string };
 
@@ -280,17 +281,11 @@ function renderMathml(mathml: string, tex: string | undefined, display: boolean,
  * undefined when KaTeX cannot read the TeX: a formula then keeps its text.
  */
 function mathmlFromTex(tex: string, display: boolean): string | undefined {
-  const key = `${display ? 'display' : 'inline'} ${tex}`;
-  if (laidOut.has(key)) return laidOut.get(key);
-  const mathml = katexMathml(tex, display);
-  // a document's prose names its few variables again and again: each is laid out once (the cache bounded)
-  if (laidOut.size >= LAID_OUT_MAX) laidOut.clear();
-  laidOut.set(key, mathml);
-  return mathml;
+  // a document's prose names its few variables again and again: each is laid out once
+  return laidOut.get(`${display ? 'display' : 'inline'} ${tex}`, () => katexMathml(tex, display));
 }
 
-const laidOut = new Map<string, string | undefined>();
-const LAID_OUT_MAX = 5_000;
+const laidOut = new BoundedCache<string, string | undefined>(5_000);
 
 function katexMathml(tex: string, display: boolean): string | undefined {
   try {

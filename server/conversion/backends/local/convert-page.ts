@@ -1,6 +1,7 @@
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block, PageResult } from '../../model.ts';
 import { blocksText, classify, countWords, structuralReasons } from '../../page-content.ts';
+import { isFractionBar } from './display-formulas.ts';
 import { readDrawing, type OperatorList } from './drawing.ts';
 import { createImageBudget, MAX_IMAGE_BASE64_PER_PAGE, MAX_IMAGES_PER_PAGE, type PlacedImage, renderRegion } from './images.ts';
 import { inlineText } from './inline.ts';
@@ -290,9 +291,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
       segments,
       texFonts,
       reader,
-      rules
-        .filter((rule) => rule.y1 === rule.y2 && rule.width <= 1.5)
-        .map((rule) => ({ x1: Math.min(rule.x1, rule.x2), x2: Math.max(rule.x1, rule.x2), y: rule.y1 })),
+      rules.filter(isFractionBar).map((rule) => ({ x1: Math.min(rule.x1, rule.x2), x2: Math.max(rule.x1, rule.x2), y: rule.y1 })),
     );
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);

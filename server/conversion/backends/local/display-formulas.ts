@@ -1,3 +1,4 @@
+import { BoundedCache } from '../../bounded-cache.ts';
 import type { Rule } from './drawing.ts';
 import type { Segment } from './segments.ts';
 import { isOperatorName, looksLikeMath, RELATION } from './tex.ts';
@@ -19,6 +20,9 @@ export type FormulaArea = { x: number; right: number; top: number; bottom: numbe
 /** A fraction bar is a thin line: LaTeX draws it 0.4 pt thick, KaTeX 0.04 em. */
 const BAR_THICKNESS = 1.5;
 
+/** A thin level rule: a fraction's bar, a root's or an overline. */
+export const isFractionBar = (rule: Rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS;
+
 /** Big operators whose limits TeX sets over and under them in a display. */
 const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂∫∬∭∮]/u;
 /** A delimiter this many sizes tall stands beside rows over and under its line (TeX's \\bigg is 2.4 em, its text lines 1.2 em apart). */
@@ -29,7 +33,7 @@ const LIMIT_NAME = /(?<!\p{L})(?:lim|max|min|sup|inf)(?!\p{L})/u;
 /** Segments that a formula's pieces are, taken out of the flow and put back as one segment each, with the area it covers. */
 export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Segment[]; areas: Map<Segment, FormulaArea> } {
   const areas = new Map<Segment, FormulaArea>();
-  const bars = rules.filter((rule) => rule.y1 === rule.y2 && rule.width <= BAR_THICKNESS);
+  const bars = rules.filter(isFractionBar);
   // (a line whose every letter is in a math face has variables side by side, "πix", not words; a condition after the
   // formula, "= 0 for n > 1", is the formula's)
   const operators = flow.filter((segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && (segment.mathLetters || !prose(segment)));
@@ -119,17 +123,9 @@ function columned(segments: Segment[]): boolean {
 }
 
 /** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
-const hasWords = (text: string) => {
-  // asked of the same lines again and again as the gathering tries each bar and operator
-  let found = wordy.get(text);
-  if (found === undefined) {
-    found = (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !isOperatorName(word));
-    if (wordy.size >= 10_000) wordy.clear();
-    wordy.set(text, found);
-  }
-  return found;
-};
-const wordy = new Map<string, boolean>();
+// asked of the same lines again and again as the gathering tries each bar and operator
+const hasWords = (text: string) => wordy.get(text, () => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !isOperatorName(word)));
+const wordy = new BoundedCache<string, boolean>(10_000);
 
 /**
  * A display's line that ends in a condition TeX sets after \quad ("γ(t) = (…) für t ∈ [0, 2πr]", "= 0 for all x"):

@@ -1,3 +1,4 @@
+import { BoundedCache } from '../../bounded-cache.ts';
 import type { Run } from './inline.ts';
 import { type GlyphReader, layoutToTex, type MathBar, type MathGlyph, misread } from './math-layout.ts';
 import type { Segment } from './segments.ts';
@@ -207,13 +208,11 @@ function stretchTex(stretch: Char[], { glyphsOf }: GlyphReader, bars: MathBar[])
     ),
     ...over.map((bar) => `- ${at(bar.x1 - x0)} ${at(bar.x2 - x0)} ${at(bar.y - y0)}`),
   ].join('|');
-  if (!readTex.has(key)) {
-    if (readTex.size >= 20_000) readTex.clear();
-    // not laid out by KaTeX here, a cost per formula of every line: the renderer keeps the text of TeX it cannot read
+  // not laid out by KaTeX here, a cost per formula of every line: the renderer keeps the text of TeX it cannot read
+  return readTex.get(key, () => {
     const tex = layoutToTex(glyphs, over);
-    readTex.set(key, tex && !misread(tex) ? tex : undefined);
-  }
-  return readTex.get(key);
+    return tex && !misread(tex) ? tex : undefined;
+  });
 }
 
-const readTex = new Map<string, string | undefined>();
+const readTex = new BoundedCache<string, string | undefined>(20_000);

@@ -882,20 +882,13 @@ export async function glyphReader(
     else drawn.set(band, [glyph]);
   }
   const { default: katex } = await import('katex');
-  // a page's prose names its few variables again and again: each TeX is laid out once
-  const known = new Map<string, boolean>();
   const readable = (tex: string) => {
-    let ok = known.get(tex);
-    if (ok === undefined) {
-      try {
-        katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
-        ok = true;
-      } catch {
-        ok = false;
-      }
-      known.set(tex, ok);
+    try {
+      katex.renderToString(tex, { throwOnError: true, output: 'mathml' });
+      return true;
+    } catch {
+      return false;
     }
-    return ok;
   };
   const styles = new Map<string, ReturnType<typeof fontStyle>>();
   const styleOf = (font: string) => {

@@ -596,7 +596,11 @@ function displayFormula(segment: Segment, column: Segment[], previous: Segment |
  */
 function formulaRow(segment: Segment): boolean {
   const runs = segment.runs.filter((run) => run.text.trim() !== '');
-  if (!runs[0]?.math || !RELATION.test(runs[0].text)) return false;
+  return runs[0]?.math !== undefined && RELATION.test(runs[0].text) && conditionWordsOnly(runs);
+}
+
+/** Whether the runs that are no formula hold at most four words, each a condition's (CONDITION_WORDS). */
+function conditionWordsOnly(runs: Run[]): boolean {
   const words = runs.filter((run) => !run.math).flatMap((run) => run.text.match(/\p{L}+/gu) ?? []);
   return words.length <= 4 && words.every((word) => CONDITION_WORDS.has(word.toLowerCase()));
 }
@@ -614,9 +618,7 @@ function rowTex(runs: Run[]): string {
       tex += `\\quad\\text{${text} }`;
       afterMath = false;
     } else if (text !== '') {
-      tex += text;
-      afterMath = !/[,;]$/.test(text) && afterMath;
-      if (/[,;]$/.test(text)) tex += '\\qquad ';
+      tex += /[,;]$/.test(text) ? `${text}\\qquad ` : text;
       afterMath = false;
     }
   }
@@ -629,10 +631,7 @@ function rowTex(runs: Run[]): string {
  * words of a condition before one, each at most three sizes from the last.
  */
 function joinFormulaRows(column: Segment[], tables: ReadonlyMap<Segment, unknown>): Segment[] {
-  const piece = (segment: Segment) => {
-    const runs = segment.runs.filter((run) => run.text.trim() !== '');
-    return runs.some((run) => run.math) && formulaRow({ ...segment, runs: [{ text: 'x=', math: 'x=' }, ...runs] });
-  };
+  const piece = (segment: Segment) => segment.runs.some((run) => run.math) && conditionWordsOnly(segment.runs);
   const out: Segment[] = [];
   for (let index = 0; index < column.length; index++) {
     const first = column[index]!;

@@ -88,7 +88,14 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   }
   // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells), save
   // where a big operator's script on a line just below or above fills it (the domain under a display's ∫)
-  const visible = usable.filter((item) => item.text.trim() !== '');
+  // the page's glyphs by baseline rounded to a point, so a gap looks only at the rows a line's height away
+  const byRow = new Map<number, TextItem[]>();
+  for (const item of usable) {
+    if (item.text.trim() === '') continue;
+    const row = byRow.get(Math.round(item.y));
+    if (row) row.push(item);
+    else byRow.set(Math.round(item.y), [item]);
+  }
   const segments: Segment[] = [];
   // per segment: whether every item with letters so far is in a math font
   const mathLettered = new Map<Segment, boolean>();
@@ -113,13 +120,14 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
       const gap = current ? to - from : 0;
       const walled = current !== undefined && walls.some((wall) => isBetween(wall, Math.min(from, to), Math.max(from, to), line.y, line.size));
       const wordGap = gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9;
-      if (current && !walled && (wordGap || scriptInGap(visible, line, from, to)) && gap > -line.size) {
+      if (current && !walled && (wordGap || scriptInGap(byRow, line, from, to)) && gap > -line.size) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
         current.x = Math.min(current.x, item.x);
         current.right = Math.max(current.right, item.x + item.width);
-        current.runs.push({ text, href: hrefAt(links, item), ...scriptOf(item, line) });
+        const script = scriptOf(item, line);
+        current.runs.push({ text, href: hrefAt(links, item), ...script });
         current.items!.push(item);
         if (item.text.trim() !== '' && !current.fonts!.includes(item.font)) current.fonts!.push(item.font);
         if (item.reach)
@@ -128,7 +136,6 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
             : item.reach;
         noteLetters(current, item);
         // a segment's size is that of most of its text on its baseline (a superscript or a drop cap must not set it)
-        const script = scriptOf(item, line);
         if (item.text.trim().length > longest && (longest === 0 || (!script.sup && !script.sub))) {
           longest = item.text.trim().length;
           current.size = item.size;
@@ -215,10 +222,12 @@ export function rightToLeft(items: TextItem[]): TextItem[] {
  * height of its baseline but not on it, spanning the gap (a limit set beside a display's ∫: ∫_{ℝ^n} f(x) dx), and the
  * gap no wider than such a script.
  */
-function scriptInGap(items: TextItem[], line: { y: number; size: number }, from: number, to: number): boolean {
+function scriptInGap(byRow: Map<number, TextItem[]>, line: { y: number; size: number }, from: number, to: number): boolean {
   const slack = line.size * 0.3;
   if (to - from > line.size * 3) return false;
-  const inGap = items.filter(
+  const near: TextItem[] = [];
+  for (let row = Math.floor(line.y - line.size); row <= Math.ceil(line.y + line.size); row++) near.push(...(byRow.get(row) ?? []));
+  const inGap = near.filter(
     (item) =>
       item.size < line.size * 0.9 &&
       Math.abs(item.y - line.y) > line.size * 0.2 &&
