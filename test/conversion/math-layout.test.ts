@@ -134,6 +134,14 @@ describe('formulas from glyph positions and fonts, rendered by KaTeX', () => {
     // a blackboard letter is its own symbol: not the start of an upright name with the letters after it
     expect(layoutToTex([letter('x', 0), letter('∈', 8), letter('R', 16, 'mathbb'), letter('n', 22.5)])).toBe('x\\in\\mathbb{R}n');
   });
+
+  it('leaves out a small glyph lower than any subscript: the next line’s exponent, in this one’s area', () => {
+    const at = (text: string, x: number, y: number, size = 10.9, italic = true) => ({ text, x, y, width: size * 0.55, size, bold: false, italic });
+    // geotopo p. 102: "x ∈ T_s^1 S" over a line whose own T_s^1 raises its "1" into the area read for this one
+    const line = [at('x', 0, 100), at('∈', 9, 100, 10.9, false), at('T', 19, 100), at('1', 26, 104.5, 8, false), at('s', 25.5, 97.3, 8), at('S', 32, 100)];
+    expect(layoutToTex(line)).toBe('x\\in T_{s}^{1}S');
+    expect(layoutToTex([...line, at('1', 27, 86.9, 8, false)])).toBe('x\\in T_{s}^{1}S');
+  });
 });
 
 /**
@@ -712,32 +720,34 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
 
   it('reads display and inline formulas of arXiv-like pages so that KaTeX draws the source’s symbols in their places', async () => {
     const first = await read('formulas');
-    // all but two equations on one line apart by \qquad, one of them a fraction over lines of its own
-    expect(first.missed).toEqual(['a_{n+1} = \\frac{a_n + b_n}{2}, \\qquad b_{n+1} = \\sqrt{a_n b_n}']);
+    expect(first.missed).toEqual([]);
     // a line that is one formula is a display, even where its words are operator names (\operatorname{Hom}); a condition
-    // after \quad is its text
-    const displays = first.pages.flatMap((page) => page.blocks).filter((block) => block.kind === 'formula');
-    expect(displays.map((block) => block.kind === 'formula' && block.tex)).toEqual(
+    // after \quad is its text; two equations set apart by ", \qquad", one a fraction over lines of its own, are one row
+    const texOf = (pages: typeof first.pages) =>
+      pages.flatMap((page) => page.blocks).flatMap((block) => (block.kind === 'formula' && block.tex ? [block.tex] : []));
+    expect(texOf(first.pages)).toEqual(
       expect.arrayContaining([
         'H^{k}(X;\\mathbb{Z})\\cong\\operatorname{Hom}(H_{k}(X),\\mathbb{Z})',
         '\\partial_{t}u-\\Delta u=f\\text{ in }\\Omega\\times(0,T)',
+        'a_{n+1}=\\frac{a_{n}+b_{n}}{2},\\qquad b_{n+1}=\\sqrt{a_{n}b_{n}}',
       ]),
     );
-    // a root's index, a big \left( (cmex's code 0x20, which pdf.js gives as a space) and an upright \mathrm name set
-    // in the text face are not read yet; \vec's arrow, a run of its own, is put on the letter under it
-    expect((await read('formulas2')).missed).toEqual([
-      '\\sqrt[3]{x^3 + y^3} \\leq |x| + |y|',
-      '\\left( \\sum_{i=1}^n a_i b_i \\right)^2 \\leq \\sum_{i=1}^n a_i^2 \\sum_{i=1}^n b_i^2',
-      '\\mathrm{SO}(3)',
-    ]);
-    // aligned inequalities, a sum's limit at a page's foot (not page "x"), a sum whose line ends in a condition; the
-    // heat kernel's fraction in an exponent is not read yet
+    // a root's index; a big \left( (cmex's code 0x20, which pdf.js gives as a space and leaves out of the text) drawn
+    // again from the operator list; an upright \mathrm name set in the text face is not read yet
+    const second = await read('formulas2');
+    expect(second.missed).toEqual(['\\mathrm{SO}(3)']);
+    expect(texOf(second.pages)).toEqual(
+      expect.arrayContaining(['\\sqrt[3]{x^{3}+y^{3}}\\leq|x|+|y|', '(\\sum_{i=1}^{n}a_{i}b_{i})^{2}\\leq\\sum_{i=1}^{n}a_{i}^{2}\\sum_{i=1}^{n}b_{i}^{2}']),
+    );
+    // aligned inequalities, a sum's limit at a page's foot (not page "x"), a sum whose line ends in a condition, the
+    // heat kernel's fraction in an exponent (its numerator's square in the one face smaller than script size)
     const third = await read('formulas3');
     // a fraction set in a line of prose (\tfrac{1}{2}: digits raised and lowered over a bar) is an inline formula, its
     // denominator no paragraph of its own
     const prose = third.pages.flatMap((page) => page.blocks).flatMap((block) => (block.kind === 'paragraph' ? block.content : []));
     expect(prose).toContainEqual({ kind: 'math', tex: '\\frac{1}{2}', text: '12' });
-    expect(third.missed).toEqual(['u(x,t) = \\frac{1}{\\sqrt{4\\pi t}} \\int_{-\\infty}^{\\infty} e^{-\\frac{(x-y)^2}{4t}} g(y) \\, dy']);
+    expect(third.missed).toEqual([]);
+    expect(texOf(third.pages).some((tex) => tex.includes('e^{-\\frac{(x-y)^{2}}{4t}}'))).toBe(true);
   });
 });
 

@@ -12,6 +12,7 @@ import { glyphReader, readFormulaTex } from './math-layout.ts';
 import { markInlineMath } from './inline-math.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
+import { pageGlyphPositions } from './glyph-positions.ts';
 import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs, symbolFontIds } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -270,6 +271,11 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     spellExtensionGlyphs(
       input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 })),
       extensionFonts,
+      list && extensionFonts.size > 0
+        ? pageGlyphPositions(page, list)
+            .filter((glyph) => glyph.spaceCode !== undefined)
+            .map((glyph) => ({ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }))
+        : [],
     ),
     extensionFonts,
     list ? symbolFontIds(page, input.items) : new Set<string>(),

@@ -172,6 +172,17 @@ function fractionAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment
   return gather([...above, ...below], { x: bar.x1, right: bar.x2 }, bars, flow, taken);
 }
 
+/** Two equations on a display's row, "a = b, \\qquad c = d": TeX's two quads and the spaces around the comma. */
+const QQUAD_REACH = 3;
+
+/** A piece holding a relation, on the baseline of a member that ends in a comma or a semicolon just left of it. */
+const afterComma = (segment: Segment, members: Set<Segment>) =>
+  RELATION.test(segment.text) &&
+  [...members].some(
+    (member) =>
+      Math.abs(member.y - segment.y) < 1 && member.right <= segment.x && segment.x - member.right <= segment.size * QQUAD_REACH && /[,;]\s*$/.test(member.text),
+  );
+
 /**
  * A formula grown from its first pieces (a fraction's numerator and
  * denominator, an operator and its limits): the pieces level with them that
@@ -193,7 +204,9 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
     for (const segment of flow) {
       if (members.has(segment) || taken.has(segment) || excluded(segment)) continue;
       const reach = segment.size * 1.5;
-      const beside = segment.x <= box.right + reach && segment.right >= box.x - reach;
+      const beside =
+        (segment.x <= box.right + reach && segment.right >= box.x - reach) ||
+        (segment.x > box.right && segment.x <= box.right + segment.size * QQUAD_REACH && afterComma(segment, members));
       const level = segment.y >= core.bottom && segment.y <= core.top;
       if (!beside || !level) continue;
       members.add(segment);
@@ -219,13 +232,16 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   const text = [...members].map((segment) => segment.text).join(' ');
   if (!looksLikeMath(text)) return undefined;
   // words level with it and close by: mathematics inside a sentence (an inline sum's limits on lines of their own),
-  // which stays in its paragraph
+  // which stays in its paragraph. Level is between its pieces' baselines: the sentence's line before a display may
+  // end within the reach of the display's top letters
+  const baselines = [...members].map((segment) => segment.y);
+  const slack = Math.max(...[...members].map((segment) => segment.size)) * 0.3;
   const inline = flow.some(
     (segment) =>
       !members.has(segment) &&
       excluded(segment) &&
-      segment.y >= core.bottom &&
-      segment.y <= core.top &&
+      segment.y >= Math.min(...baselines) - slack &&
+      segment.y <= Math.max(...baselines) + slack &&
       segment.x <= box.right + segment.size * 3 &&
       segment.right >= box.x - segment.size * 3,
   );

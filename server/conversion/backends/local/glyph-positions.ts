@@ -1,3 +1,4 @@
+import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { OperatorList } from './drawing.ts';
 
@@ -11,8 +12,11 @@ import type { OperatorList } from './drawing.ts';
  * in force, each glyph's origin and advance are exact, in page space.
  */
 
-/** One glyph as drawn: its Unicode, its origin and advance along the line, its size, the font's id (as text items name it). */
-export type PlacedGlyph = { text: string; x: number; y: number; width: number; size: number; font: string };
+/**
+ * One glyph as drawn: its Unicode, its origin and advance along the line, its size, the font's id (as text items name
+ * it), and its code in the font where pdf.js took it for a space (the text content leaves such a glyph out).
+ */
+export type PlacedGlyph = { text: string; x: number; y: number; width: number; size: number; font: string; spaceCode?: number };
 
 type Matrix = [number, number, number, number, number, number];
 const IDENTITY: Matrix = [1, 0, 0, 1, 0, 0];
@@ -40,7 +44,7 @@ type TextState = {
 /** pdf.js passes a matrix as an array or a typed array, depending on the operator and version. */
 const isNumbers = (value: unknown): value is ArrayLike<number> => Array.isArray(value) || ArrayBuffer.isView(value);
 
-type GlyphArg = { unicode?: string; width?: number; isSpace?: boolean } | number | null;
+type GlyphArg = { unicode?: string; width?: number; isSpace?: boolean; originalCharCode?: number } | number | null;
 
 /**
  * The font matrix of each font the page uses (glyph units to text space: 1/1000 for most fonts, a Type 3
@@ -52,6 +56,23 @@ function fontAdvances(fontMatrixOf: (font: string) => number[] | undefined) {
     if (!known.has(font)) known.set(font, fontMatrixOf(font));
     return known.get(font);
   };
+}
+
+const placedByList = new WeakMap<OperatorList, PlacedGlyph[]>();
+
+/**
+ * The page's glyphs as drawn (readGlyphPositions with the fonts pdf.js loaded), read once per operator list: the
+ * extension fonts' spelling and the formulas' reader both ask. Shared: callers do not change them.
+ */
+export function pageGlyphPositions(page: PDFPageProxy, list: OperatorList): readonly PlacedGlyph[] {
+  let placed = placedByList.get(list);
+  if (!placed) {
+    placed = readGlyphPositions(list, (font) =>
+      page.commonObjs.has(font) ? ((page.commonObjs.get(font) as { fontMatrix?: number[] } | null)?.fontMatrix ?? [0.001, 0, 0, 0.001, 0, 0]) : undefined,
+    );
+    placedByList.set(list, placed);
+  }
+  return placed;
 }
 
 /** Every horizontal glyph the page draws, in page space (y up), in drawing order. */
@@ -162,6 +183,7 @@ export function readGlyphPositions(list: OperatorList, fontMatrixOf: (font: stri
               width: advance * state.hScale * toPage[0],
               size,
               font: state.font,
+              ...(glyph.isSpace && glyph.originalCharCode !== undefined ? { spaceCode: glyph.originalCharCode } : {}),
             });
           x += advance + spacing;
         }

@@ -1,5 +1,6 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { fontIdsWhere } from './font-styles.ts';
+import type { PlacedGlyph } from './glyph-positions.ts';
 import { AXIS } from './math-layout.ts';
 import type { TextItem } from './text-layer.ts';
 
@@ -115,20 +116,28 @@ const CMEX_CODES = [
 
 /**
  * The items of the extension fonts that pdf.js spells by glyph code (a run of such a font holds a letter or a control
- * character, which no glyph of the font is), spelled as the glyphs they draw.
+ * character, which no glyph of the font is), spelled as the glyphs they draw. Code 0x20 (\\biggl( ) pdf.js takes for
+ * a space and leaves out of the text: such a glyph of those fonts, as the page draws it (`drawn`, in the items'
+ * space), comes back as an item of its own.
  */
-export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<string>): TextItem[] {
+export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<string>, drawn: readonly PlacedGlyph[] = []): TextItem[] {
   const byCode = new Set(
     items.filter((item) => extensionFonts.has(item.font) && /[A-Za-z\u0000-\u001f]/.test(item.codes ?? item.text)).map((item) => item.font),
   );
   if (byCode.size === 0) return items;
-  return items.map((item) => {
+  const spelled = items.map((item) => {
     // a space between glyphs may be pdf.js's own, not the code of \Biggl(: spaces stay spaces
     if (!byCode.has(item.font) || (item.codes ?? item.text).trim() === '') return item;
     const text = [...(item.codes ?? item.text)].map((char) => (char === ' ' ? char : (CMEX_CODES[char.codePointAt(0)!] ?? char))).join('');
-    const { codes: _codes, ...spelled } = item;
-    return { ...spelled, text };
+    const { codes: _codes, ...rest } = item;
+    return { ...rest, text };
   });
+  for (const glyph of drawn) {
+    const text = glyph.spaceCode === undefined || !byCode.has(glyph.font) ? undefined : CMEX_CODES[glyph.spaceCode];
+    if (text && glyph.width > 0)
+      spelled.push({ text, x: glyph.x, y: glyph.y, width: glyph.width, size: glyph.size, font: glyph.font, eol: false, artifact: false });
+  }
+  return spelled;
 }
 
 /**

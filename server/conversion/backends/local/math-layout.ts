@@ -1,7 +1,7 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
 import type { OperatorList, Rule } from './drawing.ts';
-import { type PlacedGlyph, readGlyphPositions } from './glyph-positions.ts';
+import { type PlacedGlyph, pageGlyphPositions } from './glyph-positions.ts';
 import type { BlockAnchor } from './page-blocks.ts';
 import { fontStyle, type MathAlphabet } from './font-styles.ts';
 import { accentedTex, CONDITION_WORDS, FUNCTIONS, SYMBOLS, withTag } from './tex.ts';
@@ -199,6 +199,8 @@ function matrices(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: A
   let rest = glyphs;
   for (const { open, close } of delimiterPairs(big)) {
     const kind = OPENING[open.text]!;
+    // a bar reaching over both is a fraction's, the pair in its numerator or denominator: what is under it is not theirs
+    if (close && bars.some((bar) => bar.x1 <= open.x + 1 && bar.x2 >= close.right - 1)) continue;
     const end = close?.x ?? Number.POSITIVE_INFINITY;
     const inner = rest.filter(
       (glyph) => glyph !== open && glyph !== close && (glyph.x + glyph.right) / 2 > open.right - 0.5 && (glyph.x + glyph.right) / 2 < end + 0.5,
@@ -349,7 +351,9 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   atoms.push(...braced.atoms, ...tables.atoms);
   const glyphs = tables.rest;
   // fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
-  const fractions = barFractions(glyphs, bars);
+  const drawnFractions = barFractions(glyphs, bars);
+  const scriptFractions = raisedFractions(drawnFractions, glyphs);
+  const fractions = drawnFractions.filter((fraction) => !scriptFractions.includes(fraction));
   // a part is read with the bars inside it only: the fraction's own bar and a neighbour's are not its business
   const inside = (bar: MathBar, outer: MathBar, above: boolean) =>
     bar !== outer && bar.x1 >= outer.x1 - 1 && bar.x2 <= outer.x2 + 1 && (above ? bar.y > outer.y : bar.y < outer.y);
@@ -367,7 +371,7 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
     if (!top || !bottom) return undefined;
     atoms.push({ x: fraction.bar.x1, right: fraction.bar.x2, tex: `\\frac{${top}}{${bottom}}`, sup: [], sub: [] });
   }
-  const owned = new Set(fractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
+  const owned = new Set(drawnFractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
   let rest = glyphs.filter((glyph) => !owned.has(glyph));
   if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
   const roots = radicals(rest, bars);
@@ -377,9 +381,10 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
       bars.filter((bar) => inside(bar, radical.bar, false)),
       barred,
     );
-    if (!inner) return undefined;
-    atoms.push({ x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt{${inner}}`, sup: [], sub: [] });
-    rest = rest.filter((glyph) => glyph !== radical.sign && !radical.under.includes(glyph));
+    const index = radical.index.length > 0 ? row(radical.index, [], barred) : '';
+    if (!inner || index === undefined) return undefined;
+    atoms.push({ x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt${index ? `[${index}]` : ''}{${inner}}`, sup: [], sub: [] });
+    rest = rest.filter((glyph) => glyph !== radical.sign && !radical.under.includes(glyph) && !radical.index.includes(glyph));
   }
   const used = new Set([...fractions.map((fraction) => fraction.bar), ...roots.map((radical) => radical.bar)]);
   for (const line of rest.length > 0 ? overlines(rest, all, bars, used, mainLine(rest)) : []) {
@@ -398,6 +403,7 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
     const rise = glyph.y - baseline;
     if (glyph.size < size * SCRIPT_SIZE) small.push(glyph);
     else if (Math.abs(rise) <= size * OFF_BASELINE || DELIMITERS.test(glyph.text) || BIG_OPERATORS.has(glyph.text)) onLine.push(glyph);
+    else if (rise >= size * STACKED && rise < size * SCRIPTSCRIPT_RISE && hugsBase(glyph, rest, baseline, size)) small.push(glyph);
     else if (rise >= size * STACKED) above.push(glyph);
     else if (rise <= -size * STACKED) below.push(glyph);
     else onLine.push(glyph);
@@ -421,9 +427,20 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
   const names = limitNames(atoms, size);
   const nameLimits = new Map<Glyph[], { y: number; right: number }>();
-  for (const group of scriptGroups(small.filter((entry) => !inStacks.has(entry)))) {
-    const first = group[0]!;
-    const groupRight = Math.max(...group.map((glyph) => glyph.right));
+  const groups = [
+    ...scriptGroups(small.filter((entry) => !inStacks.has(entry))).map((group) => ({
+      group,
+      first: { x: group[0]!.x, y: group[0]!.y, size: group[0]!.size },
+      groupRight: Math.max(...group.map((glyph) => glyph.right)),
+    })),
+    // a fraction in an exponent is one script, read with the glyphs beside it (e^{-\frac{x^2}{4t}})
+    ...scriptFractions.map((fraction) => ({
+      group: [...fraction.top, ...fraction.bottom],
+      first: { x: fraction.bar.x1, y: fraction.bar.y, size: fraction.top[0]!.size },
+      groupRight: fraction.bar.x2,
+    })),
+  ];
+  for (const { group, first, groupRight } of groups) {
     // a line under an operator name that takes limits (lim, max) is its limit: centred under the name, it may start
     // left of it or under any of its letters, and a limit wider than TeX's script spacing goes on past it
     const named =
@@ -448,7 +465,10 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
     // a big operator's limits are over and under it, or raised and lowered beside it, wherever its font puts its
     // baseline (TeX's cmex hangs it from its top, so its baseline is above an upper limit hung beside it): the
     // formula's axis, a quarter of the size over its baseline, which the operator is centred on, parts them
-    const level = owner.base && BIG_OPERATORS.has(owner.base.text) ? baseline + size * AXIS : baseline;
+    const big = owner.base !== undefined && BIG_OPERATORS.has(owner.base.text);
+    // lower than TeX drops any subscript, a small glyph is the next line's (its exponent, read in this one's area)
+    if (!big && first.y < baseline - size * SUBSCRIPT_DROP) continue;
+    const level = big ? baseline + size * AXIS : baseline;
     (first.y > level ? owner.sup : owner.sub).push(...group);
   }
   // the script glyphs of one atom follow each other; an atom whose scripts are empty stays as it is
@@ -462,6 +482,9 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
     const glyph = atom.base;
     const scripts = scriptsTex(atom, bars, barred);
     if (scripts === undefined) return undefined;
+    // two equations on one row, set apart after a comma ("a = b, \\qquad c = d")
+    const before = atoms[index - 1];
+    if (before && atom.x - before.right > size * QQUAD && /[,;]$/.test(parts.at(-1) ?? '')) parts.push('\\qquad ');
     if (glyph && /^\p{Script=Latin}$/u.test(glyph.text) && !glyph.italic && !glyph.bold && !glyph.alphabet) {
       // upright letters next to each other are one name ("Ann", "sin"); a gap ends it, and so does a script, which
       // is the whole name's (cos² is \cos^{2}, not co s²)
@@ -615,8 +638,8 @@ function barFractions(glyphs: Glyph[], bars: MathBar[]): { bar: MathBar; top: Gl
  * what stands under the bar is the radicand. Left to right, so a root inside
  * another is read with the outer one's radicand.
  */
-function radicals(glyphs: Glyph[], bars: MathBar[]): { sign: Glyph; bar: MathBar; under: Glyph[] }[] {
-  const out: { sign: Glyph; bar: MathBar; under: Glyph[] }[] = [];
+function radicals(glyphs: Glyph[], bars: MathBar[]): { sign: Glyph; bar: MathBar; under: Glyph[]; index: Glyph[] }[] {
+  const out: { sign: Glyph; bar: MathBar; under: Glyph[]; index: Glyph[] }[] = [];
   const taken = new Set<Glyph>();
   for (const sign of glyphs.filter((glyph) => glyph.text === '√').sort((a, b) => a.x - b.x)) {
     if (taken.has(sign)) continue;
@@ -626,8 +649,19 @@ function radicals(glyphs: Glyph[], bars: MathBar[]): { sign: Glyph; bar: MathBar
     if (!bar) continue;
     const under = glyphs.filter((glyph) => glyph !== sign && over(glyph, bar) && glyph.y < bar.y && !taken.has(glyph));
     if (under.length === 0) continue;
-    for (const glyph of under) taken.add(glyph);
-    out.push({ sign, bar, under });
+    // a root's index (\\sqrt[3]) is set small over the sign's left arm, ending before its stroke rises
+    const index = glyphs.filter(
+      (glyph) =>
+        !taken.has(glyph) &&
+        !under.includes(glyph) &&
+        glyph.size < sign.size * SCRIPT_SIZE &&
+        glyph.y > sign.y &&
+        glyph.y < bar.y &&
+        glyph.right <= sign.x + (sign.right - sign.x) * 0.75 &&
+        glyph.right > sign.x - glyph.size * 0.2,
+    );
+    for (const glyph of [...under, ...index]) taken.add(glyph);
+    out.push({ sign, bar, under, index });
   }
   return out;
 }
@@ -666,6 +700,49 @@ function overlines(
   }
   return out;
 }
+
+/**
+ * Fractions set in a script (an exponent's \\frac): their glyphs are in a script's size, their bar raised well above
+ * the axis of the line they are on. Only where the row has a line of its own outside its fractions.
+ */
+function raisedFractions(fractions: { bar: MathBar; top: Glyph[]; bottom: Glyph[] }[], glyphs: Glyph[]) {
+  if (fractions.length === 0) return [];
+  const owned = new Set(fractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
+  const others = glyphs.filter((glyph) => !owned.has(glyph));
+  if (others.length === 0) return [];
+  const { size, baseline } = mainLine(others);
+  return fractions.filter((fraction) => {
+    const own = [...fraction.top, ...fraction.bottom];
+    // nothing under it: a fraction over another one, or over a line, is a matrix's or a numerator's
+    const under = (glyph: Glyph) => !own.includes(glyph) && over(glyph, fraction.bar) && glyph.y < fraction.bar.y;
+    return fraction.bar.y > baseline + size * SCRIPT_BAR_RISE && own.every((glyph) => glyph.size < size * SCRIPT_SIZE) && !glyphs.some(under);
+  });
+}
+
+/** A fraction's bar on the line's axis is a quarter of the size over its baseline; an exponent's is more than this. */
+const SCRIPT_BAR_RISE = 0.45;
+
+/**
+ * TeX has no face smaller than scriptscript: a superscript there (the square of a numerator in an exponent) is set in
+ * the size of its base, raised less than this share of it, against its base's right side.
+ */
+const SCRIPTSCRIPT_RISE = 0.6;
+
+const hugsBase = (glyph: Glyph, glyphs: Glyph[], baseline: number, size: number) =>
+  glyphs.some(
+    (base) =>
+      base !== glyph &&
+      Math.abs(base.y - baseline) <= size * OFF_BASELINE &&
+      base.right >= glyph.x - size * 0.15 &&
+      base.right <= glyph.x + size * 0.1 &&
+      /^[\p{L}\p{N})\]}|]$/u.test(base.text),
+  );
+
+/** TeX lowers a subscript at most about 0.4 em (with a superscript over it); this share of the size is far below that. */
+const SUBSCRIPT_DROP = 0.75;
+
+/** A gap after a comma wider than this share of the size is TeX's \\qquad (2 em) between two equations. */
+const QQUAD = 1.5;
 
 /** Stacks of glyphs above and below the line over the same x stretch: fractions. */
 function stacksOf(above: Glyph[], below: Glyph[], small: Glyph[], baseline: number, size: number) {
@@ -869,14 +946,8 @@ export async function glyphReader(
   const { list, x0, y0 } = drawing;
   // by line (a point's band), so a run looks among its own line's glyphs, not the page's
   const drawn = new Map<number, PlacedGlyph[]>();
-  const placed = list
-    ? readGlyphPositions(list, (font) =>
-        page.commonObjs.has(font) ? ((page.commonObjs.get(font) as { fontMatrix?: number[] } | null)?.fontMatrix ?? [0.001, 0, 0, 0.001, 0, 0]) : undefined,
-      )
-    : [];
-  for (const glyph of placed) {
-    glyph.x -= x0;
-    glyph.y -= y0;
+  for (const drawnGlyph of list ? pageGlyphPositions(page, list) : []) {
+    const glyph = { ...drawnGlyph, x: drawnGlyph.x - x0, y: drawnGlyph.y - y0 };
     const band = Math.round(glyph.y);
     if (drawn.has(band)) drawn.get(band)!.push(glyph);
     else drawn.set(band, [glyph]);
