@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { createCanvas } from '@napi-rs/canvas';
 import { JSDOM } from 'jsdom';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +11,8 @@ import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-
  * header rows and merged cells, tables aligned without rules, captions under
  * tables, and headings set in bold at the body's size. Pages drawn here.
  */
+
+const BOX_FONT = createRequire(import.meta.url).resolve('dejavu-fonts-ttf/ttf/DejaVuSans.ttf');
 
 type Table = Extract<Block, { kind: 'table' }>;
 const tablesOf = (blocks: Block[]) => blocks.filter((block): block is Table => block.kind === 'table');
@@ -221,6 +224,32 @@ describe('headings set in bold at the body size', () => {
     const headings = pages[0]!.blocks.filter((block) => block.kind === 'heading').map((block) => (block.kind === 'heading' ? inlineText(block.content) : ''));
     expect(headings).toEqual(['Conclusion']);
   });
+  it('reads a check box bigger than its answer as no heading, where its line is a few points off a line across the gutter', async () => {
+    // a questionnaire's two columns (table_mislabeled_as_picture.pdf): a box glyph at 13 pt before 9 pt answers
+    const questionnaire = (doc: Doc) => {
+      const at = (text: string, x: number, baseline: number, font = 'Helvetica', size = 9) =>
+        doc.font(font).fontSize(size).text(text, x, baseline, { lineBreak: false, baseline: 'alphabetic' });
+      at('24. Do the staff lawyers coordinate to challenge common violations of due process rights?', 50, 100);
+      const left = ['Yes, at the national (federal) level', 'Yes, at regional (district) level', 'Yes, at the local (municipal) level', 'No'];
+      for (const [index, answer] of left.entries()) {
+        at('☐', 60, 125 + index * 18, BOX_FONT, 13);
+        at(answer, 78, 125 + index * 18);
+      }
+      const right = ['They can conduct mediation', 'They can prepare legal documents', 'Don’t know', 'Other (please specify)'];
+      for (const [index, answer] of right.entries()) {
+        // the third answer is 5.8 pt under the left column's first line, as on the page
+        const baseline = [95.4, 113.1, 130.8, 148.5][index]!;
+        at('☐', 320, baseline, BOX_FONT, 13);
+        at(answer, 338, baseline);
+      }
+    };
+    const { pages } = await convertLocally(await drawPdf(questionnaire), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    expect(blocks.filter((block) => block.kind === 'heading')).toEqual([]);
+    const text = blocks.map((block) => JSON.stringify(block)).join(' ');
+    for (const answer of [...['Yes, at the national (federal) level', 'No'], 'Don’t know', 'They can conduct mediation']) expect(text).toContain(answer);
+  });
+
   it("reads a paper's authors and affiliations, set large between its title and its abstract, as text; a page without an abstract keeps its headings", async () => {
     const BODY = 'Language models are trained on text gathered from the web, and what that text holds decides what they learn and repeat.';
     const paper = (abstract: boolean) => (doc: Doc) => {

@@ -135,8 +135,11 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
             ? { top: Math.max(current.reach.top, item.reach.top), bottom: Math.min(current.reach.bottom, item.reach.bottom) }
             : item.reach;
         noteLetters(current, item);
-        // a segment's size is that of most of its text on its baseline (a superscript or a drop cap must not set it)
-        if (item.text.trim().length > longest && (longest === 0 || (!script.sup && !script.sub))) {
+        // a segment's size is that of most of its text on its baseline (a superscript or a drop cap must not set it); a
+        // check box or bullet glyph before it, bigger than its text, sets nothing (its line, joined with a line across
+        // the gutter a few points off, may make the text look lowered)
+        const marked = !/[\p{L}\p{N}]/u.test(current.text.slice(0, -text.length));
+        if (item.text.trim().length > longest && (longest === 0 || (marked && /\p{L}/u.test(item.text)) || (!script.sup && !script.sub))) {
           longest = item.text.trim().length;
           current.size = item.size;
           current.font = item.font;
