@@ -107,6 +107,40 @@ describe('columns per region', () => {
   });
 });
 
+describe('columns parted by gutters narrower than a word space', () => {
+  it("reads a scanned newspaper's OCR layer column by column: each word placed by its own box, each column's lines a few points off the next one's", async () => {
+    // four columns 130 pt wide, 6 pt apart; the OCR layer's words are 4-8 pt apart, so no gap tells the gutter from a
+    // word space: only that dozens of lines leave it open, one over another
+    const words = 'the harbor pilot saw the ship at dawn and rowed out to meet her before the tide turned'.split(' ');
+    const page = (doc: Doc) => {
+      doc.font('Times-Roman').fontSize(10);
+      for (let column = 0; column < 4; column++) {
+        const left = 40 + column * 136;
+        // each column's baselines are its own: up to 5 pt off its neighbour's
+        const drop = [0, 3, 5, 1.5][column]!;
+        for (let line = 0; line < 30; line++) {
+          const y = 80 + drop + line * 12;
+          // the line's words, justified: spread over the column's width by the OCR's loose boxes
+          const text = [`C${column + 1}L${line + 1}`, ...words.slice((line * 3) % 9, ((line * 3) % 9) + 5)];
+          const widths = text.map((word) => doc.widthOfString(word));
+          const space = (130 - widths.reduce((sum, width) => sum + width, 0)) / (text.length - 1);
+          let x = left;
+          for (const [index, word] of text.entries()) {
+            doc.text(word, x, y, { lineBreak: false });
+            x += widths[index]! + space;
+          }
+        }
+      }
+    };
+    const [converted] = await convert(await drawPdf(page));
+    const text = converted!.blocks.map(blockText).join(' ');
+    const order = [...text.matchAll(/C(\d)L(\d+)/g)].map((match) => [Number(match[1]), Number(match[2])]);
+    expect(order).toHaveLength(120);
+    // every line of a column before the next column's first, each column top to bottom
+    expect(order).toEqual([1, 2, 3, 4].flatMap((column) => Array.from({ length: 30 }, (_, line) => [column, line + 1])));
+  });
+});
+
 describe('page furniture at body size on a page that stands alone', () => {
   it('leaves out a journal line at the head and a proceedings line over a copyright line at the foot, with the page number, and lists them', async () => {
     const [page] = await convert(

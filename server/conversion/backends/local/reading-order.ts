@@ -98,13 +98,17 @@ function regionOrder(segments: Segment[], pageWidth: number): Segment[][] {
  */
 function bandOrder(segments: Segment[], g: number, pageWidth: number): Segment[][] {
   const rtl = isRightToLeftText(segments.map((segment) => segment.text).join(' '));
-  const isWide = (segment: Segment) => segment.x < g - 1 && segment.right > g + 1;
+  // a line reaching a little over the gutter is its side's (an OCR layer's loose word box): only one well across both
+  // sides, a title's or a figure's, parts the region into bands
+  const reach = bodySize(segments) * 2;
+  const isWide = (segment: Segment) => segment.x < g - reach && segment.right > g + reach;
+  const onLeft = (segment: Segment) => segment.right <= g + 1 || (!isWide(segment) && segment.x + segment.right < g * 2);
   const ordered: Segment[][] = [];
   let band: Segment[] = [];
   const flushBand = () => {
     if (band.length === 0) return;
-    const leftColumn = band.filter((segment) => segment.right <= g + 1);
-    const rightColumn = band.filter((segment) => segment.x >= g - 1);
+    const leftColumn = band.filter(onLeft);
+    const rightColumn = band.filter((segment) => !onLeft(segment));
     // a right-to-left page's columns are read from the right; each column may hold columns of its own
     for (const column of rtl ? [rightColumn, leftColumn] : [leftColumn, rightColumn]) if (column.length > 0) ordered.push(...regionOrder(column, pageWidth));
     band = [];
@@ -220,6 +224,8 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
   if (segments.length < 6) return undefined;
   const left = Math.min(...segments.map((segment) => segment.x));
   const right = Math.max(...segments.map((segment) => segment.right));
+  const narrow = knownGutter(segments, left, right);
+  if (narrow !== undefined) return narrow;
   if (right - left < Math.min(pageWidth * 0.4, bodySize(segments) * 30)) return undefined;
   const tableCells = findAlignedTables(segments, 0);
   const rowKey = (segment: Segment) => Math.round(segment.y);
@@ -259,6 +265,32 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
   const leftEdge = Math.max(...leftSide.map((segment) => segment.right));
   const rightEdge = Math.min(...rightSide.map((segment) => segment.x));
   return fills(leftSide, leftEdge - left) && fills(rightSide, right - rightEdge) && dense(leftSide) && dense(rightSide) ? gutter : undefined;
+}
+
+/**
+ * A gutter the page's lines leave open down the region (gutters.ts: a newspaper's, narrower than a word space),
+ * taken however narrow its columns: the one fewest of the region's lines cross, with three lines or more on each
+ * side and at most a tenth across it.
+ */
+function knownGutter(segments: Segment[], left: number, right: number): number | undefined {
+  const known = segments[0]?.gutters;
+  if (!known) return undefined;
+  const size = bodySize(segments);
+  const top = Math.max(...segments.map((segment) => segment.y));
+  const bottom = Math.min(...segments.map((segment) => segment.y));
+  let best: { x: number; crossing: number } | undefined;
+  for (const gutter of known) {
+    // inside the region, and running down most of it
+    if (gutter.x < left + size * 3 || gutter.x > right - size * 3) continue;
+    if (Math.min(top, gutter.top) - Math.max(bottom, gutter.bottom) < (top - bottom) * 0.5) continue;
+    const crossing = segments.filter((segment) => segment.x < gutter.x - 1 && segment.right > gutter.x + 1).length;
+    const sides = [segments.filter((segment) => segment.right <= gutter.x + 1), segments.filter((segment) => segment.x >= gutter.x - 1)];
+    // a column of page numbers beside a contents list's leaders is no column: each side is lines of words
+    const wide = (side: Segment[]) => Math.max(...side.map((segment) => segment.right)) - Math.min(...side.map((segment) => segment.x)) >= size * 8;
+    if (sides.some((side) => side.length < 3 || !wide(side)) || crossing > segments.length * 0.1) continue;
+    if (!best || crossing < best.crossing) best = { x: gutter.x, crossing };
+  }
+  return best?.x;
 }
 
 /**

@@ -1,6 +1,9 @@
 import type { Rule } from './drawing.ts';
 import type { Run } from './inline.ts';
+import { type Gutter, narrowGutters, stripOf } from './gutters.ts';
 import type { Reach, TextItem } from './text-layer.ts';
+
+type Line = { y: number; size: number; items: TextItem[] };
 
 /**
  * The first pass over an untagged page: text items grouped into lines
@@ -27,6 +30,8 @@ export type Segment = {
   reach?: Reach;
   /** every letter of it is set in a math font (buildSegments' `mathFonts`): its letters are variables, not words */
   mathLetters?: true;
+  /** the narrow gutters the page's lines leave open (gutters.ts), one list for the page: columns however narrow */
+  gutters?: readonly Gutter[];
   /** as built, the text item each run was read from, run by run (inline-math.ts reads their glyphs) */
   items?: TextItem[];
 };
@@ -36,38 +41,19 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   const walls = rules.filter((rule) => rule.x1 === rule.x2);
   const usable = items.filter((item) => !item.artifact && item.text !== '' && item.size > 0);
   usable.sort((a, b) => b.y - a.y || a.x - b.x);
-  // 1. lines: items whose baselines are within half a line of each other (superscripts and subscripts join their line)
-  const lines: { y: number; size: number; items: TextItem[] }[] = [];
-  // an item that covers the same stretch of x as one already in the line is on another line: big type beside two
-  // small lines (a masthead beside "issued"/"publisher" lines) must not pull both into one
-  // (text drawn twice on one baseline, a fake bold, is still one line; so are a symbol's two small scripts, one over
-  // the other, the N and k=1 of an inline ∑, and a fraction's numerator and denominator set in the line, \tfrac{1}{2})
-  // a symbol drawn over another makes one with it (pdfTeX's ≅ is a ∼ over an =)
-  const isMark = (item: TextItem) => /^[^\p{L}\p{N}]$/u.test(item.text.trim());
-  const isScript = (line: { size: number }, item: TextItem) => item.size < line.size * 0.9 && SCRIPT.test(item.text.trim());
-  const overlaps = (line: { size: number; items: TextItem[] }, item: TextItem) =>
-    item.text.trim() !== '' &&
-    line.items.some(
-      (other) =>
-        other.text.trim() !== '' &&
-        Math.abs(other.y - item.y) > 1 &&
-        !(isScript(line, item) && isScript(line, other)) &&
-        !isMark(item) &&
-        !isMark(other) &&
-        Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
-    );
-  for (const item of usable) {
-    const line = lines.at(-1);
-    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5) && !overlaps(line, item)) {
-      line.items.push(item);
-      // the line's baseline and size are those of its biggest text, not of a superscript
-      if (item.size > line.size && item.text.trim().length > 0) {
-        line.size = item.size;
-        line.y = item.y;
-      }
-    } else {
-      lines.push({ y: item.y, size: item.size, items: [item] });
+  // 1. lines: items whose baselines are within half a line of each other; where narrow gutters run down the page (a
+  // newspaper's OCR layer), within each column's stretch, so no line takes words of two columns
+  let lines = linesOf(usable);
+  const gutters = narrowGutters(lines);
+  if (gutters.length > 0) {
+    const strips = new Map<string, TextItem[]>();
+    for (const item of usable) {
+      const key = stripOf(item, gutters);
+      const strip = strips.get(key);
+      if (strip) strip.push(item);
+      else strips.set(key, [item]);
     }
+    lines = [...strips.values()].flatMap(linesOf).sort((a, b) => b.y - a.y || a.items[0]!.x - b.items[0]!.x);
   }
   // a superscript at the end of a word in one column can fall within half a line of the other column's baseline
   // above: it belongs to the line just below it, beside whose text it sits
@@ -168,7 +154,9 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
     segment.text = segment.text.trim();
     if (mathLettered.get(segment)) segment.mathLetters = true;
   }
-  return segments.filter((segment) => segment.text !== '');
+  const kept = segments.filter((segment) => segment.text !== '');
+  if (gutters.length > 0) for (const segment of kept) segment.gutters = gutters;
+  return kept;
 }
 
 /** What a script of a mathematical symbol holds: a few letters, digits and signs (k=1, N, n+1, i′). */
@@ -277,4 +265,41 @@ export function bodySize(segments: Segment[]): number {
   let bestWeight = -1;
   for (const [size, count] of weight) if (count > bestWeight) [best, bestWeight] = [size, count];
   return best;
+}
+
+/** Items (sorted by baseline, top first, then x) in lines: baselines within half a line (superscripts and subscripts join their line). */
+function linesOf(usable: TextItem[]): Line[] {
+  const lines: Line[] = [];
+  // an item that covers the same stretch of x as one already in the line is on another line: big type beside two
+  // small lines (a masthead beside "issued"/"publisher" lines) must not pull both into one
+  // (text drawn twice on one baseline, a fake bold, is still one line; so are a symbol's two small scripts, one over
+  // the other, the N and k=1 of an inline ∑, and a fraction's numerator and denominator set in the line, \tfrac{1}{2})
+  // a symbol drawn over another makes one with it (pdfTeX's ≅ is a ∼ over an =)
+  const isMark = (item: TextItem) => /^[^\p{L}\p{N}]$/u.test(item.text.trim());
+  const isScript = (line: { size: number }, item: TextItem) => item.size < line.size * 0.9 && SCRIPT.test(item.text.trim());
+  const overlaps = (line: { size: number; items: TextItem[] }, item: TextItem) =>
+    item.text.trim() !== '' &&
+    line.items.some(
+      (other) =>
+        other.text.trim() !== '' &&
+        Math.abs(other.y - item.y) > 1 &&
+        !(isScript(line, item) && isScript(line, other)) &&
+        !isMark(item) &&
+        !isMark(other) &&
+        Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
+    );
+  for (const item of usable) {
+    const line = lines.at(-1);
+    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5) && !overlaps(line, item)) {
+      line.items.push(item);
+      // the line's baseline and size are those of its biggest text, not of a superscript
+      if (item.size > line.size && item.text.trim().length > 0) {
+        line.size = item.size;
+        line.y = item.y;
+      }
+    } else {
+      lines.push({ y: item.y, size: item.size, items: [item] });
+    }
+  }
+  return lines;
 }
