@@ -748,6 +748,23 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
     expect(prose).toContainEqual({ kind: 'math', tex: '\\frac{1}{2}', text: '12' });
     expect(third.missed).toEqual([]);
     expect(texOf(third.pages).some((tex) => tex.includes('e^{-\\frac{(x-y)^{2}}{4t}}'))).toBe(true);
+    // machine learning's and analysis' kinds: a fraction whose parts hold subscripts ("ezi", "∂wij": letters of the
+    // math faces are variables, not words), a function's name before its parenthesis (softmax(z)), two operator
+    // names with limits side by side, a vmatrix's bars drawn by cmex code 0x0C (which pdf.js drops from the text), a
+    // sum's limit over two lines (\substack, its ≠ a negation slash over =), \iint as two integral signs set close,
+    // floors and ceilings, (mod n)
+    const fourth = await read('formulas4');
+    expect(fourth.missed).toEqual([]);
+    expect(texOf(fourth.pages)).toEqual(
+      expect.arrayContaining([
+        '\\operatorname{softmax}(z)_{i}=\\frac{e^{z_{i}}}{\\sum_{j=1}^{K}e^{z_{j}}}\\tag{1}',
+        '\\frac{\\partial\\mathcal{L}}{\\partial w_{ij}}=\\delta_{j}x_{i}',
+        '\\min_{\\theta}\\max_{\\phi}V(D_{\\phi},G_{\\theta})',
+        '\\begin{vmatrix}a&b\\\\c&d\\end{vmatrix}=ad-bc',
+      ]),
+    );
+    expect(texOf(fourth.pages).some((tex) => tex.startsWith('\\sum_{\\substack{i,j=1\\\\i\\neq j}}^{n}'))).toBe(true);
+    expect(texOf(fourth.pages).some((tex) => tex.startsWith('\\iint_{D}'))).toBe(true);
   });
 });
 

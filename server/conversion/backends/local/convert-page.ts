@@ -273,7 +273,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
       extensionFonts,
       list && extensionFonts.size > 0
         ? pageGlyphPositions(page, list)
-            .filter((glyph) => glyph.spaceCode !== undefined)
+            .filter((glyph) => extensionFonts.has(glyph.font))
             .map((glyph) => ({ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }))
         : [],
     ),

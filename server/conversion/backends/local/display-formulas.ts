@@ -38,7 +38,7 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
   // formula, "= 0 for n > 1", is the formula's)
   const operators = flow.filter((segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && (segment.mathLetters || !prose(segment)));
   // a line with a delimiter as tall as rows over and under it: a matrix's, a column vector's, a case split's
-  const tall = flow.filter((segment) => segment.reach && segment.reach.top - segment.reach.bottom >= segment.size * TALL_DELIMITER && !hasWords(segment.text));
+  const tall = flow.filter((segment) => segment.reach && segment.reach.top - segment.reach.bottom >= segment.size * TALL_DELIMITER && !worded(segment));
   if (bars.length === 0 && operators.length === 0 && tall.length === 0) return { flow, areas };
   const taken = new Set<Segment>();
   const merged: Segment[] = [];
@@ -93,12 +93,20 @@ function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<S
   const limit = (segment: Segment) =>
     segment !== operator &&
     !taken.has(segment) &&
-    !hasWords(segment.text) &&
+    !worded(segment) &&
     segment.size < size * 0.85 &&
     segment.right >= operator.x - size &&
     segment.x <= operator.right + size;
-  const above = flow.filter((segment) => limit(segment) && segment.y - operator.y > size * 0.5 && segment.y - operator.y <= size * 1.8);
-  const below = flow.filter((segment) => limit(segment) && operator.y - segment.y > size * 0.5 && operator.y - segment.y <= size * 1.8);
+  const above = stacked(
+    flow.filter((segment) => limit(segment) && segment.y - operator.y > size * 0.5 && segment.y - operator.y <= size * 1.8),
+    flow.filter(limit),
+    1,
+  );
+  const below = stacked(
+    flow.filter((segment) => limit(segment) && operator.y - segment.y > size * 0.5 && operator.y - segment.y <= size * 1.8),
+    flow.filter(limit),
+    -1,
+  );
   if (above.length + below.length === 0) return undefined;
   const members = [operator, ...above, ...below];
   const area = gather(
@@ -114,6 +122,31 @@ function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<S
   return area && [...area.members].some(summand) ? area : undefined;
 }
 
+/**
+ * A limit's further lines (\\substack: "i, j = 1" over "i ≠ j"), each a script line's pitch beyond the last and
+ * under or over it, `direction` 1 upwards and -1 downwards.
+ */
+function stacked(first: Segment[], candidates: Segment[], direction: 1 | -1): Segment[] {
+  const out = [...first];
+  for (let grown = out.length > 0; grown; ) {
+    grown = false;
+    const edge = direction === 1 ? Math.max(...out.map((segment) => segment.y)) : Math.min(...out.map((segment) => segment.y));
+    const last = out.filter((segment) => segment.y === edge);
+    const next = candidates.find(
+      (segment) =>
+        !out.includes(segment) &&
+        (segment.y - edge) * direction > segment.size * 0.5 &&
+        (segment.y - edge) * direction <= segment.size * 1.4 &&
+        last.some((other) => segment.x < other.right && segment.right > other.x),
+    );
+    if (next) {
+      out.push(next);
+      grown = true;
+    }
+  }
+  return out;
+}
+
 /** Pieces on one baseline set far apart: cells of a table's row over or under its rule, not a numerator or a denominator. */
 function columned(segments: Segment[]): boolean {
   const sorted = [...segments].sort((a, b) => a.x - b.x);
@@ -122,9 +155,12 @@ function columned(segments: Segment[]): boolean {
   );
 }
 
-/** Words of three letters or more, save operator names: a segment with one is prose, never a formula's piece. */
+/**
+ * Words of three letters or more, save operator names and a function's name before its parenthesis
+ * ("softmax(z)", "Attention(Q, K, V)"): a segment with one is prose, never a formula's piece.
+ */
 // asked of the same lines again and again as the gathering tries each bar and operator
-const hasWords = (text: string) => wordy.get(text, () => (text.match(/\p{L}{3,}/gu) ?? []).some((word) => !isOperatorName(word)));
+const hasWords = (text: string) => wordy.get(text, () => (text.match(/\p{L}{3,}(?!\p{L}|\s?\()/gu) ?? []).some((word) => !isOperatorName(word)));
 const wordy = new BoundedCache<string, boolean>(10_000);
 
 /**
@@ -141,7 +177,9 @@ function endsInCondition(text: string): boolean {
 /** At most four words: a condition, not a sentence. */
 const shortCondition = (text: string) => (text.match(/\p{L}{2,}/gu) ?? []).length <= 4;
 /** Words a formula's piece may not hold: a condition at the end of its line is the formula's own. */
-const prose = (segment: Segment) => hasWords(segment.text) && !endsInCondition(segment.text);
+const prose = (segment: Segment) => worded(segment) && !endsInCondition(segment.text);
+/** Words, unless every letter is in a math font: "∂wij" is ∂w with its subscript ij, "ezi" e to the z_i. */
+const worded = (segment: Segment) => !segment.mathLetters && hasWords(segment.text);
 
 /**
  * Where a segment's glyphs may reach above and below its baseline: its line
@@ -161,7 +199,7 @@ const bottomOf = (segment: Segment) => Math.min(segment.y - segment.size * 0.6, 
 function fractionAt(bar: Rule, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
   const within = (segment: Segment) =>
     !taken.has(segment) &&
-    !hasWords(segment.text) &&
+    !worded(segment) &&
     segment.x >= bar.x1 - segment.size &&
     segment.right <= bar.x2 + segment.size &&
     (segment.x + segment.right) / 2 >= bar.x1 &&
@@ -226,10 +264,11 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   // denominators under its delimiters' reach): the formula's TeX is read from every glyph in the area, and its text must
   // not be said again after it
   for (const segment of flow) {
-    if (members.has(segment) || taken.has(segment) || hasWords(segment.text)) continue;
+    if (members.has(segment) || taken.has(segment) || worded(segment)) continue;
     if (segment.x >= box.x - 1 && segment.right <= box.right + 1 && segment.y + segment.size * 0.25 >= box.bottom && segment.y <= box.top) members.add(segment);
   }
-  const text = [...members].map((segment) => segment.text).join(' ');
+  // letters set in a math font are variables each ("ezi" is e to the z_i), not a word's
+  const text = [...members].map((segment) => (segment.mathLetters ? segment.text.replace(/\p{L}/gu, '$& ') : segment.text)).join(' ');
   if (!looksLikeMath(text)) return undefined;
   // words level with it and close by: mathematics inside a sentence (an inline sum's limits on lines of their own),
   // which stays in its paragraph. Level is between its pieces' baselines: the sentence's line before a display may

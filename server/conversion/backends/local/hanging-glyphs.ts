@@ -116,26 +116,46 @@ const CMEX_CODES = [
 
 /**
  * The items of the extension fonts that pdf.js spells by glyph code (a run of such a font holds a letter or a control
- * character, which no glyph of the font is), spelled as the glyphs they draw. Code 0x20 (\\biggl( ) pdf.js takes for
- * a space and leaves out of the text: such a glyph of those fonts, as the page draws it (`drawn`, in the items'
- * space), comes back as an item of its own.
+ * character, which no glyph of the font is), spelled as the glyphs they draw. `drawn` is the extension fonts' glyphs
+ * as the page draws them, in the items' space: a run of several glyphs (amsmath's \\iint, two integral signs kerned
+ * into each other) becomes one item per glyph where it is drawn, and code 0x20 (\\biggl( ), which pdf.js takes for a
+ * space and leaves out of the text, comes back as an item of its own.
  */
 export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<string>, drawn: readonly PlacedGlyph[] = []): TextItem[] {
   const byCode = new Set(
     items.filter((item) => extensionFonts.has(item.font) && /[A-Za-z\u0000-\u001f]/.test(item.codes ?? item.text)).map((item) => item.font),
   );
   if (byCode.size === 0) return items;
-  const spelled = items.map((item) => {
-    // a space between glyphs may be pdf.js's own, not the code of \Biggl(: spaces stay spaces
-    if (!byCode.has(item.font) || (item.codes ?? item.text).trim() === '') return item;
-    const text = [...(item.codes ?? item.text)].map((char) => (char === ' ' ? char : (CMEX_CODES[char.codePointAt(0)!] ?? char))).join('');
-    const { codes: _codes, ...rest } = item;
-    return { ...rest, text };
+  const spell = (text: string) => [...text].map((char) => (char === ' ' ? char : (CMEX_CODES[char.codePointAt(0)!] ?? char))).join('');
+  const spelled = items.flatMap((item): TextItem[] => {
+    // a space between glyphs may be pdf.js's own, not the code of \Biggl(: spaces stay spaces (a control character,
+    // whitespace to trim(), is a glyph's code: 0x0C is the vertical bar's piece)
+    if (!byCode.has(item.font) || (item.codes ?? item.text).replaceAll(' ', '') === '') return [item];
+    const { codes, ...rest } = item;
+    const chars = [...(codes ?? item.text)].filter((char) => char !== ' ');
+    const glyphs =
+      chars.length > 1
+        ? drawn.filter(
+            (glyph) =>
+              glyph.font === item.font && glyph.text !== ' ' && Math.abs(glyph.y - item.y) < 0.5 && glyph.x >= item.x - 0.5 && glyph.x <= item.x + item.width,
+          )
+        : [];
+    if (glyphs.length !== chars.length) return [{ ...rest, text: spell(codes ?? item.text) }];
+    return glyphs.map((glyph, index) => ({ ...rest, text: spell(chars[index]!), x: glyph.x, width: glyph.width }));
   });
+  // glyphs the text content leaves out: code 0x20, and control codes pdf.js may drop (0x0C, a bar's piece)
   for (const glyph of drawn) {
-    const text = glyph.spaceCode === undefined || !byCode.has(glyph.font) ? undefined : CMEX_CODES[glyph.spaceCode];
-    if (text && glyph.width > 0)
-      spelled.push({ text, x: glyph.x, y: glyph.y, width: glyph.width, size: glyph.size, font: glyph.font, eol: false, artifact: false });
+    if (!byCode.has(glyph.font) || glyph.width <= 0) continue;
+    const code = glyph.spaceCode ?? (glyph.text.length === 1 && glyph.text.codePointAt(0)! < 0x20 ? glyph.text.codePointAt(0) : undefined);
+    const text = code === undefined ? undefined : CMEX_CODES[code];
+    const read = items.some(
+      (item) =>
+        item.font === glyph.font &&
+        Math.abs(item.y - glyph.y) < 0.5 &&
+        Math.abs(item.x - glyph.x) < 0.5 &&
+        (item.codes !== undefined || item.text.trim() !== ''),
+    );
+    if (text && !read) spelled.push({ text, x: glyph.x, y: glyph.y, width: glyph.width, size: glyph.size, font: glyph.font, eol: false, artifact: false });
   }
   return spelled;
 }

@@ -138,7 +138,8 @@ function stretchesOf(chars: Char[]): [number, number][] {
     // an operator name with its script in the text face is one too (log₂)
     // digits raised and lowered in the text face, with nothing but them in the word, are a fraction set in the line (\tfrac{1}{2})
     const stacked = MATHY.test(core) && word.some((entry) => entry.script === 'sup') && word.some((entry) => entry.script === 'sub');
-    const mathy = core !== '' && (math || stacked || MATHY.test(core) || isOperatorName(core.replace(/\p{N}+$/u, '')));
+    // (an operator name may open a bracket: "(mod n)" of \pmod)
+    const mathy = core !== '' && (math || stacked || MATHY.test(core) || isOperatorName(core.replace(/^[([{]+/u, '').replace(/\p{N}+$/u, '')));
     if (!mathy) {
       close();
       continue;

@@ -20,7 +20,18 @@ import type { TextItem } from './text-layer.ts';
  */
 
 /** `alphabet`: the math alphabet a letter's font draws it in (msbm's blackboard R is \\mathbb{R}), when not the plain one */
-export type MathGlyph = { text: string; x: number; y: number; width: number; size: number; bold: boolean; italic: boolean; alphabet?: MathAlphabet };
+export type MathGlyph = {
+  text: string;
+  x: number;
+  y: number;
+  width: number;
+  size: number;
+  bold: boolean;
+  italic: boolean;
+  alphabet?: MathAlphabet;
+  /** a delimiter grown over rows above and below its line (hanging-glyphs.ts' reach): big however narrow (a bar) */
+  tall?: true;
+};
 /** A horizontal line drawn in the formula: a fraction bar or a radical's overbar. */
 export type MathBar = { x1: number; x2: number; y: number };
 
@@ -48,8 +59,9 @@ const NAME_GAP = 0.12;
 function glyphsOf(items: MathGlyph[]): Glyph[] {
   const out: Glyph[] = [];
   for (const item of items) {
-    // a letter keeps its combining marks (an accent TeX drew over it, text-layer.ts)
-    const chars = item.text.match(/\P{M}\p{M}*/gu) ?? [];
+    // a letter keeps its combining marks (an accent TeX drew over it, text-layer.ts); a mark alone is a glyph of its own
+    // (cmsy's negation slash, U+0338, drawn over the relation after it)
+    const chars = item.text.match(/\P{M}\p{M}*|\p{M}+/gu) ?? [];
     const step = chars.length > 0 ? item.width / chars.length : 0;
     chars.forEach((char, index) => {
       if (/\s|\u200b/.test(char)) return;
@@ -65,7 +77,8 @@ function glyphsOf(items: MathGlyph[]): Glyph[] {
  * zero-width bar (which extracts as "7") at the start of an arrow.
  */
 const NEGATED: Record<string, string> = { '=': '≠', '∈': '∉' };
-const STRUCK: Record<string, Record<string, string>> = { '6': NEGATED, '7': { '→': '↦' } };
+// cmsy's negation slash: "6" where pdf.js spells it by code, U+0338 where TeX Live's ToUnicode names it
+const STRUCK: Record<string, Record<string, string>> = { '6': NEGATED, '\u0338': NEGATED, '7': { '→': '↦' } };
 
 export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | undefined {
   const glyphs = glyphsOf(items);
@@ -169,6 +182,9 @@ function braces(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: Ato
   return { atoms, rest, bars: left };
 }
 
+/** A delimiter reaching this many sizes is grown over rows (a text bar reaches about 1). */
+const TALL = 1.5;
+
 /** A parenthesis of a text font is about 0.39 em wide; TeX's bigger ones (cmex's \\big to \\Bigg, and stacked pieces) 0.45 em and more. */
 const BIG_DELIMITER_WIDTH = 0.44;
 /** Columns of a matrix stand apart by twice TeX's \\arraycolsep (10 pt at 10 pt): more than the widest space inside a cell (a relation's, 0.28 em). */
@@ -193,7 +209,7 @@ const OPENING: Record<string, { close: string; env: string }> = {
  * undefined when a cell cannot be read.
  */
 function matrices(glyphs: Glyph[], bars: MathBar[], barred: boolean): { atoms: Atom[]; rest: Glyph[] } | undefined {
-  const big = glyphs.filter((glyph) => (OPENING[glyph.text] || /^[)\]}]$/.test(glyph.text)) && glyph.width >= glyph.size * BIG_DELIMITER_WIDTH);
+  const big = glyphs.filter((glyph) => (OPENING[glyph.text] || /^[)\]}]$/.test(glyph.text)) && (glyph.tall || glyph.width >= glyph.size * BIG_DELIMITER_WIDTH));
   if (big.length === 0) return { atoms: [], rest: glyphs };
   const atoms: Atom[] = [];
   let rest = glyphs;
@@ -333,6 +349,24 @@ function longArrows(atoms: Atom[], size: number): Atom[] {
   return out;
 }
 
+/** amsmath draws \\iint and \\iiint as integral signs set close (a quarter of the size apart at most): one operator, taking the limits under them. */
+const INTEGRALS = ['∫', '∬', '∭'];
+
+function multipleIntegrals(atoms: Atom[], size: number): Atom[] {
+  const out: Atom[] = [];
+  for (const atom of atoms) {
+    const last = out.at(-1);
+    const count = last?.base ? INTEGRALS.indexOf(last.base.text) + 1 : 0;
+    if (last?.base && atom.base?.text === '∫' && count > 0 && count < 3 && atom.x - last.right < size * 0.25) {
+      last.base = { ...last.base, text: INTEGRALS[count]!, right: atom.right, width: atom.right - last.base.x };
+      last.right = atom.right;
+      continue;
+    }
+    out.push(atom);
+  }
+  return out;
+}
+
 /**
  * `barred`: the formula's fraction bars are known (a formula over several
  * lines): glyphs stacked over the line without a bar between are then another
@@ -422,7 +456,7 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   }
   for (const glyph of onLine.sort((a, b) => a.x - b.x)) atoms.push({ x: glyph.x, right: glyph.right, tex: '', base: glyph, sup: [], sub: [] });
   atoms.sort((a, b) => a.x - b.x);
-  atoms.splice(0, atoms.length, ...longArrows(atoms, size));
+  atoms.splice(0, atoms.length, ...multipleIntegrals(longArrows(atoms, size), size));
   // scripts and limits go to the atom they follow (or, for limits, stand over or hang beside), a group of them at once:
   // an exponent of two glyphs is one exponent even where its second glyph reaches past the next atom's start
   const names = limitNames(atoms, size);
@@ -791,12 +825,28 @@ function scriptsTex(atom: Atom, bars: MathBar[], barred: boolean): string | unde
     ['^', atom.sup],
   ] as const) {
     if (list.length === 0) continue;
-    const inner = row(list, bars, barred);
-    if (inner === undefined) return undefined;
+    // a big operator's limit on lines of its own, one under another (\\substack{i, j = 1 \\\\ i \\neq j})
+    const lines = atom.base && BIG_OPERATORS.has(atom.base.text) ? limitLines(list) : [list];
+    const read = lines.map((line) => row(line, bars, barred));
+    if (read.some((tex) => tex === undefined)) return undefined;
+    const inner = lines.length > 1 ? `\\substack{${read.join('\\\\')}}` : read[0]!;
     if (mark === '^' && /^'+$/.test(inner)) out += inner;
     else out += `${mark}{${inner}}`;
   }
   return out;
+}
+
+/** A limit's glyphs by line: baselines more than half a line apart, top first, each line with the scripts of its own glyphs. */
+function limitLines(glyphs: Glyph[]): Glyph[][] {
+  const size = Math.max(...glyphs.map((glyph) => glyph.size));
+  const lines: Glyph[][] = [];
+  for (const glyph of [...glyphs].sort((a, b) => b.y - a.y)) {
+    const line = lines.find((list) => Math.abs(list[0]!.y - glyph.y) < size * 0.5);
+    if (line) line.push(glyph);
+    else lines.push([glyph]);
+  }
+  // a line of only smaller glyphs is the scripts of the line beside it, not a line of the limit
+  return lines.length > 1 && lines.every((line) => line.some((glyph) => glyph.size >= size * SCRIPT_SIZE)) ? lines : [glyphs];
 }
 
 /** Relations, operators and openings: TeX gives them no scripts in running text, so small glyphs over and under one are something else. */
@@ -875,12 +925,19 @@ function limitNames(atoms: Atom[], size: number): Glyph[][] {
   const names: Glyph[][] = [];
   let run: Glyph[] = [];
   const flush = () => {
-    // a run may hold a name and more ("lim" then "x" set upright): the longest name the run starts with
-    for (let end = run.length; end > 0; end--) {
-      const part = run.slice(0, end);
-      if (LIMIT_NAMES[nameWords(part, size)] !== undefined && (end === run.length || run[end]!.x - run[end - 1]!.right > size * NAME_GAP)) {
-        names.push(part);
-        break;
+    // a run may hold a name and more ("lim" then "x" set upright): the longest name the run starts with, and again
+    // after it (\min_{\theta}\max_{\phi}: two names a thin space apart)
+    let found = true;
+    while (found && run.length > 0) {
+      found = false;
+      for (let end = run.length; end > 0; end--) {
+        const part = run.slice(0, end);
+        if (LIMIT_NAMES[nameWords(part, size)] !== undefined && (end === run.length || run[end]!.x - run[end - 1]!.right > size * NAME_GAP)) {
+          names.push(part);
+          run = run.slice(end);
+          found = true;
+          break;
+        }
       }
     }
     run = [];
@@ -966,15 +1023,18 @@ export async function glyphReader(
     if (!styles.has(font)) styles.set(font, fontStyle(page.commonObjs.has(font) ? (page.commonObjs.get(font) as { name?: string } | null)?.name : undefined));
     return styles.get(font)!;
   };
-  const glyphsOf = (item: TextItem): MathGlyph[] =>
-    (placedGlyphs(item, drawn) ?? [item]).map((glyph) => ({
+  const glyphsOf = (item: TextItem): MathGlyph[] => {
+    const tall = item.reach !== undefined && item.reach.top - item.reach.bottom >= item.size * TALL;
+    return (placedGlyphs(item, drawn) ?? [item]).map((glyph) => ({
       text: glyph.text,
       x: glyph.x,
       y: glyph.y,
       width: glyph.width,
       size: item.size,
       ...styleOf(glyph.font),
+      ...(tall ? { tall } : {}),
     }));
+  };
   return { glyphsOf, readable };
 }
 
