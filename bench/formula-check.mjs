@@ -46,6 +46,9 @@ const SAME = {
 const normalise = (text) =>
   [
     ...text
+      // a horizontal brace is drawn from tips on the page, as one stretched brace by KaTeX: neither is a symbol of the
+      // formula (taken out first: NFKC makes the tips' presentation forms braces)
+      .replace(/[︷︸⏞⏟]/g, '')
       .normalize('NFD')
       .replace(/(\p{L})\p{M}+/gu, '$1')
       .normalize('NFKC'),
@@ -53,8 +56,6 @@ const normalise = (text) =>
     .map((char) => SAME[char] ?? char)
     .join('')
     .replace(/\s|[\u200b\u2061-\u2064]/g, '')
-    // a horizontal brace is drawn from tips on the page, as one stretched brace by KaTeX: neither is a symbol of the formula
-    .replace(/[︷︸⏞⏟]/g, '')
     // a long arrow is drawn as shaft pieces and a head on the page, as one stretched arrow by KaTeX
     .replace(/-+→/g, '→')
     .replace(/=+⇒/g, '⇒');

@@ -765,6 +765,21 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
     );
     expect(texOf(fourth.pages).some((tex) => tex.startsWith('\\sum_{\\substack{i,j=1\\\\i\\neq j}}^{n}'))).toBe(true);
     expect(texOf(fourth.pages).some((tex) => tex.startsWith('\\iint_{D}'))).toBe(true);
+    // physics' and linear algebra's: a root over a fraction, roots in a fraction's parts, a matrix whose middle row is
+    // \vdots and \ddots (periods one over another), an \underbrace's label, \xrightarrow's labels (a head drawn over
+    // its whole shaft), a case split's "if" and "otherwise", a \widetilde (cmex's wide tilde put on its letter), a
+    // \vec in prose (its letter where the page draws it, not where pdf.js's text puts it)
+    const fifth = await read('formulas5');
+    expect(fifth.missed).toEqual([]);
+    expect(texOf(fifth.pages)).toEqual(
+      expect.arrayContaining([
+        '\\sqrt{\\frac{a}{b}}=\\frac{\\sqrt{a}}{\\sqrt{b}}\\tag{4}',
+        '\\begin{pmatrix}a_{11}&\\cdots &a_{1n}\\\\\\vdots&\\ddots&\\vdots\\\\a_{m1}&\\cdots &a_{mn}\\end{pmatrix}',
+        '\\underbrace{1+1+\\cdots +1}_{n}=n',
+        'A\\xrightarrow{f}B\\xrightarrow{g}C',
+        '|x|=\\begin{cases}x&\\text{ if }x\\geq0\\\\-x&\\text{ otherwise }\\end{cases}',
+      ]),
+    );
   });
 });
 

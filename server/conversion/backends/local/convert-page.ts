@@ -12,7 +12,7 @@ import { glyphReader, readFormulaTex } from './math-layout.ts';
 import { markInlineMath } from './inline-math.ts';
 import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
-import { pageGlyphPositions } from './glyph-positions.ts';
+import { type PlacedGlyph, pageGlyphPositions, reseatAccented } from './glyph-positions.ts';
 import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs, symbolFontIds } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -267,16 +267,18 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   const { page, pageNumber, options, view } = input;
   const { x0, y0, x1, y1 } = view;
   const extensionFonts = list ? extensionFontIds(page, input.items) : new Set<string>();
+  const drawnWhere = (keep: (glyph: PlacedGlyph) => boolean) =>
+    list ? pageGlyphPositions(page, list).flatMap((glyph) => (keep(glyph) ? [{ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }] : [])) : [];
+  const inLayout = input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  // letters under an accent, where they are drawn (only pages that have some ask the drawing)
+  const accented = inLayout.some((item) => /\p{M}/u.test(item.text))
+    ? reseatAccented(
+        inLayout,
+        drawnWhere((glyph) => /^\P{M}$/u.test(glyph.text)),
+      )
+    : inLayout;
   const shifted = seatHangingGlyphs(
-    spellExtensionGlyphs(
-      input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 })),
-      extensionFonts,
-      list && extensionFonts.size > 0
-        ? pageGlyphPositions(page, list)
-            .filter((glyph) => extensionFonts.has(glyph.font))
-            .map((glyph) => ({ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }))
-        : [],
-    ),
+    spellExtensionGlyphs(accented, extensionFonts, extensionFonts.size > 0 ? drawnWhere((glyph) => extensionFonts.has(glyph.font)) : []),
     extensionFonts,
     list ? symbolFontIds(page, input.items) : new Set<string>(),
   );

@@ -1,7 +1,7 @@
 import { BoundedCache } from '../../bounded-cache.ts';
 import type { Rule } from './drawing.ts';
 import type { Segment } from './segments.ts';
-import { isOperatorName, looksLikeMath, RELATION } from './tex.ts';
+import { CONDITION_WORDS, isOperatorName, looksLikeMath, RELATION } from './tex.ts';
 
 /**
  * Display formulas set over several lines. A fraction's numerator and
@@ -27,6 +27,12 @@ export const isFractionBar = (rule: Rule) => rule.y1 === rule.y2 && rule.width <
 const BIG_OPERATOR = /[∑∏∐⋃⋂⨁⨂∫∬∭∮]/u;
 /** A delimiter this many sizes tall stands beside rows over and under its line (TeX's \\bigg is 2.4 em, its text lines 1.2 em apart). */
 const TALL_DELIMITER = 2.2;
+/**
+ * An arrow drawn long from a shaft and a head (\\xrightarrow{f}, \\xRightarrow), a horizontal brace's tips
+ * (\\underbrace{…}_{n}): the label stands on a line of its own over or under it.
+ */
+const LABELLED = /[−-]→|=⇒|[︷︸⏞⏟]/u;
+const BRACE_TIPS = /[︷︸⏞⏟]/gu;
 /** Operator names TeX sets limits under in a display, as big operators (lim over n → ∞, max over x). */
 const LIMIT_NAME = /(?<!\p{L})(?:lim|max|min|sup|inf)(?!\p{L})/u;
 
@@ -36,7 +42,9 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
   const bars = rules.filter(isFractionBar);
   // (a line whose every letter is in a math face has variables side by side, "πix", not words; a condition after the
   // formula, "= 0 for n > 1", is the formula's)
-  const operators = flow.filter((segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text)) && (segment.mathLetters || !prose(segment)));
+  const operators = flow.filter(
+    (segment) => (BIG_OPERATOR.test(segment.text) || LIMIT_NAME.test(segment.text) || LABELLED.test(segment.text)) && (segment.mathLetters || !prose(segment)),
+  );
   // a line with a delimiter as tall as rows over and under it: a matrix's, a column vector's, a case split's
   const tall = flow.filter((segment) => segment.reach && segment.reach.top - segment.reach.bottom >= segment.size * TALL_DELIMITER && !worded(segment));
   if (bars.length === 0 && operators.length === 0 && tall.length === 0) return { flow, areas };
@@ -90,13 +98,25 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
  */
 function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<Segment>) {
   const size = operator.size;
+  // an arrow's or a brace's label is the nearest line's: between two rows of labelled arrows, it is the row's it is nearer
+  const labelled = !BIG_OPERATOR.test(operator.text) && !LIMIT_NAME.test(operator.text);
+  const nearerOther = (segment: Segment) =>
+    flow.some(
+      (other) =>
+        other !== operator &&
+        other.size >= size * 0.85 &&
+        other.x < segment.right &&
+        other.right > segment.x &&
+        Math.abs(other.y - segment.y) < Math.abs(operator.y - segment.y),
+    );
   const limit = (segment: Segment) =>
     segment !== operator &&
     !taken.has(segment) &&
     !worded(segment) &&
     segment.size < size * 0.85 &&
     segment.right >= operator.x - size &&
-    segment.x <= operator.right + size;
+    segment.x <= operator.right + size &&
+    !(labelled && nearerOther(segment));
   const above = stacked(
     flow.filter((segment) => limit(segment) && segment.y - operator.y > size * 0.5 && segment.y - operator.y <= size * 1.8),
     flow.filter(limit),
@@ -118,7 +138,8 @@ function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<S
   );
   // an operator with nothing beside it to sum is a lone symbol, not a display formula we can read
   const summand = (segment: Segment) =>
-    segment.size >= size * 0.85 && (segment !== operator || segment.text.replace(BIG_OPERATOR, '').replace(LIMIT_NAME, '').trim() !== '');
+    segment.size >= size * 0.85 &&
+    (segment !== operator || segment.text.replace(BIG_OPERATOR, '').replace(LIMIT_NAME, '').replace(BRACE_TIPS, '').trim() !== '');
   return area && [...area.members].some(summand) ? area : undefined;
 }
 
@@ -241,7 +262,8 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
     grown = false;
     for (const segment of flow) {
       if (members.has(segment) || taken.has(segment) || excluded(segment)) continue;
-      const reach = segment.size * 1.5;
+      // a case's condition stands a quad or two after its value
+      const reach = segment.size * (caseRow(segment) ? QQUAD_REACH : 1.5);
       const beside =
         (segment.x <= box.right + reach && segment.right >= box.x - reach) ||
         (segment.x > box.right && segment.x <= box.right + segment.size * QQUAD_REACH && afterComma(segment, members));
@@ -269,7 +291,9 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
   }
   // letters set in a math font are variables each ("ezi" is e to the z_i), not a word's
   const text = [...members].map((segment) => (segment.mathLetters ? segment.text.replace(/\p{L}/gu, '$& ') : segment.text)).join(' ');
-  if (!looksLikeMath(text)) return undefined;
+  // a case split's conditions are its words ("if x ≥ 0", "otherwise"), not prose
+  const mathText = casesFrom === undefined ? text : text.replace(/\p{L}+/gu, (word) => (CONDITION_WORDS.has(word.toLowerCase()) ? '' : word));
+  if (!looksLikeMath(mathText)) return undefined;
   // words level with it and close by: mathematics inside a sentence (an inline sum's limits on lines of their own),
   // which stays in its paragraph. Level is between its pieces' baselines: the sentence's line before a display may
   // end within the reach of the display's top letters
@@ -285,9 +309,10 @@ function gather(first: Segment[], stretch: { x: number; right: number }, bars: R
       segment.right >= box.x - segment.size * 3,
   );
   if (inline) return undefined;
-  // a root's overbar just over the top line is the formula's too
+  // a root's overbar just over the top line is the formula's too (only a root's: a brace's rules over it are another
+  // line's, an \overbrace whose tips stand there)
   const reach = Math.max(...[...members].map((segment) => segment.size)) * 0.5;
-  for (const other of bars) {
+  for (const other of text.includes('√') ? bars : []) {
     if (other.x1 >= box.x - 1 && other.x2 <= box.right + 1 && other.y1 > box.top && other.y1 <= box.top + reach) box.top = other.y1 + 1;
   }
   return { ...box, members };

@@ -1,6 +1,7 @@
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { OperatorList } from './drawing.ts';
+import type { TextItem } from './text-layer.ts';
 
 /**
  * Where each glyph of a page is drawn, from the operator list: pdf.js's text
@@ -193,4 +194,31 @@ export function readGlyphPositions(list: OperatorList, fontMatrixOf: (font: stri
     }
   }
   return out;
+}
+
+/**
+ * Items holding an accent the text layer put on its letter (text-layer.ts), placed where the page draws that letter:
+ * pdf.js gives a math accent (\\vec's arrow) no advance in its text content where the page has one, so the letter
+ * drawn after it comes a few points left of where it stands ("take" and \\vec{v} ran together). `drawn` is in the
+ * items' space.
+ */
+export function reseatAccented(items: TextItem[], drawn: readonly PlacedGlyph[]): TextItem[] {
+  const byRow = new Map<number, PlacedGlyph[]>();
+  for (const glyph of drawn) {
+    const row = byRow.get(Math.round(glyph.y));
+    if (row) row.push(glyph);
+    else byRow.set(Math.round(glyph.y), [glyph]);
+  }
+  return items.map((item) => {
+    const base = item.text.normalize('NFD').match(/^(\P{M})\p{M}+$/u)?.[1];
+    if (!base) return item;
+    const row = Math.round(item.y);
+    const glyph = [...(byRow.get(row - 1) ?? []), ...(byRow.get(row) ?? []), ...(byRow.get(row + 1) ?? [])]
+      .filter(
+        (candidate) =>
+          candidate.font === item.font && candidate.text === base && Math.abs(candidate.y - item.y) < 0.5 && Math.abs(candidate.x - item.x) < item.size,
+      )
+      .sort((a, b) => Math.abs(a.x - item.x) - Math.abs(b.x - item.x))[0];
+    return glyph && Math.abs(glyph.x - item.x) > 0.5 ? { ...item, x: glyph.x, width: glyph.width } : item;
+  });
 }

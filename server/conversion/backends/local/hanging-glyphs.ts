@@ -2,7 +2,7 @@ import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { fontIdsWhere } from './font-styles.ts';
 import type { PlacedGlyph } from './glyph-positions.ts';
 import { AXIS } from './math-layout.ts';
-import type { TextItem } from './text-layer.ts';
+import { type TextItem, withAccentsOnTheirLetters } from './text-layer.ts';
 
 /**
  * TeX's extension font (cmex10, Latin Modern's lmex10) draws its big
@@ -100,8 +100,7 @@ export function extensionFontIds(page: PDFPageProxy, items: { font: string }[]):
 /**
  * cmex10's glyphs by code, from 0: what each one is. TeX Live's own ToUnicode for the font maps only the stacking
  * pieces (0x30-0x43, Adobe's private-use code points) and a few more, and pdf.js spells every other glyph by its code:
- * "P" for the text ∑, "Z" for the display ∫, "hnD" for \Bigl[ \Bigl\{ \Bigl\langle. Wide accents and the horizontal
- * brace's tips (no character of their own) are left out.
+ * "P" for the text ∑, "Z" for the display ∫, "hnD" for \Bigl[ \Bigl\{ \Bigl\langle.
  */
 const CMEX_CODES = [
   ...'()[]⌊⌋⌈⌉{}⟨⟩|‖/\\',
@@ -109,9 +108,12 @@ const CMEX_CODES = [
   ...'()[]⌊⌋⌈⌉{}⟨⟩/\\/\\',
   ...Array.from({ length: 0x14 }, () => undefined),
   ...'⟨⟩⨆⨆∮∮⨀⨀⨁⨁⨂⨂∑∏∫⋃⋂⨄⋀⋁∑∏∫⋃⋂⨄⋀⋁∐∐',
-  ...['', '', '', '', '', ''],
+  // wide hats and tildes (\widehat, \widetilde), as the spacing accents the text layer puts on their letters
+  ...'ˆˆˆ˜˜˜',
   ...'[]⌊⌋⌈⌉{}√√√√',
-  ...['', '', '', '‖', '↑', '↓', '', '', '', '', '⇑', '⇓'],
+  // the horizontal brace's tips as the presentation forms pdf.js gives them elsewhere: an underbrace's ends and an
+  // overbrace's middle point down (math-layout.ts' braces)
+  ...['', '', '', '‖', '↑', '↓', '︷', '︷', '︸', '︸', '⇑', '⇓'],
 ];
 
 /**
@@ -157,7 +159,8 @@ export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<stri
     );
     if (text && !read) spelled.push({ text, x: glyph.x, y: glyph.y, width: glyph.width, size: glyph.size, font: glyph.font, eol: false, artifact: false });
   }
-  return spelled;
+  // a wide accent spelled here goes on its letter as the text layer's accents do
+  return spelled.some((item) => item.text === 'ˆ' || item.text === '˜') ? withAccentsOnTheirLetters(spelled) : spelled;
 }
 
 /**

@@ -106,6 +106,7 @@ export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | 
     equals.text = '≅';
     glyphs.splice(index, 1);
   }
+  joinDots(glyphs);
   if (glyphs.length === 0) return undefined;
   const tex = row(glyphs, bars, bars.length > 0);
   // TeX's \cdots and \ldots are three dots on the page
@@ -116,6 +117,41 @@ export function layoutToTex(items: MathGlyph[], bars: MathBar[] = []): string | 
       .replace(/\.\s*\.\s*\./g, '\\ldots ')
       .trim() || undefined
   );
+}
+
+/**
+ * TeX's \\vdots and \\ddots are three periods of the text face, one over another or stepping down to the right: one
+ * glyph each (⋮ ⋱), on the lowest period's baseline. Read as periods they made a matrix's middle row punctuation.
+ */
+function joinDots(glyphs: Glyph[]): void {
+  const dots = glyphs.filter((glyph) => glyph.text === '.').sort((a, b) => b.y - a.y || a.x - b.x);
+  const used = new Set<Glyph>();
+  for (const first of dots) {
+    if (used.has(first)) continue;
+    for (const [text, dx] of [
+      ['⋮', 0],
+      ['⋱', 1],
+    ] as const) {
+      const step = first.size * 0.4;
+      const next = (from: Glyph) =>
+        dots.find(
+          (glyph) =>
+            !used.has(glyph) &&
+            glyph !== from &&
+            from.y - glyph.y > step * 0.5 &&
+            from.y - glyph.y < step * 1.5 &&
+            (dx === 0 ? Math.abs(glyph.x - from.x) < first.size * 0.1 : glyph.x - from.x > step * 0.5 && glyph.x - from.x < step * 1.5),
+        );
+      const second = next(first);
+      const third = second && next(second);
+      if (!second || !third) continue;
+      for (const glyph of [first, second, third]) used.add(glyph);
+      glyphs.splice(glyphs.indexOf(second), 1);
+      glyphs.splice(glyphs.indexOf(third), 1);
+      Object.assign(first, { text, y: third.y, right: dx === 0 ? first.right : third.right, width: (dx === 0 ? first.right : third.right) - first.x });
+      break;
+    }
+  }
 }
 
 /** The size most glyphs have, and the baseline most of those glyphs sit on. */
@@ -329,8 +365,16 @@ const ARROW_HEADS: Record<string, { shaft: RegExp; long: string; labelled: strin
  * small lines over and under it then go to as its labels, where they were scripts of single "=" before.
  */
 function longArrows(atoms: Atom[], size: number): Atom[] {
+  // a head drawn over its whole shaft starts where the shaft does (\\xrightarrow{g}): the shaft first
+  const ordered = [...atoms];
+  for (let index = 0; index + 1 < ordered.length; index++) {
+    const head = ordered[index]!.base && ARROW_HEADS[ordered[index]!.base!.text];
+    const shaft = ordered[index + 1]!;
+    if (head && shaft.base && head.shaft.test(shaft.base.text) && shaft.x - ordered[index]!.x < size * 0.1)
+      [ordered[index], ordered[index + 1]] = [shaft, ordered[index]!];
+  }
   const out: Atom[] = [];
-  for (const atom of atoms) {
+  for (const atom of ordered) {
     const head = atom.base && ARROW_HEADS[atom.base.text];
     let start = out.length;
     while (head && start > 0) {
@@ -383,14 +427,43 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   const tables = matrices(braced.rest, bars, barred);
   if (!tables) return undefined;
   atoms.push(...braced.atoms, ...tables.atoms);
-  const glyphs = tables.rest;
-  // fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
-  const drawnFractions = barFractions(glyphs, bars);
-  const scriptFractions = raisedFractions(drawnFractions, glyphs);
-  const fractions = drawnFractions.filter((fraction) => !scriptFractions.includes(fraction));
   // a part is read with the bars inside it only: the fraction's own bar and a neighbour's are not its business
   const inside = (bar: MathBar, outer: MathBar, above: boolean) =>
     bar !== outer && bar.x1 >= outer.x1 - 1 && bar.x2 <= outer.x2 + 1 && (above ? bar.y > outer.y : bar.y < outer.y);
+  const readRadical = (radical: Radical): Atom | undefined => {
+    const inner = row(
+      radical.under,
+      bars.filter((bar) => inside(bar, radical.bar, false)),
+      barred,
+    );
+    const index = radical.index.length > 0 ? row(radical.index, [], barred) : '';
+    if (!inner || index === undefined) return undefined;
+    return { x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt${index ? `[${index}]` : ''}{${inner}}`, sup: [], sub: [] };
+  };
+  const inRoot = (radical: Radical) => (glyph: Glyph) => glyph === radical.sign || radical.under.includes(glyph) || radical.index.includes(glyph);
+  // a root over a fraction (\\sqrt{\\frac{a}{b}}) first: its radicand holds the fraction, bar and all
+  const outerRoots = radicals(tables.rest, bars).filter((radical) =>
+    bars.some(
+      (bar) =>
+        inside(bar, radical.bar, false) &&
+        radical.under.some((glyph) => over(glyph, bar) && glyph.y > bar.y) &&
+        radical.under.some((glyph) => over(glyph, bar) && glyph.y < bar.y),
+    ),
+  );
+  let glyphs = tables.rest;
+  for (const radical of outerRoots) {
+    const atom = readRadical(radical);
+    if (!atom) return undefined;
+    atoms.push(atom);
+    glyphs = glyphs.filter((glyph) => !inRoot(radical)(glyph));
+  }
+  // then fractions drawn with a bar, then radicals: each takes its glyphs out of the row, read on their own
+  const drawnFractions = barFractions(
+    glyphs,
+    bars.filter((bar) => !outerRoots.some((radical) => bar === radical.bar || inside(bar, radical.bar, false))),
+  );
+  const scriptFractions = raisedFractions(drawnFractions, glyphs);
+  const fractions = drawnFractions.filter((fraction) => !scriptFractions.includes(fraction));
   for (const fraction of fractions) {
     const top = row(
       fraction.top,
@@ -408,17 +481,12 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   const owned = new Set(drawnFractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
   let rest = glyphs.filter((glyph) => !owned.has(glyph));
   if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
-  const roots = radicals(rest, bars);
-  for (const radical of roots) {
-    const inner = row(
-      radical.under,
-      bars.filter((bar) => inside(bar, radical.bar, false)),
-      barred,
-    );
-    const index = radical.index.length > 0 ? row(radical.index, [], barred) : '';
-    if (!inner || index === undefined) return undefined;
-    atoms.push({ x: radical.sign.x, right: radical.bar.x2, tex: `\\sqrt${index ? `[${index}]` : ''}{${inner}}`, sup: [], sub: [] });
-    rest = rest.filter((glyph) => glyph !== radical.sign && !radical.under.includes(glyph) && !radical.index.includes(glyph));
+  const roots = [...outerRoots, ...radicals(rest, bars)];
+  for (const radical of roots.slice(outerRoots.length)) {
+    const atom = readRadical(radical);
+    if (!atom) return undefined;
+    atoms.push(atom);
+    rest = rest.filter((glyph) => !inRoot(radical)(glyph));
   }
   const used = new Set([...fractions.map((fraction) => fraction.bar), ...roots.map((radical) => radical.bar)]);
   for (const line of rest.length > 0 ? overlines(rest, all, bars, used, mainLine(rest)) : []) {
@@ -672,16 +740,32 @@ function barFractions(glyphs: Glyph[], bars: MathBar[]): { bar: MathBar; top: Gl
  * what stands under the bar is the radicand. Left to right, so a root inside
  * another is read with the outer one's radicand.
  */
-function radicals(glyphs: Glyph[], bars: MathBar[]): { sign: Glyph; bar: MathBar; under: Glyph[]; index: Glyph[] }[] {
-  const out: { sign: Glyph; bar: MathBar; under: Glyph[]; index: Glyph[] }[] = [];
-  const taken = new Set<Glyph>();
-  for (const sign of glyphs.filter((glyph) => glyph.text === '√').sort((a, b) => a.x - b.x)) {
-    if (taken.has(sign)) continue;
+type Radical = { sign: Glyph; bar: MathBar; under: Glyph[]; index: Glyph[] };
+
+function radicals(glyphs: Glyph[], bars: MathBar[]): Radical[] {
+  const signs = glyphs.filter((glyph) => glyph.text === '√').sort((a, b) => a.x - b.x);
+  const barOf = new Map<Glyph, MathBar>();
+  for (const sign of signs) {
     const bar = bars
-      .filter((candidate) => Math.abs(candidate.x1 - sign.right) <= sign.size * 0.5 && candidate.y > sign.y && candidate.y - sign.y < sign.size * 2.5)
+      .filter(
+        // a sign grown over a sum's limits hangs lower under its bar
+        (candidate) =>
+          Math.abs(candidate.x1 - sign.right) <= sign.size * 0.5 && candidate.y > sign.y && candidate.y - sign.y < sign.size * (sign.tall ? 4 : 2.5),
+      )
       .sort((a, b) => a.y - b.y)[0];
-    if (!bar) continue;
-    const under = glyphs.filter((glyph) => glyph !== sign && over(glyph, bar) && glyph.y < bar.y && !taken.has(glyph));
+    if (bar) barOf.set(sign, bar);
+  }
+  // a glyph under this root's bar is another root's when that root's bar, lower, covers it too and its sign stands
+  // outside this root (\frac{\sqrt{a}}{\sqrt{b}}: the denominator's b is under both bars); a root inside this one
+  // is read with its radicand (\sqrt{1 + \sqrt{x}})
+  const otherRoot = (glyph: Glyph, sign: Glyph, bar: MathBar) =>
+    [...barOf].some(([other, otherBar]) => other !== sign && !over(other, bar) && over(glyph, otherBar) && otherBar.y < bar.y && otherBar.y > glyph.y);
+  const out: Radical[] = [];
+  const taken = new Set<Glyph>();
+  for (const sign of signs) {
+    const bar = barOf.get(sign);
+    if (taken.has(sign) || !bar) continue;
+    const under = glyphs.filter((glyph) => glyph !== sign && over(glyph, bar) && glyph.y < bar.y && !taken.has(glyph) && !otherRoot(glyph, sign, bar));
     if (under.length === 0) continue;
     // a root's index (\\sqrt[3]) is set small over the sign's left arm, ending before its stroke rises
     const index = glyphs.filter(
@@ -716,13 +800,15 @@ function overlines(
   for (const bar of bars) {
     if (used.has(bar)) continue;
     // over glyphs of the row's own line: a lowered piece under a bar is a fraction's denominator whose numerator was lost
+    // (a script of a glyph under it is under it too, however far below the bar: p(\gamma_{g}) under one bar)
     const under = glyphs.filter(
       (glyph) =>
         !taken.has(glyph) &&
         over(glyph, bar) &&
         glyph.y < bar.y &&
-        bar.y - (glyph.y + glyph.size * 0.7) <= glyph.size * 0.5 &&
-        (glyph.size < line.size * SCRIPT_SIZE || Math.abs(glyph.y - line.baseline) <= line.size * OFF_BASELINE),
+        (glyph.size < line.size * SCRIPT_SIZE
+          ? Math.abs(glyph.y - line.baseline) <= line.size * 0.5
+          : bar.y - (glyph.y + glyph.size * 0.7) <= glyph.size * 0.5 && Math.abs(glyph.y - line.baseline) <= line.size * OFF_BASELINE),
     );
     // anything of the row's over the bar makes it a fraction's, however it was read
     if (under.length === 0 || all.some((glyph) => over(glyph, bar) && glyph.y > bar.y && glyph.y - bar.y < glyph.size * 1.5)) continue;

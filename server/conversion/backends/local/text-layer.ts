@@ -101,7 +101,7 @@ const ACCENTS: Record<string, string> = {
  * run that the letter's run is drawn back over. Within one run the drawing is not known, and an accent there stays
  * as it is ("don´t" typed with its own advance).
  */
-function withAccentsOnTheirLetters(items: TextItem[]): TextItem[] {
+export function withAccentsOnTheirLetters(items: TextItem[]): TextItem[] {
   const out: TextItem[] = [];
   for (let index = 0; index < items.length; index++) {
     const item = items[index]!;
