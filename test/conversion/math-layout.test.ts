@@ -718,68 +718,62 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
     return { pages, missed: [...expected.display, ...expected.inline].filter((tex) => drawnWithin(tex, ours) === undefined) };
   };
 
+  /** A fixture page read: the source formulas it misses are `missed`, and its display formulas' TeX holds each of `holds`. */
+  const expectRead = async (name: string, holds: string[], missed: string[] = []) => {
+    const result = await read(name);
+    expect(result.missed).toEqual(missed);
+    const tex = result.pages.flatMap((page) => page.blocks).flatMap((block) => (block.kind === 'formula' && block.tex ? [block.tex] : []));
+    expect(tex).toEqual(expect.arrayContaining(holds));
+    return { pages: result.pages, tex };
+  };
+
   it('reads display and inline formulas of arXiv-like pages so that KaTeX draws the source’s symbols in their places', async () => {
-    const first = await read('formulas');
-    expect(first.missed).toEqual([]);
     // a line that is one formula is a display, even where its words are operator names (\operatorname{Hom}); a condition
     // after \quad is its text; two equations set apart by ", \qquad", one a fraction over lines of its own, are one row
-    const texOf = (pages: typeof first.pages) =>
-      pages.flatMap((page) => page.blocks).flatMap((block) => (block.kind === 'formula' && block.tex ? [block.tex] : []));
-    expect(texOf(first.pages)).toEqual(
-      expect.arrayContaining([
-        'H^{k}(X;\\mathbb{Z})\\cong\\operatorname{Hom}(H_{k}(X),\\mathbb{Z})',
-        '\\partial_{t}u-\\Delta u=f\\text{ in }\\Omega\\times(0,T)',
-        'a_{n+1}=\\frac{a_{n}+b_{n}}{2},\\qquad b_{n+1}=\\sqrt{a_{n}b_{n}}',
-      ]),
-    );
+    await expectRead('formulas', [
+      'H^{k}(X;\\mathbb{Z})\\cong\\operatorname{Hom}(H_{k}(X),\\mathbb{Z})',
+      '\\partial_{t}u-\\Delta u=f\\text{ in }\\Omega\\times(0,T)',
+      'a_{n+1}=\\frac{a_{n}+b_{n}}{2},\\qquad b_{n+1}=\\sqrt{a_{n}b_{n}}',
+    ]);
     // a root's index; a big \left( (cmex's code 0x20, which pdf.js gives as a space and leaves out of the text) drawn
     // again from the operator list; an upright \mathrm name set in the text face is not read yet
-    const second = await read('formulas2');
-    expect(second.missed).toEqual(['\\mathrm{SO}(3)']);
-    expect(texOf(second.pages)).toEqual(
-      expect.arrayContaining(['\\sqrt[3]{x^{3}+y^{3}}\\leq|x|+|y|', '(\\sum_{i=1}^{n}a_{i}b_{i})^{2}\\leq\\sum_{i=1}^{n}a_{i}^{2}\\sum_{i=1}^{n}b_{i}^{2}']),
+    await expectRead(
+      'formulas2',
+      ['\\sqrt[3]{x^{3}+y^{3}}\\leq|x|+|y|', '(\\sum_{i=1}^{n}a_{i}b_{i})^{2}\\leq\\sum_{i=1}^{n}a_{i}^{2}\\sum_{i=1}^{n}b_{i}^{2}'],
+      ['\\mathrm{SO}(3)'],
     );
     // aligned inequalities, a sum's limit at a page's foot (not page "x"), a sum whose line ends in a condition, the
     // heat kernel's fraction in an exponent (its numerator's square in the one face smaller than script size)
-    const third = await read('formulas3');
+    const third = await expectRead('formulas3', []);
+    expect(third.tex.some((tex) => tex.includes('e^{-\\frac{(x-y)^{2}}{4t}}'))).toBe(true);
     // a fraction set in a line of prose (\tfrac{1}{2}: digits raised and lowered over a bar) is an inline formula, its
     // denominator no paragraph of its own
     const prose = third.pages.flatMap((page) => page.blocks).flatMap((block) => (block.kind === 'paragraph' ? block.content : []));
     expect(prose).toContainEqual({ kind: 'math', tex: '\\frac{1}{2}', text: '12' });
-    expect(third.missed).toEqual([]);
-    expect(texOf(third.pages).some((tex) => tex.includes('e^{-\\frac{(x-y)^{2}}{4t}}'))).toBe(true);
     // machine learning's and analysis' kinds: a fraction whose parts hold subscripts ("ezi", "∂wij": letters of the
     // math faces are variables, not words), a function's name before its parenthesis (softmax(z)), two operator
     // names with limits side by side, a vmatrix's bars drawn by cmex code 0x0C (which pdf.js drops from the text), a
     // sum's limit over two lines (\substack, its ≠ a negation slash over =), \iint as two integral signs set close,
     // floors and ceilings, (mod n)
-    const fourth = await read('formulas4');
-    expect(fourth.missed).toEqual([]);
-    expect(texOf(fourth.pages)).toEqual(
-      expect.arrayContaining([
-        '\\operatorname{softmax}(z)_{i}=\\frac{e^{z_{i}}}{\\sum_{j=1}^{K}e^{z_{j}}}\\tag{1}',
-        '\\frac{\\partial\\mathcal{L}}{\\partial w_{ij}}=\\delta_{j}x_{i}',
-        '\\min_{\\theta}\\max_{\\phi}V(D_{\\phi},G_{\\theta})',
-        '\\begin{vmatrix}a&b\\\\c&d\\end{vmatrix}=ad-bc',
-      ]),
-    );
-    expect(texOf(fourth.pages).some((tex) => tex.startsWith('\\sum_{\\substack{i,j=1\\\\i\\neq j}}^{n}'))).toBe(true);
-    expect(texOf(fourth.pages).some((tex) => tex.startsWith('\\iint_{D}'))).toBe(true);
+    const fourth = await expectRead('formulas4', [
+      '\\operatorname{softmax}(z)_{i}=\\frac{e^{z_{i}}}{\\sum_{j=1}^{K}e^{z_{j}}}\\tag{1}',
+      '\\frac{\\partial\\mathcal{L}}{\\partial w_{ij}}=\\delta_{j}x_{i}',
+      '\\min_{\\theta}\\max_{\\phi}V(D_{\\phi},G_{\\theta})',
+      '\\begin{vmatrix}a&b\\\\c&d\\end{vmatrix}=ad-bc',
+    ]);
+    expect(fourth.tex.some((tex) => tex.startsWith('\\sum_{\\substack{i,j=1\\\\i\\neq j}}^{n}'))).toBe(true);
+    expect(fourth.tex.some((tex) => tex.startsWith('\\iint_{D}'))).toBe(true);
     // physics' and linear algebra's: a root over a fraction, roots in a fraction's parts, a matrix whose middle row is
     // \vdots and \ddots (periods one over another), an \underbrace's label, \xrightarrow's labels (a head drawn over
     // its whole shaft), a case split's "if" and "otherwise", a \widetilde (cmex's wide tilde put on its letter), a
     // \vec in prose (its letter where the page draws it, not where pdf.js's text puts it)
-    const fifth = await read('formulas5');
-    expect(fifth.missed).toEqual([]);
-    expect(texOf(fifth.pages)).toEqual(
-      expect.arrayContaining([
-        '\\sqrt{\\frac{a}{b}}=\\frac{\\sqrt{a}}{\\sqrt{b}}\\tag{4}',
-        '\\begin{pmatrix}a_{11}&\\cdots &a_{1n}\\\\\\vdots&\\ddots&\\vdots\\\\a_{m1}&\\cdots &a_{mn}\\end{pmatrix}',
-        '\\underbrace{1+1+\\cdots +1}_{n}=n',
-        'A\\xrightarrow{f}B\\xrightarrow{g}C',
-        '|x|=\\begin{cases}x&\\text{ if }x\\geq0\\\\-x&\\text{ otherwise }\\end{cases}',
-      ]),
-    );
+    await expectRead('formulas5', [
+      '\\sqrt{\\frac{a}{b}}=\\frac{\\sqrt{a}}{\\sqrt{b}}\\tag{4}',
+      '\\begin{pmatrix}a_{11}&\\cdots &a_{1n}\\\\\\vdots&\\ddots&\\vdots\\\\a_{m1}&\\cdots &a_{mn}\\end{pmatrix}',
+      '\\underbrace{1+1+\\cdots +1}_{n}=n',
+      'A\\xrightarrow{f}B\\xrightarrow{g}C',
+      '|x|=\\begin{cases}x&\\text{ if }x\\geq0\\\\-x&\\text{ otherwise }\\end{cases}',
+    ]);
   });
 });
 
