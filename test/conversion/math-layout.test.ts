@@ -774,6 +774,13 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
       'A\\xrightarrow{f}B\\xrightarrow{g}C',
       '|x|=\\begin{cases}x&\\text{ if }x\\geq0\\\\-x&\\text{ otherwise }\\end{cases}',
     ]);
+    // the first page again set in Times (mathptmx): variables in the text italic, Greek in URW's Symbol, a ∑ bigger
+    // than the body; Symbol's φ is not told from ϕ yet
+    await expectRead(
+      'formulas6',
+      ['\\sum_{n=1}^{\\infty}\\frac{1}{n^{2}}=\\frac{\\pi^{2}}{6}'],
+      ['\\varphi(n) = n \\prod_{p \\mid n} \\left(1 - \\frac{1}{p}\\right)'],
+    );
   });
 });
 

@@ -285,11 +285,12 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
   const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
   const rules = drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 }));
+  const letterFonts = mathFontIds(page, shifted);
   const segments = buildSegments(
     shifted,
     input.linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
     rules,
-    mathFontIds(page, shifted),
+    letterFonts,
   );
   // a page set in TeX's math faces has mathematics in its prose; its glyphs are read once, for it and the displays
   const texFonts = list ? texMathFontIds(page, shifted) : new Set<string>();
@@ -300,6 +301,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
       texFonts,
       reader,
       rules.filter(isFractionBar).map((rule) => ({ x1: Math.min(rule.x1, rule.x2), x2: Math.max(rule.x1, rule.x2), y: rule.y1 })),
+      letterFonts,
     );
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);

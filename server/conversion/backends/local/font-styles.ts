@@ -17,7 +17,8 @@ export function fontStyle(name: string | undefined): { bold: boolean; italic: bo
   const alphabet = ALPHABETS.find(([pattern]) => pattern.test(bare))?.[1];
   return {
     bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d/i.test(bare),
-    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic/i.test(bare),
+    // URW's Times calls its italic "ReguItal", a slanted Symbol "Slant" (mathptmx's Greek)
+    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic|Ital(?![a-z])|Slant/i.test(bare),
     ...(alphabet ? { alphabet } : {}),
   };
 }
@@ -77,5 +78,8 @@ export function texMathFontIds(page: PDFPageProxy, items: { font: string }[]): S
   return fontIdsWhere(page, items, (font) => MATH_FONT.test(font.name ?? '') || fontStyle(font.name).alphabet !== undefined);
 }
 
-/** TeX's math fonts beyond the italic and alphabet faces fontStyle knows: symbols, extension, AMS symbols, Euler, and the OpenType math faces. */
-const MATH_FONT = /CMMI|CMSY|CMEX|MSAM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath/i;
+/**
+ * TeX's math fonts beyond the italic and alphabet faces fontStyle knows: symbols, extension, AMS symbols, Euler, the
+ * OpenType math faces, and URW's Symbol as TeX's Times (mathptmx) sets its Greek in it.
+ */
+const MATH_FONT = /CMMI|CMSY|CMEX|MSAM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath|StandardSym/i;

@@ -26,19 +26,28 @@ const TRAILING = /[.,;:]+$/;
 
 type Char = { char: string; run: number; item: TextItem | undefined; offset: number; math: boolean; script?: 'sup' | 'sub' };
 
-export function markInlineMath(segments: Segment[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[] = []): void {
+export function markInlineMath(
+  segments: Segment[],
+  mathFonts: Set<string>,
+  reader: GlyphReader,
+  bars: MathBar[] = [],
+  italicFonts: Set<string> = new Set(),
+): void {
   for (const segment of segments) {
     const items = segment.items;
     // a line with mathematics: a math face's glyphs, or glyphs raised and lowered beside each other (a fraction in the text face)
-    const mathematical = items?.some((item) => mathFonts.has(item.font)) || (segment.runs.some((run) => run.sup) && segment.runs.some((run) => run.sub));
+    // (or a letter of an italic face standing alone, with Times: "O(n log n)")
+    const mathematical =
+      items?.some((item) => mathFonts.has(item.font) || (italicFonts.has(item.font) && /(?<!\p{L})\p{L}(?!\p{L})/u.test(item.text))) ||
+      (segment.runs.some((run) => run.sup) && segment.runs.some((run) => run.sub));
     if (!items || items.length !== segment.runs.length || segment.rotated || !mathematical) continue;
-    const runs = withMath(segment.runs, items, mathFonts, reader, bars);
+    const runs = withMath(segment.runs, items, mathFonts, reader, bars, italicFonts);
     if (runs) segment.runs = runs;
   }
 }
 
 /** The runs with each stretch of mathematics one run carrying its TeX; undefined when the line has none to read. */
-function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[]): Run[] | undefined {
+function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[], italicFonts: Set<string>): Run[] | undefined {
   // the line character by character, each knowing its run and, past the space a run may open with, its item's offset
   const chars: Char[] = [];
   runs.forEach((run, index) => {
@@ -58,6 +67,7 @@ function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader
       });
     }
   });
+  italicVariables(chars, italicFonts);
   const stretches = stretchesOf(chars);
   if (stretches.length === 0) return undefined;
   const out: Run[] = [];
@@ -97,6 +107,42 @@ function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader
   if (!found) return undefined;
   copyText(at, chars.length);
   return out;
+}
+
+/**
+ * Letters standing alone in an italic face are variables where the page sets its symbols in TeX's math faces: with
+ * Times (mathptmx) the variables are the text italic's, and "x" of "x ∈ ℝⁿ" is as much the formula's as "∈". A word
+ * counts when each of its runs of letters on the line (its scripts aside) is one italic letter or an operator name:
+ * "x", "O(n", "det(A", "Hk(X;" (H with its script k); an italic word is emphasis.
+ */
+function italicVariables(chars: Char[], italicFonts: Set<string>): void {
+  if (italicFonts.size === 0) return;
+  const italic = (entry: Char) => entry.item !== undefined && italicFonts.has(entry.item.font);
+  for (let index = 0; index < chars.length; ) {
+    let end = index;
+    while (end < chars.length && chars[end]!.char.trim() !== '') end++;
+    const word = chars.slice(index, end);
+    index = Math.max(end, index + 1);
+    // the word's runs of letters on its line (a letter raised or lowered from the word's first is a script, though
+    // the line did not mark it so: Times' scripts may come near the body's size)
+    const first = word.find((entry) => entry.item !== undefined);
+    const scripted = (entry: Char) =>
+      entry.script !== undefined || (first?.item !== undefined && entry.item !== undefined && Math.abs(entry.item.y - first.item.y) > first.item.size * 0.2);
+    const runs: Char[][] = [];
+    let run: Char[] = [];
+    for (const entry of word) {
+      if (/\p{L}/u.test(entry.char) && !scripted(entry)) run.push(entry);
+      else if (!scripted(entry) || !/\p{L}/u.test(entry.char)) {
+        if (run.length > 0) runs.push(run);
+        run = [];
+      }
+    }
+    if (run.length > 0) runs.push(run);
+    const variables = runs.filter((letters) => letters.length === 1 && italic(letters[0]!));
+    const named = (letters: Char[]) => isOperatorName(letters.map((entry) => entry.char).join(''));
+    if (variables.length === 0 || !runs.every((letters) => variables.includes(letters) || named(letters))) continue;
+    for (const entry of word) if (/\p{L}/u.test(entry.char) && italic(entry)) entry.math = true;
+  }
 }
 
 /**

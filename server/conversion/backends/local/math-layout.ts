@@ -154,10 +154,16 @@ function joinDots(glyphs: Glyph[]): void {
   }
 }
 
+const MAIN_RELATIONS = /^[=<>≤≥≠≈≡≅∼→⇒⇔]$/u;
+
 /** The size most glyphs have, and the baseline most of those glyphs sit on. */
 function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
   const count = new Map<number, number>();
-  for (const glyph of glyphs) count.set(Math.round(glyph.size * 2) / 2, (count.get(Math.round(glyph.size * 2) / 2) ?? 0) + 1);
+  // a relation stands on the main line (a sum's limit may hold one, but a display's "=" is the line's): it counts
+  // twice, so a line of one "=" beside a big operator and its limits is still the line (Times' ∑ is the Symbol
+  // font's, bigger than the body)
+  for (const glyph of glyphs)
+    count.set(Math.round(glyph.size * 2) / 2, (count.get(Math.round(glyph.size * 2) / 2) ?? 0) + (MAIN_RELATIONS.test(glyph.text) ? 2 : 1));
   const max = Math.max(...count.keys());
   // the biggest size that is common; a formula's body is its biggest common size, scripts are smaller
   const size = [...count.entries()].filter(([, n]) => n * 4 >= glyphs.length || n >= 2).sort((a, b) => b[0] - a[0])[0]?.[0] ?? max;
