@@ -122,6 +122,13 @@ describe('formulas from glyph positions and fonts, rendered by KaTeX', () => {
     expect(layoutToTex([glyph('x', 0, true), glyph('☃', 10)])).toBeUndefined();
     expect(fontStyle('ABCDEF+CMMI10')).toEqual({ bold: false, italic: true });
     expect(fontStyle('XYZABC+Times-Bold')).toEqual({ bold: true, italic: false });
+    // URW's Times as TeX embeds it (mathptmx): "Medi" is its bold, "ReguItal" its italic, a slanted Symbol italic Greek
+    expect(['AAAAAE+NimbusRomNo9L-Medi', 'NimbusRomNo9L-ReguItal', 'StandardSymL-Slant_167', 'KoPubDotumMedium'].map(fontStyle)).toEqual([
+      { bold: true, italic: false },
+      { bold: false, italic: true },
+      { bold: false, italic: true },
+      { bold: false, italic: false },
+    ]);
     // the fonts of math alphabets, whose letters extract as plain ones
     expect(['ABCDEF+MSBM10', 'EUFM10', 'CMSY10', 'RSFS10', 'CMR10'].map((name) => fontStyle(name).alphabet)).toEqual([
       'mathbb',
@@ -767,13 +774,16 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
     // \vdots and \ddots (periods one over another), an \underbrace's label, \xrightarrow's labels (a head drawn over
     // its whole shaft), a case split's "if" and "otherwise", a \widetilde (cmex's wide tilde put on its letter), a
     // \vec in prose (its letter where the page draws it, not where pdf.js's text puts it)
-    await expectRead('formulas5', [
+    const fifth = await expectRead('formulas5', [
       '\\sqrt{\\frac{a}{b}}=\\frac{\\sqrt{a}}{\\sqrt{b}}\\tag{4}',
       '\\begin{pmatrix}a_{11}&\\cdots &a_{1n}\\\\\\vdots&\\ddots&\\vdots\\\\a_{m1}&\\cdots &a_{mn}\\end{pmatrix}',
       '\\underbrace{1+1+\\cdots +1}_{n}=n',
       'A\\xrightarrow{f}B\\xrightarrow{g}C',
       '|x|=\\begin{cases}x&\\text{ if }x\\geq0\\\\-x&\\text{ otherwise }\\end{cases}',
     ]);
+    // a brace's tips are drawing, not the formula's text a reader hears
+    const braced = fifth.pages.flatMap((page) => page.blocks).find((block) => block.kind === 'formula' && block.tex?.startsWith('\\underbrace'));
+    expect(braced?.kind === 'formula' && braced.text).toBe('1 + 1 + · · · + 1 = n n');
     // the first page again set in Times (mathptmx): variables in the text italic, Greek in URW's Symbol, a ∑ bigger
     // than the body; Symbol's φ is not told from ϕ yet
     await expectRead(

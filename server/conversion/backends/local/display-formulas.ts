@@ -54,7 +54,13 @@ export function takeDisplayFormulas(flow: Segment[], rules: Rule[]): { flow: Seg
     if (!area) return;
     for (const segment of area.members) taken.add(segment);
     const members = [...area.members].sort((a, b) => b.y - a.y || a.x - b.x);
-    const text = members.map((segment) => segment.text).join(' ');
+    // a brace's tips are drawing, not text a reader should hear (the formula's TeX draws the brace)
+    const text = members
+      .map((segment) => segment.text)
+      .join(' ')
+      .replace(BRACE_TIPS, '')
+      .replace(/\s+/g, ' ')
+      .trim();
     const size = Math.max(...(main.length > 0 ? main : members).map((segment) => segment.size));
     const widest = [...members].sort((a, b) => b.text.length - a.text.length)[0]!;
     const segment: Segment = {

@@ -16,7 +16,8 @@ export function fontStyle(name: string | undefined): { bold: boolean; italic: bo
   const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
   const alphabet = ALPHABETS.find(([pattern]) => pattern.test(bare))?.[1];
   return {
-    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d/i.test(bare),
+    // URW's fonts call their bold "Medi" (NimbusRomNo9L-Medi, TeX's Times bold)
+    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d|Medi(?![a-z])/i.test(bare),
     // URW's Times calls its italic "ReguItal", a slanted Symbol "Slant" (mathptmx's Greek)
     italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic|Ital(?![a-z])|Slant/i.test(bare),
     ...(alphabet ? { alphabet } : {}),
@@ -55,7 +56,7 @@ export function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<
   return fontIdsWhere(
     page,
     items,
-    (font) => font.bold === true || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$/i.test(font.name ?? ''),
+    (font) => font.bold === true || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$|Medi(?![a-z])/i.test(font.name ?? ''),
   );
 }
 
