@@ -5,7 +5,7 @@ export type MathAlphabet = 'mathbb' | 'mathfrak' | 'mathcal' | 'mathscr';
 
 /** TeX's fonts of math alphabets, whose letters extract as plain ones: AMS blackboard and Fraktur, cmsy's calligraphic capitals, RSFS script. */
 const ALPHABETS: [RegExp, MathAlphabet][] = [
-  [/^(?:MSBM|BBOLD|DSROM|KaTeX_AMS)/i, 'mathbb'],
+  [/^(?:MSBM|BBOLD|DSROM|KaTeX_AMS|PazoMathBlackboard)/i, 'mathbb'],
   [/^(?:EUF[MB]|KaTeX_Fraktur)/i, 'mathfrak'],
   [/^(?:CMB?SY|KaTeX_Caligraphic)/i, 'mathcal'],
   [/^(?:RSFS|KaTeX_Script)/i, 'mathscr'],
@@ -81,6 +81,6 @@ export function texMathFontIds(page: PDFPageProxy, items: { font: string }[]): S
 
 /**
  * TeX's math fonts beyond the italic and alphabet faces fontStyle knows: symbols, extension, AMS symbols, Euler, the
- * OpenType math faces, and URW's Symbol as TeX's Times (mathptmx) sets its Greek in it.
+ * OpenType math faces, URW's Symbol as TeX's Times (mathptmx) sets its Greek in it, and Palatino's (mathpazo).
  */
-const MATH_FONT = /CMMI|CMSY|CMEX|MSAM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath|StandardSym/i;
+const MATH_FONT = /CMMI|CMSY|CMEX|MSAM|EURM|LMMath|Math-?Italic|STIXMath|CambriaMath|StandardSym|PazoMath/i;

@@ -173,19 +173,43 @@ function stretchesOf(chars: Char[]): [number, number][] {
     open = undefined;
     hasMath = false;
   };
-  for (const [from, to] of words) {
+  const wordText = (word: [number, number] | undefined) =>
+    word
+      ? chars
+          .slice(word[0], word[1])
+          .map((entry) => entry.char)
+          .join('')
+      : '';
+  for (const [index, [from, to]] of words.entries()) {
     const word = chars.slice(from, to);
     const text = word.map((entry) => entry.char).join('');
     if (open && text === ':') continue;
     const math = word.some((entry) => entry.math && !BRACKET.test(entry.char));
     // the clause's punctuation after a word set in the text face is the sentence's, not the formula's
-    const trailing = word.at(-1)!.math ? '' : (TRAILING.exec(text)?.[0] ?? '');
+    // (a list's dots inside a stretch are the formula's, but for a comma after them)
+    // (three periods set apart, or an ellipsis: one period alone is a sentence's end)
+    const dotted = (at: number) => DOTS.test(wordText(words[at]));
+    const dots = open !== undefined && dotted(index) && (/[.…⋯·]{2}|[…⋯]/u.test(text) || dotted(index - 1) || dotted(index + 1));
+    const trailing = dots ? (text.endsWith(',') ? ',' : '') : word.at(-1)!.math ? '' : (TRAILING.exec(text)?.[0] ?? '');
     const core = text.slice(0, text.length - trailing.length);
     // an operator name with its script in the text face is one too (log₂)
     // digits raised and lowered in the text face, with nothing but them in the word, are a fraction set in the line (\tfrac{1}{2})
     const stacked = MATHY.test(core) && word.some((entry) => entry.script === 'sup') && word.some((entry) => entry.script === 'sub');
     // (an operator name may open a bracket: "(mod n)" of \pmod)
-    const mathy = core !== '' && (math || stacked || MATHY.test(core) || isOperatorName(core.replace(/^[([{]+/u, '').replace(/\p{N}+$/u, '')));
+    // a comma before a list's dots, or after them before the list's last term ("x₁, …, xₙ")
+    const next = words[index + 1];
+    const nextIsMath = next !== undefined && chars.slice(next[0], next[1]).some((entry) => entry.math);
+    const listed =
+      trailing === ',' && ((dotted(index + 1) && dotted(index + 2)) || ((dots || (open !== undefined && text === ',' && dotted(index - 1))) && nextIsMath));
+    const mathy =
+      dots ||
+      (listed && open !== undefined) ||
+      (core !== '' &&
+        (math ||
+          stacked ||
+          MATHY.test(core) ||
+          (DECIMAL.test(core) && !word.some((entry) => entry.script)) ||
+          isOperatorName(core.replace(/^[([{]+/u, '').replace(/\p{N}+$/u, ''))));
     if (!mathy) {
       close();
       continue;
@@ -193,8 +217,10 @@ function stretchesOf(chars: Char[]): [number, number][] {
     open = [open?.[0] ?? from, to - trailing.length];
     end = open[1];
     hasMath ||= math || stacked;
-    // inside a bracket the punctuation is the formula's: H^k(X; \mathbb{Z})
-    if (trailing && depth(chars.slice(open[0], end)) <= 0) close();
+    // inside a bracket the punctuation is the formula's: H^k(X; \mathbb{Z}) and ⟨u, v⟩; so is a comma before the dots
+    // of a list, where the comma is the text face's (Palatino's, Times': "x₁, …, xₙ")
+
+    if (trailing && !listed && depth(chars.slice(open[0], end)) <= 0) close();
     else if (trailing) open = [open[0], to];
   }
   close();
@@ -202,14 +228,18 @@ function stretchesOf(chars: Char[]): [number, number][] {
 }
 
 const BRACKET = /[()[\]{}]/;
+/** The dots of a list (\\dots), one word or three. */
+const DOTS = /^[.…⋯·]+,?$/u;
+/** A number with its decimal point, set in the text face ("β₁ = 0.9"). */
+const DECIMAL = /^[+\-−]?\p{N}+(?:[.,]\p{N}+)+$/u;
 
 /** How many brackets are open at the end of the characters. */
-const depth = (list: Char[]) => list.reduce((sum, entry) => sum + (/[([{]/.test(entry.char) ? 1 : /[)\]}]/.test(entry.char) ? -1 : 0), 0);
+const depth = (list: Char[]) => list.reduce((sum, entry) => sum + (/[([{⟨]/.test(entry.char) ? 1 : /[)\]}⟩]/.test(entry.char) ? -1 : 0), 0);
 
 /** The stretch without the brackets that open at its end or close at its start, which the formula does not pair. */
 function trimmed(chars: Char[], from: number, to: number): [number, number] {
-  while (to > from && /[([{]/.test(chars[to - 1]!.char) && depth(chars.slice(from, to)) > 0) to--;
-  while (from < to && /[)\]}]/.test(chars[from]!.char) && depth(chars.slice(from, to)) < 0) from++;
+  while (to > from && /[([{⟨]/.test(chars[to - 1]!.char) && depth(chars.slice(from, to)) > 0) to--;
+  while (from < to && /[)\]}⟩]/.test(chars[from]!.char) && depth(chars.slice(from, to)) < 0) from++;
   while (to > from && chars[to - 1]!.char.trim() === '') to--;
   while (from < to && chars[from]!.char.trim() === '') from++;
   return [from, to];

@@ -162,7 +162,10 @@ function mainLine(glyphs: Glyph[]): { size: number; baseline: number } {
   // a relation stands on the main line (a sum's limit may hold one, but a display's "=" is the line's): it counts
   // twice, so a line of one "=" beside a big operator and its limits is still the line (Times' ∑ is the Symbol
   // font's, bigger than the body)
-  for (const glyph of glyphs)
+  // a big operator drawn bigger than anything else (Palatino's ∑, Times'): it says nothing of the line's size
+  const largest = Math.max(0, ...glyphs.filter((glyph) => !BIG_OPERATORS.has(glyph.text)).map((glyph) => glyph.size));
+  const voters = largest > 0 ? glyphs.filter((glyph) => !BIG_OPERATORS.has(glyph.text) || glyph.size <= largest * 1.1) : glyphs;
+  for (const glyph of voters)
     count.set(Math.round(glyph.size * 2) / 2, (count.get(Math.round(glyph.size * 2) / 2) ?? 0) + (MAIN_RELATIONS.test(glyph.text) ? 2 : 1));
   const max = Math.max(...count.keys());
   // the biggest size that is common; a formula's body is its biggest common size, scripts are smaller
