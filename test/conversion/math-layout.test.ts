@@ -792,12 +792,12 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
       ['\\varphi(n) = n \\prod_{p \\mid n} \\left(1 - \\frac{1}{p}\\right)'],
     );
     // the fourth page set in Palatino (mathpazo): the text face's comma and dots in a list ("x₁, …, xₙ") and in ⟨u, v⟩,
-    // a decimal number, a ∏ and ∑ bigger than the body (no say in the line's size); bold vectors, a \substack and a
-    // \frac{a}{b} in prose are not read yet
+    // a decimal number, a ∏ and ∑ bigger than the body (no say in the line's size), bold vectors beside a relation or an
+    // italic variable; a \substack and a \frac{a}{b} in prose are not read yet
     const seventh = await expectRead(
       'formulas7',
-      ['\\prod_{i=1}^{n}(1+x_{i})\\geq1+\\sum_{i=1}^{n}x_{i}'],
-      ['\\mathbf{y} = W\\mathbf{x} + \\mathbf{b}', '\\sum_{\\substack{i, j = 1 \\\\ i \\neq j}}^{n} a_{ij} = 0', '\\frac{a}{b}'],
+      ['\\prod_{i=1}^{n}(1+x_{i})\\geq1+\\sum_{i=1}^{n}x_{i}', '\\mathbf{y}=W\\mathbf{x}+\\mathbf{b}'],
+      ['\\sum_{\\substack{i, j = 1 \\\\ i \\neq j}}^{n} a_{ij} = 0', '\\frac{a}{b}'],
     );
     const inline = seventh.pages
       .flatMap((page) => page.blocks)

@@ -293,6 +293,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     letterFonts,
   );
   // a page set in TeX's math faces has mathematics in its prose; its glyphs are read once, for it and the displays
+  const boldFonts = boldFontIds(page, shifted);
   const texFonts = list ? texMathFontIds(page, shifted) : new Set<string>();
   const reader = texFonts.size > 0 ? await glyphReader(page, { list, x0, y0 }) : undefined;
   if (reader)
@@ -302,6 +303,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
       reader,
       rules.filter(isFractionBar).map((rule) => ({ x1: Math.min(rule.x1, rule.x2), x2: Math.max(rule.x1, rule.x2), y: rule.y1 })),
       letterFonts,
+      boldFonts,
     );
   // field labels leave the flow: the form says them beside their values
   const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);
@@ -311,7 +313,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     pageHeight: y1 - y0,
     neighbours,
     rules,
-    boldFonts: boldFontIds(page, shifted),
+    boldFonts,
     monoFonts: monoFontIds(page, shifted),
     marks:
       x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),

@@ -32,6 +32,7 @@ export function markInlineMath(
   reader: GlyphReader,
   bars: MathBar[] = [],
   italicFonts: Set<string> = new Set(),
+  boldFonts: Set<string> = new Set(),
 ): void {
   for (const segment of segments) {
     const items = segment.items;
@@ -41,13 +42,21 @@ export function markInlineMath(
       items?.some((item) => mathFonts.has(item.font) || (italicFonts.has(item.font) && /(?<!\p{L})\p{L}(?!\p{L})/u.test(item.text))) ||
       (segment.runs.some((run) => run.sup) && segment.runs.some((run) => run.sub));
     if (!items || items.length !== segment.runs.length || segment.rotated || !mathematical) continue;
-    const runs = withMath(segment.runs, items, mathFonts, reader, bars, italicFonts);
+    const runs = withMath(segment.runs, items, mathFonts, reader, bars, italicFonts, boldFonts);
     if (runs) segment.runs = runs;
   }
 }
 
 /** The runs with each stretch of mathematics one run carrying its TeX; undefined when the line has none to read. */
-function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader: GlyphReader, bars: MathBar[], italicFonts: Set<string>): Run[] | undefined {
+function withMath(
+  runs: Run[],
+  items: TextItem[],
+  mathFonts: Set<string>,
+  reader: GlyphReader,
+  bars: MathBar[],
+  italicFonts: Set<string>,
+  boldFonts: Set<string>,
+): Run[] | undefined {
   // the line character by character, each knowing its run and, past the space a run may open with, its item's offset
   const chars: Char[] = [];
   runs.forEach((run, index) => {
@@ -67,7 +76,7 @@ function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader
       });
     }
   });
-  italicVariables(chars, italicFonts);
+  italicVariables(chars, italicFonts, boldFonts);
   const stretches = stretchesOf(chars);
   if (stretches.length === 0) return undefined;
   const out: Run[] = [];
@@ -115,34 +124,64 @@ function withMath(runs: Run[], items: TextItem[], mathFonts: Set<string>, reader
  * counts when each of its runs of letters on the line (its scripts aside) is one italic letter or an operator name:
  * "x", "O(n", "det(A", "Hk(X;" (H with its script k); an italic word is emphasis.
  */
-function italicVariables(chars: Char[], italicFonts: Set<string>): void {
+function italicVariables(chars: Char[], italicFonts: Set<string>, boldFonts: Set<string> = new Set()): void {
   if (italicFonts.size === 0) return;
-  const italic = (entry: Char) => entry.item !== undefined && italicFonts.has(entry.item.font);
+  const inFont = (fonts: Set<string>) => (entry: Char) => entry.item !== undefined && fonts.has(entry.item.font);
+  const italic = inFont(italicFonts);
+  const bold = inFont(boldFonts);
+  const words: Char[][] = [];
   for (let index = 0; index < chars.length; ) {
     let end = index;
     while (end < chars.length && chars[end]!.char.trim() !== '') end++;
-    const word = chars.slice(index, end);
+    if (end > index) words.push(chars.slice(index, end));
     index = Math.max(end, index + 1);
-    // the word's runs of letters on its line (a letter raised or lowered from the word's first is a script, though
-    // the line did not mark it so: Times' scripts may come near the body's size)
-    const first = word.find((entry) => entry.item !== undefined);
-    const scripted = (entry: Char) =>
-      entry.script !== undefined || (first?.item !== undefined && entry.item !== undefined && Math.abs(entry.item.y - first.item.y) > first.item.size * 0.2);
-    const runs: Char[][] = [];
-    let run: Char[] = [];
-    for (const entry of word) {
-      if (/\p{L}/u.test(entry.char) && !scripted(entry)) run.push(entry);
-      else if (!scripted(entry) || !/\p{L}/u.test(entry.char)) {
-        if (run.length > 0) runs.push(run);
-        run = [];
-      }
-    }
-    if (run.length > 0) runs.push(run);
-    const variables = runs.filter((letters) => letters.length === 1 && italic(letters[0]!));
-    const named = (letters: Char[]) => isOperatorName(letters.map((entry) => entry.char).join(''));
-    if (variables.length === 0 || !runs.every((letters) => variables.includes(letters) || named(letters))) continue;
-    for (const entry of word) if (/\p{L}/u.test(entry.char) && italic(entry)) entry.math = true;
   }
+  // a word whose runs of letters are each one letter of the given kind or an operator name: its letters are variables
+  const lettersOf = (word: Char[], kind: (entry: Char) => boolean): Char[] | undefined => {
+    const runs = runsOf(word);
+    const variables = runs.filter((letters) => letters.length === 1 && kind(letters[0]!));
+    const named = (letters: Char[]) => isOperatorName(letters.map((entry) => entry.char).join(''));
+    if (variables.length === 0 || !runs.every((letters) => variables.includes(letters) || named(letters))) return undefined;
+    // with their scripts ("pk" of p_k)
+    return word.filter((entry) => /\p{L}/u.test(entry.char) && kind(entry));
+  };
+  for (const word of words) for (const entry of lettersOf(word, italic) ?? []) entry.math = true;
+  // a bold letter standing alone is a vector only beside mathematics (\mathbf{W}x, "y = …"): alone, it is as often a
+  // run-in heading's "a)"
+  for (const [index, word] of words.entries()) {
+    const letters = lettersOf(word, (entry) => bold(entry) || italic(entry));
+    const beside = [words[index - 1], words[index + 1]].some(
+      (other) =>
+        other !== undefined &&
+        (other.some((entry) => entry.math && !/[()[\]{}]/.test(entry.char)) || /^[=<>≤≥+\-−×·∈]$/u.test(other.map((entry) => entry.char).join(''))),
+    );
+    if (letters && (beside || word.some((entry) => entry.math))) for (const entry of letters) entry.math = true;
+  }
+}
+
+/** A word's runs of letters on its line: a script (raised or lowered from the word's first letter) and a change of face part them. */
+function runsOf(word: Char[]): Char[][] {
+  const first = word.find((entry) => entry.item !== undefined);
+  // (Times' scripts may come near the body's size, unmarked by the line)
+  const scripted = (entry: Char) =>
+    entry.script !== undefined || (first?.item !== undefined && entry.item !== undefined && Math.abs(entry.item.y - first.item.y) > first.item.size * 0.2);
+  const runs: Char[][] = [];
+  let run: Char[] = [];
+  for (const entry of word) {
+    const letter = /\p{L}/u.test(entry.char);
+    if (letter && scripted(entry)) continue;
+    if (letter && run.length > 0 && run.at(-1)!.item?.font !== entry.item?.font) {
+      runs.push(run);
+      run = [];
+    }
+    if (letter) run.push(entry);
+    else if (run.length > 0) {
+      runs.push(run);
+      run = [];
+    }
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
 }
 
 /**
