@@ -123,14 +123,15 @@ function limitsOf(operator: Segment, bars: Rule[], flow: Segment[], taken: Set<S
     segment.right >= operator.x - size &&
     segment.x <= operator.right + size &&
     !(labelled && nearerOther(segment));
+  const limits = flow.filter(limit);
   const above = stacked(
-    flow.filter((segment) => limit(segment) && segment.y - operator.y > size * 0.5 && segment.y - operator.y <= size * 1.8),
-    flow.filter(limit),
+    limits.filter((segment) => segment.y - operator.y > size * 0.5 && segment.y - operator.y <= size * 1.8),
+    limits,
     1,
   );
   const below = stacked(
-    flow.filter((segment) => limit(segment) && operator.y - segment.y > size * 0.5 && operator.y - segment.y <= size * 1.8),
-    flow.filter(limit),
+    limits.filter((segment) => operator.y - segment.y > size * 0.5 && operator.y - segment.y <= size * 1.8),
+    limits,
     -1,
   );
   if (above.length + below.length === 0) return undefined;

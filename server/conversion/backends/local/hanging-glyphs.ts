@@ -150,6 +150,8 @@ export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<stri
     if (!byCode.has(glyph.font) || glyph.width <= 0) continue;
     const code = glyph.spaceCode ?? (glyph.text.length === 1 && glyph.text.codePointAt(0)! < 0x20 ? glyph.text.codePointAt(0) : undefined);
     const text = code === undefined ? undefined : CMEX_CODES[code];
+    if (!text) continue;
+    // unless the text content has it after all (a control code it kept, spelled above)
     const read = items.some(
       (item) =>
         item.font === glyph.font &&
@@ -157,7 +159,7 @@ export function spellExtensionGlyphs(items: TextItem[], extensionFonts: Set<stri
         Math.abs(item.x - glyph.x) < 0.5 &&
         (item.codes !== undefined || item.text.trim() !== ''),
     );
-    if (text && !read) spelled.push({ text, x: glyph.x, y: glyph.y, width: glyph.width, size: glyph.size, font: glyph.font, eol: false, artifact: false });
+    if (!read) spelled.push({ text, x: glyph.x, y: glyph.y, width: glyph.width, size: glyph.size, font: glyph.font, eol: false, artifact: false });
   }
   // a wide accent spelled here goes on its letter as the text layer's accents do
   return spelled.some((item) => item.text === 'ˆ' || item.text === '˜') ? withAccentsOnTheirLetters(spelled) : spelled;

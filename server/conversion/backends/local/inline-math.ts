@@ -129,16 +129,11 @@ function italicVariables(chars: Char[], italicFonts: Set<string>, boldFonts: Set
   const inFont = (fonts: Set<string>) => (entry: Char) => entry.item !== undefined && fonts.has(entry.item.font);
   const italic = inFont(italicFonts);
   const bold = inFont(boldFonts);
-  const words: Char[][] = [];
-  for (let index = 0; index < chars.length; ) {
-    let end = index;
-    while (end < chars.length && chars[end]!.char.trim() !== '') end++;
-    if (end > index) words.push(chars.slice(index, end));
-    index = Math.max(end, index + 1);
-  }
+  const words = wordsOf(chars).map(([from, to]) => chars.slice(from, to));
+  const runsByWord = new Map(words.map((word) => [word, runsOf(word)]));
   // a word whose runs of letters are each one letter of the given kind or an operator name: its letters are variables
   const lettersOf = (word: Char[], kind: (entry: Char) => boolean): Char[] | undefined => {
-    const runs = runsOf(word);
+    const runs = runsByWord.get(word)!;
     const variables = runs.filter((letters) => letters.length === 1 && kind(letters[0]!));
     const named = (letters: Char[]) => isOperatorName(letters.map((entry) => entry.char).join(''));
     if (variables.length === 0 || !runs.every((letters) => variables.includes(letters) || named(letters))) return undefined;
@@ -184,13 +179,8 @@ function runsOf(word: Char[]): Char[][] {
   return runs;
 }
 
-/**
- * The stretches of mathematics in a line, as [from, to) character ranges: runs of words, each in a math face in part
- * or a word of the text face that is mathematics (MATHY, an operator name), with at least one in a math face; a
- * stretch ends before the punctuation that closes its clause.
- */
-function stretchesOf(chars: Char[]): [number, number][] {
-  // words: [from, to) between spaces
+/** A line's words, as [from, to) character ranges between spaces. */
+function wordsOf(chars: Char[]): [number, number][] {
   const words: [number, number][] = [];
   for (let index = 0; index < chars.length; ) {
     if (chars[index]!.char.trim() === '') {
@@ -202,6 +192,16 @@ function stretchesOf(chars: Char[]): [number, number][] {
     words.push([index, end]);
     index = end;
   }
+  return words;
+}
+
+/**
+ * The stretches of mathematics in a line, as [from, to) character ranges: runs of words, each in a math face in part
+ * or a word of the text face that is mathematics (MATHY, an operator name), with at least one in a math face; a
+ * stretch ends before the punctuation that closes its clause.
+ */
+function stretchesOf(chars: Char[]): [number, number][] {
+  const words = wordsOf(chars);
   const stretches: [number, number][] = [];
   let open: [number, number] | undefined;
   // where the stretch ends without a colon standing alone after its last formula word ("f : X → Y" keeps it inside)

@@ -490,14 +490,14 @@ function row(all: Glyph[], allBars: MathBar[], barred: boolean): string | undefi
   const owned = new Set(drawnFractions.flatMap((fraction) => [...fraction.top, ...fraction.bottom]));
   let rest = glyphs.filter((glyph) => !owned.has(glyph));
   if (rest.length === 0) return joinTex(atoms.sort((a, b) => a.x - b.x).map((atom) => atom.tex));
-  const roots = [...outerRoots, ...radicals(rest, bars)];
-  for (const radical of roots.slice(outerRoots.length)) {
+  const innerRoots = radicals(rest, bars);
+  for (const radical of innerRoots) {
     const atom = readRadical(radical);
     if (!atom) return undefined;
     atoms.push(atom);
     rest = rest.filter((glyph) => !inRoot(radical)(glyph));
   }
-  const used = new Set([...fractions.map((fraction) => fraction.bar), ...roots.map((radical) => radical.bar)]);
+  const used = new Set([...fractions.map((fraction) => fraction.bar), ...[...outerRoots, ...innerRoots].map((radical) => radical.bar)]);
   for (const line of rest.length > 0 ? overlines(rest, all, bars, used, mainLine(rest)) : []) {
     const inner = row(line.under, [], barred);
     if (!inner) return undefined;
