@@ -67,6 +67,34 @@ function alignedWithHeader(doc: Doc) {
   doc.text('Thank you for answering the questionnaire.', 60, 260, { lineBreak: false });
 }
 
+/** A report's back cover: bold points in a sidebar, the blurb beside them, a publisher's box in capitals at the right, each at its own pitch. */
+function backCover(doc: Doc) {
+  doc.font('Helvetica-Bold').fontSize(10);
+  ['Implement roles and', 'separation of duties', '', 'Leverage row', 'permissions on the', 'database'].forEach((line, index) =>
+    doc.text(line, 27, 245 + index * 14, { lineBreak: false }),
+  );
+  doc.font('Helvetica').fontSize(9);
+  [
+    'This Redpaper publication provides information about',
+    'the row and column access control (RCAC) of release',
+    '7.2. It offers a broad description of the function and',
+    'advantages of controlling access to data in a',
+    'comprehensive and transparent way. This publication',
+    'helps you understand the capabilities of RCAC and',
+    'provides examples of defining, creating, and',
+    'implementing the row permissions and column masks.',
+  ].forEach((line, index) => doc.text(line, 153, 244 + index * 12, { lineBreak: false }));
+  [
+    'This paper is intended for database engineers and',
+    'security officers who want to design and implement',
+    'RCAC as a part of their data governance policy.',
+  ].forEach((line, index) => doc.text(line, 153, 345 + index * 12, { lineBreak: false }));
+  doc.font('Helvetica-Bold').fontSize(11);
+  ['INTERNATIONAL', 'TECHNICAL', 'SUPPORT', 'ORGANIZATION', '', '', '', 'BUILDING TECHNICAL', 'INFORMATION BASED ON', 'PRACTICAL EXPERIENCE'].forEach(
+    (line, index) => doc.text(line, 420, 251 + index * 13, { lineBreak: false }),
+  );
+}
+
 /** A word processor's document: a bold body-size title, bold headings a little bigger, regular 12 pt text. */
 function wordDocument(doc: Doc) {
   const para = (y: number, lines: string[]) =>
@@ -153,6 +181,19 @@ describe('tables: header rows and merged cells', () => {
     const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
     expect(html.querySelector('main p')?.textContent).toMatch(/^Which groups are served/);
     expect([...html.querySelectorAll('thead th')].map((cell) => cell.textContent)).toEqual(['', '', 'Paid by the State', 'Charities']);
+  });
+
+  it('reads columns of prose set side by side (a back cover) as text, not as an unruled table', async () => {
+    const { pages } = await convertLocally(await drawPdf(backCover), { ocr: false });
+    expect(tablesOf(pages[0]!.blocks)).toEqual([]);
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' || block.kind === 'heading' ? [inlineText(block.content)] : []));
+    expect(paragraphs).toContain('Implement roles and separation of duties');
+    expect(paragraphs).toContain('INTERNATIONAL TECHNICAL SUPPORT ORGANIZATION');
+    expect(paragraphs.find((text) => text.startsWith('This Redpaper'))).toContain(
+      'This Redpaper publication provides information about the row and column access control (RCAC) of release 7.2. It offers a broad ' +
+        'description of the function and advantages of controlling access to data in a comprehensive and transparent way. This publication ' +
+        'helps you understand the capabilities of RCAC and provides examples of defining, creating, and implementing the row permissions and column masks.',
+    );
   });
 });
 

@@ -34,7 +34,12 @@ export function findAlignedTables(column: Segment[], page: number): Map<Segment,
       // table cells are short; two columns of prose side by side are not a table
       const averageWidth = cells.reduce((sum, cell) => sum + (cell.right - cell.x), 0) / cells.length;
       const tableWidth = columns.at(-1)![1] - columns[0]![0];
-      if (columns.length >= 2 && averageWidth <= tableWidth * 0.3 && (columns.length >= 3 || numeric * 2 >= cells.length)) {
+      if (
+        columns.length >= 2 &&
+        averageWidth <= tableWidth * 0.3 &&
+        (columns.length >= 3 || numeric * 2 >= cells.length) &&
+        !columns.some((_, index) => isProse(run, columns, index))
+      ) {
         const head = headerLinesAbove(rows, start, claimed, run, columns);
         const bodyRows: TableCell[][] = run.map((row) => {
           const out: TableCell[] = columns.map(() => ({ header: false, content: [] as Inline[] }));
@@ -75,6 +80,29 @@ export function findAlignedTables(column: Segment[], page: number): Map<Segment,
 }
 
 type Row = { y: number; cells: Segment[] };
+
+/**
+ * A column of prose beside other text is a column of the page, not of a
+ * table (a back cover's sidebar, its blurb and its publisher's box meet on
+ * lines by chance): its lines are long and most of them carry a sentence on
+ * into the next ("...the IBM i 7.2" / "feature of IBM DB2..."). A table's
+ * wrapped cell cannot do that here, for its next line has no other cell and
+ * so ends the run of rows.
+ */
+function isProse(run: Row[], columns: [number, number][], index: number): boolean {
+  const [left, right] = columns[index]!;
+  const cells = run.map((row) => row.cells.find((cell) => cell.x >= left - 1 && cell.x <= right)?.text.trim());
+  const texts = cells.filter((text): text is string => text !== undefined && text !== '');
+  if (texts.length < 3 || texts.reduce((sum, text) => sum + text.split(/\s+/).length, 0) < texts.length * 6) return false;
+  let pairs = 0;
+  let carried = 0;
+  for (let i = 1; i < cells.length; i++) {
+    if (!cells[i - 1] || !cells[i]) continue;
+    pairs++;
+    if (/^\p{Ll}/u.test(cells[i]!) || /[-,]$/.test(cells[i - 1]!)) carried++;
+  }
+  return pairs >= 2 && carried * 2 >= pairs;
+}
 
 /** Text that is a number, a sign or a mark, not a label. */
 const NOT_A_LABEL = /^[^\p{L}]*$|^\p{L}$/u;
