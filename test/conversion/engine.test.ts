@@ -72,6 +72,23 @@ describe('engine.convertPages (local, worker pool)', () => {
     expect(alone[0]!.blocks).toEqual(results[5]!.blocks);
   });
 
+  it('reads a formula the same whichever page with its near twin a worker converted first (a cache of read formulas keyed on rounded places)', async () => {
+    const pdf = corpus('geotopo-117-pages.pdf');
+    // pages 32 and 114 both name the half-space R^n_{+,0}, its glyphs a few hundredths of a point apart
+    const read = async (pages: number[]) => {
+      const oneWorker = createConversionEngine({ conversion, log: silentLog, poolSize: 1 });
+      try {
+        const results = await oneWorker.convertPages(pdf, { pages, backend: 'local' });
+        return new Map(results.map((result) => [result.page, result.blocks]));
+      } finally {
+        await oneWorker.close();
+      }
+    };
+    const [forwards, backwards] = [await read([32, 114]), await read([114, 32])];
+    expect(backwards.get(32)).toEqual(forwards.get(32));
+    expect(backwards.get(114)).toEqual(forwards.get(114));
+  });
+
   it('stops before the next page starts when aborted', async () => {
     const pdf = corpus('geotopo-117-pages.pdf');
     const controller = new AbortController();

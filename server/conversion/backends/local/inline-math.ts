@@ -315,18 +315,19 @@ function stretchTex(stretch: Char[], { glyphsOf }: GlyphReader, bars: MathBar[])
   const high = Math.max(...glyphs.map((glyph) => glyph.y + glyph.size));
   const over = bars.filter((bar) => bar.x1 >= left - 1 && bar.x2 <= right + 1 && bar.y >= low && bar.y <= high);
   // prose names the same formulas again and again ("f(x)", "x ∈ X"): each layout, relative to its first glyph and in
-  // sizes, is read once
+  // hundredths of its size, is read once. The layout read is of those snapped places, so a formula reads the same
+  // whichever of its near twins a worker met first.
   const [x0, y0, size] = [glyphs[0]!.x, glyphs[0]!.y, glyphs[0]!.size || 1];
-  const at = (value: number) => Math.round((value / size) * 20);
+  const snap = (value: number) => (Math.round((value / size) * 100) * size) / 100;
+  const placed = glyphs.map((glyph) => ({ ...glyph, x: snap(glyph.x - x0), y: snap(glyph.y - y0), width: snap(glyph.width), size: snap(glyph.size) }));
+  const placedBars = over.map((bar) => ({ x1: snap(bar.x1 - x0), x2: snap(bar.x2 - x0), y: snap(bar.y - y0) }));
   const key = [
-    ...glyphs.map(
-      (glyph) => `${glyph.text} ${at(glyph.x - x0)} ${at(glyph.y - y0)} ${at(glyph.width)} ${at(glyph.size)} ${glyph.bold} ${glyph.italic} ${glyph.alphabet}`,
-    ),
-    ...over.map((bar) => `- ${at(bar.x1 - x0)} ${at(bar.x2 - x0)} ${at(bar.y - y0)}`),
+    ...placed.map((glyph) => `${glyph.text} ${glyph.x} ${glyph.y} ${glyph.width} ${glyph.size} ${glyph.bold} ${glyph.italic} ${glyph.alphabet} ${glyph.tall}`),
+    ...placedBars.map((bar) => `- ${bar.x1} ${bar.x2} ${bar.y}`),
   ].join('|');
   // not laid out by KaTeX here, a cost per formula of every line: the renderer keeps the text of TeX it cannot read
   return readTex.get(key, () => {
-    const tex = layoutToTex(glyphs, over);
+    const tex = layoutToTex(placed, placedBars);
     return tex && !misread(tex) ? tex : undefined;
   });
 }
