@@ -95,6 +95,55 @@ function backCover(doc: Doc) {
   );
 }
 
+/**
+ * Two columns whose baselines drift apart: the left column's second paragraph stands 8 pt lower after its break, so
+ * the right column's one paragraph, 4 pt off the left's lines, meets them first below and then above their baselines.
+ */
+function driftingColumns(doc: Doc) {
+  doc.font('Times-Roman').fontSize(10);
+  const left = [
+    'The first paragraph of the left column runs',
+    'over five lines of the same width, set at',
+    'a pitch of twelve points, as a paper sets',
+    'its text, and then it comes to its end and',
+    'stops here.',
+    'The second paragraph of the left column',
+    'starts a little lower, after the space the',
+    'paper leaves between its paragraphs, and',
+    'runs on for a few more lines to its end.',
+  ];
+  left.forEach((line, index) => doc.text(line, 60, 100 + index * 12 + (index >= 5 ? 8 : 0), { lineBreak: false }));
+  const right = [
+    'The right column holds a single paragraph',
+    'that runs down the whole of its height at',
+    'the same pitch of twelve points, four of',
+    'them below the lines of the left column',
+    'at first, so that the two columns meet on',
+    'lines that a page reader gathers across',
+    'the gutter, and then above them once the',
+    'left column has left its space between',
+    'its paragraphs, without any break of its',
+    'own anywhere before its very last line.',
+  ];
+  right.forEach((line, index) => doc.text(line, 310, 104 + index * 12, { lineBreak: false }));
+}
+
+/** An OCR layer's two columns: each word drawn on its own, a point or two off its line's baseline, as a scan's words are. */
+function jitteryColumns(doc: Doc) {
+  doc.font('Helvetica').fontSize(9);
+  const words = 'the board met on monday and agreed that the new road to the harbour should be built before the winter rains begin'.split(' ');
+  const jitter = [0, 1.4, -0.9, 0.6, -1.6, 1.1, -0.3, 1.7, -1.2, 0.4];
+  for (const [column, x0] of [60, 310].entries())
+    for (let line = 0; line < 10; line++) {
+      let x = x0;
+      for (let index = 0; index < 7; index++) {
+        const word = words[(line * 7 + index + column * 3) % words.length]! + (line === 9 && index === 6 ? '.' : '');
+        doc.text(word, x, 100 + line * 11 + jitter[(line + index * 3 + column) % jitter.length]!, { lineBreak: false });
+        x += doc.widthOfString(word) + doc.widthOfString(' ');
+      }
+    }
+}
+
 /** A word processor's document: a bold body-size title, bold headings a little bigger, regular 12 pt text. */
 function wordDocument(doc: Doc) {
   const para = (y: number, lines: string[]) =>
@@ -189,6 +238,8 @@ describe('tables: header rows and merged cells', () => {
     const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' || block.kind === 'heading' ? [inlineText(block.content)] : []));
     expect(paragraphs).toContain('Implement roles and separation of duties');
     expect(paragraphs).toContain('INTERNATIONAL TECHNICAL SUPPORT ORGANIZATION');
+    // its own pitch, not the lines it shares with the sidebar and the box, says where the blurb's paragraph ends
+    expect(paragraphs).toContain('This paper is intended for database engineers and security officers who want to design and implement RCAC as a part of their data governance policy.');
     expect(paragraphs.find((text) => text.startsWith('This Redpaper'))).toContain(
       'This Redpaper publication provides information about the row and column access control (RCAC) of release 7.2. It offers a broad ' +
         'description of the function and advantages of controlling access to data in a comprehensive and transparent way. This publication ' +
@@ -235,6 +286,25 @@ function figureWithLabelApart(doc: Doc) {
   doc.font('Helvetica').fontSize(9).text('A sample before cutting.', 60, 226, { lineBreak: false });
   doc.font('Helvetica').fontSize(10).text('Each sample was then cut into four parts and weighed again.', 60, 270, { lineBreak: false });
 }
+
+describe('paragraphs', () => {
+  it("reads each column's paragraphs by its own lines' pitch where the two columns' baselines drift apart", async () => {
+    const { pages } = await convertLocally(await drawPdf(driftingColumns), { ocr: false });
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.map((text) => text.split(' ').slice(0, 4).join(' '))).toEqual([
+      'The first paragraph of',
+      'The second paragraph of',
+      'The right column holds',
+    ]);
+    expect(paragraphs[2]).toMatch(/ last line\.$/);
+  });
+
+  it("keeps an OCR layer's columns whole, its words jittering about their baselines", async () => {
+    const { pages } = await convertLocally(await drawPdf(jitteryColumns), { ocr: false });
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.map((text) => text.split(' ').length)).toEqual([70, 70]);
+  });
+});
 
 describe('captions', () => {
   it('takes a "Figure N." label set apart from its text, and that text, as one figcaption', async () => {

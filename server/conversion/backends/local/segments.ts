@@ -88,7 +88,9 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   const noteLetters = (segment: Segment, item: TextItem) => {
     if (/\p{L}/u.test(item.text)) mathLettered.set(segment, (mathLettered.get(segment) ?? true) && mathFonts.has(item.font));
   };
+  const segmentsByLine: { line: Line; segments: Segment[] }[] = [];
   for (const line of lines) {
+    const first = segments.length;
     const rtl = isRightToLeftText(line.items.map((item) => item.text).join(''));
     line.items = rtl ? rightToLeft(line.items) : line.items.sort((a, b) => a.x - b.x);
     let current: Segment | undefined;
@@ -149,7 +151,9 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
       noteLetters(current, item);
       segments.push(current);
     }
+    segmentsByLine.push({ line, segments: segments.slice(first) });
   }
+  withOwnBaselines(segmentsByLine);
   for (const segment of segments) {
     segment.text = segment.text.trim();
     if (mathLettered.get(segment)) segment.mathLetters = true;
@@ -157,6 +161,39 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
   const kept = segments.filter((segment) => segment.text !== '');
   if (gutters.length > 0) for (const segment of kept) segment.gutters = gutters;
   return kept;
+}
+
+/**
+ * Segments stand on their own text's baselines, not on their lines': a line
+ * is gathered across the page within half a line, and columns set at
+ * different pitches (a sidebar beside the text, a two-column paper whose
+ * columns drift apart after a heading or a display) meet on lines a few
+ * points off their own. Within a column the gaps between lines then say
+ * where a paragraph ends. Only a clear step from the line's baseline moves a
+ * segment, and only on a page whose words sit on their baselines: an OCR
+ * layer's words jitter about theirs, and its segments keep their lines'.
+ */
+function withOwnBaselines(lines: { line: Line; segments: Segment[] }[]): void {
+  const baselinesOf = (segment: Segment) =>
+    (segment.items ?? []).filter((item) => Math.abs(item.size - segment.size) <= 0.5 && item.text.trim() !== '').map((item) => item.y);
+  let several = 0;
+  let jittery = 0;
+  for (const { segments } of lines)
+    for (const segment of segments) {
+      const ys = baselinesOf(segment);
+      if (ys.length < 2) continue;
+      several++;
+      if (Math.max(...ys) - Math.min(...ys) > segment.size * 0.1) jittery++;
+    }
+  if (jittery > several * 0.2) return;
+  for (const { line, segments } of lines) {
+    if (segments.length < 2) continue;
+    for (const segment of segments) {
+      const ys = baselinesOf(segment);
+      const own = ys.length > 0 ? Math.max(...ys) : line.y;
+      if (Math.abs(own - line.y) > segment.size * 0.15) segment.y = own;
+    }
+  }
 }
 
 /** What a script of a mathematical symbol holds: a few letters, digits and signs (k=1, N, n+1, i′). */
