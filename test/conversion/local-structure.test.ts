@@ -239,7 +239,9 @@ describe('tables: header rows and merged cells', () => {
     expect(paragraphs).toContain('Implement roles and separation of duties');
     expect(paragraphs).toContain('INTERNATIONAL TECHNICAL SUPPORT ORGANIZATION');
     // its own pitch, not the lines it shares with the sidebar and the box, says where the blurb's paragraph ends
-    expect(paragraphs).toContain('This paper is intended for database engineers and security officers who want to design and implement RCAC as a part of their data governance policy.');
+    expect(paragraphs).toContain(
+      'This paper is intended for database engineers and security officers who want to design and implement RCAC as a part of their data governance policy.',
+    );
     expect(paragraphs.find((text) => text.startsWith('This Redpaper'))).toContain(
       'This Redpaper publication provides information about the row and column access control (RCAC) of release 7.2. It offers a broad ' +
         'description of the function and advantages of controlling access to data in a comprehensive and transparent way. This publication ' +
