@@ -2,7 +2,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { describe, expect, it } from 'vitest';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
-import { isUsableTitle, largestText } from '../../server/conversion/backends/local/title.ts';
+import { atDrawnSizes, isUsableTitle, largestText } from '../../server/conversion/backends/local/title.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
 
@@ -55,6 +55,23 @@ describe('document title', () => {
     );
     // a wide face at the body's size is no title for being wide
     expect(largestText([item('Reading the Columns of Printed Pages', 720, 10, 288, 'title'), ...body])).toBeUndefined();
+  });
+
+  it('lays a title pdf.js reports far smaller than it is out at the size its font takes elsewhere on the page, and nothing else', () => {
+    const item = (text: string, y: number, size: number, width: number, font = 'body') => ({ text, x: 72, y, width, size, font, eol: false, artifact: false });
+    const body = Array.from({ length: 8 }, (_, index) => item('Body text of the paper set at ten points in its column.', 600 - index * 12, 10, 250));
+    // the title's first line reported at 7 pt takes the room its second line, right at 16 pt, takes per letter at 16
+    const misleading = item('Reading the Columns of Printed Pages', 720, 7, 288, 'title');
+    const second = item('for Screen Readers', 700, 16, 151, 'title');
+    // a face seen at one size only, however wide, has nothing to be compared with; a font's two sizes that take
+    // about the room their sizes say stay as they are
+    const wide = item('Table headings in a wide bold face', 660, 8, 200, 'wide');
+    const [small, large] = [item('Authors of the paper and more', 640, 9, 110, 'names'), item('Affiliations set a little larger', 620, 12, 170, 'names')];
+    // a Hangul character takes the room of two Latin ones: a Korean heading beside the same font's figures is no misreport
+    const [hangul, figures] = [item('코로나 관련 보험 현황 문제점', 580, 12, 138, 'mixed'), item('2020.1.1 12345', 560, 9, 60, 'mixed')];
+    const [title, secondLine, ...rest] = atDrawnSizes([misleading, second, wide, small, large, hangul, figures, ...body]).map((entry) => entry.size);
+    expect(title).toBeCloseTo(16, 0);
+    expect([secondLine, ...rest]).toEqual([16, 8, 9, 12, 12, 9, ...body.map(() => 10)]);
   });
 
   it('refuses junk metadata titles and text that reads as nothing', () => {

@@ -21,7 +21,7 @@ import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
 import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
-import { largestText } from './title.ts';
+import { atDrawnSizes, largestText } from './title.ts';
 
 /**
  * The local backend: one page of an open pdf.js document to a PageResult,
@@ -269,7 +269,8 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   const extensionFonts = list ? extensionFontIds(page, input.items) : new Set<string>();
   const drawnWhere = (keep: (glyph: PlacedGlyph) => boolean) =>
     list ? pageGlyphPositions(page, list).flatMap((glyph) => (keep(glyph) ? [{ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }] : [])) : [];
-  const inLayout = input.items.map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  // a title pdf.js reports at 7 pt is laid out at the size it is drawn at, a heading as it looks
+  const inLayout = atDrawnSizes(input.items).map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
   // letters under an accent, where they are drawn (only pages that have some ask the drawing)
   const accented = inLayout.some((item) => /\p{M}/u.test(item.text))
     ? reseatAccented(

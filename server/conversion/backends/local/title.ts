@@ -57,10 +57,8 @@ export function isUsableTitle(title: string, sourceName: string): boolean {
  */
 export function largestText(items: TextItem[]): string | undefined {
   const usable = items.filter((item) => !item.artifact && item.text.trim() !== '' && item.size > 0);
-  if (usable.length === 0) return undefined;
-  const weight = new Map<number, number>();
-  for (const item of usable) weight.set(Math.round(item.size), (weight.get(Math.round(item.size)) ?? 0) + item.text.length);
-  const body = [...weight.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+  const body = bodySizeOf(usable);
+  if (body === undefined) return undefined;
   const sizeOf = drawnSizes(usable, body);
   const sizes = [...new Set(usable.map(sizeOf))].filter((size) => size >= body * TITLE_OVER_BODY).sort((a, b) => b - a);
   for (const size of sizes) {
@@ -151,4 +149,58 @@ export function firstLineTitle(items: TextItem[]): { text: string; fonts: string
   // apart: the gap under it wider than the pitch of the lines that follow
   const pitch = second.y - third.y;
   return first.y - second.y > Math.max(pitch, first.size) * 1.5 ? { text, fonts: first.items.map((item) => item.font) } : undefined;
+}
+
+/**
+ * The page's text with each run at the size it is drawn at, where pdf.js
+ * misreports it: a font whose matrix misleads pdf.js reports a title at 7 pt
+ * while the same font's authors beside it come right at 12. A font's letters
+ * take the same room per point whatever its size (counted in half-em cells), so a size of the font whose
+ * letters take twice the room or more of its other sizes' is that much bigger,
+ * and is laid out so (a title is a heading, not a paragraph of small print).
+ * Only title-sized text is changed: a font seen at one size has nothing to
+ * be compared with, and a wide face against a narrow body is no misreport.
+ */
+export function atDrawnSizes(items: TextItem[]): TextItem[] {
+  const usable = items.filter((item) => !item.artifact && item.text.trim() !== '' && item.size > 0);
+  const body = bodySizeOf(usable);
+  if (body === undefined) return items;
+  const sizeKey = (item: TextItem) => `${item.font}\u0000${Math.round(item.size * 2) / 2}`;
+  const room = new Map<string, { font: string; size: number; width: number; chars: number }>();
+  for (const item of usable) {
+    const entry = room.get(sizeKey(item)) ?? { font: item.font, size: Math.round(item.size * 2) / 2, width: 0, chars: 0 };
+    entry.width += item.width;
+    entry.chars += halfWidths(item.text);
+    room.set(sizeKey(item), entry);
+  }
+  const scale = new Map<string, number>();
+  for (const [key, group] of room) {
+    const others = [...room.values()].filter((other) => other.font === group.font && other !== group && other.chars >= 8);
+    if (group.chars < 8 || others.length === 0) continue;
+    const perPoint = (entry: { size: number; width: number; chars: number }) => entry.width / entry.chars / entry.size;
+    const usual = others.reduce((sum, other) => sum + perPoint(other) * other.chars, 0) / others.reduce((sum, other) => sum + other.chars, 0);
+    const factor = perPoint(group) / usual;
+    if (factor >= 1.8 && group.size * factor >= body * TITLE_OVER_BODY) scale.set(key, factor);
+  }
+  if (scale.size === 0) return items;
+  return items.map((item) => {
+    const factor = item.size > 0 ? scale.get(sizeKey(item)) : undefined;
+    return factor === undefined ? item : { ...item, size: item.size * factor };
+  });
+}
+
+/** Characters counted in half-em cells: a Hangul or CJK character is drawn as wide as two Latin letters. */
+function halfWidths(text: string): number {
+  let cells = 0;
+  for (const char of text.replace(/\s/g, '')) cells += FULL_WIDTH.test(char) ? 2 : 1;
+  return cells;
+}
+
+const FULL_WIDTH = /[\p{Script=Hangul}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\uFF01-\uFF60]/u;
+
+/** The size most of the page's letters are set in, rounded. */
+function bodySizeOf(usable: TextItem[]): number | undefined {
+  const weight = new Map<number, number>();
+  for (const item of usable) weight.set(Math.round(item.size), (weight.get(Math.round(item.size)) ?? 0) + item.text.length);
+  return [...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
 }
