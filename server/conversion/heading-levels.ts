@@ -58,20 +58,23 @@ export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
     }
   };
   let plan: Map<string, Level> | undefined;
+  // the style of the document's title, a heading of its own that heads every other, numbered ones too
+  let titleStyle: string | undefined;
   const settle = () => {
     if (plan) return plan;
-    // numbered styles first: a style used for depth-d numbers is level d (the commonest depth wins)
+    titleStyle = opening !== undefined && uses.get(opening) === 1 && !numberedStyles.has(opening) ? opening : undefined;
+    // numbered styles first: a style used for depth-d numbers is level d (the commonest depth wins), under the title
     plan = new Map<string, Level>();
     for (const [key, depths] of numberedStyles) {
       const counts = new Map<number, number>();
       for (const depth of depths) counts.set(depth, (counts.get(depth) ?? 0) + 1);
       const depth = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
-      plan.set(key, clamp(depth));
+      plan.set(key, clamp(depth + (titleStyle ? 1 : 0)));
     }
     // the other styles by prominence; each goes just under the deepest numbered style more prominent than it
     const ranked = [...styles.entries()].sort((a, b) => b[1].size - a[1].size || Number(b[1].bold) - Number(a[1].bold));
     // a title set smaller than its sections (a bold body-size title over bigger bold headings) still heads them all
-    const title = opening !== undefined && uses.get(opening) === 1 && !numberedStyles.has(opening) ? ranked.findIndex(([key]) => key === opening) : -1;
+    const title = titleStyle ? ranked.findIndex(([key]) => key === titleStyle) : -1;
     if (title > 0) ranked.unshift(...ranked.splice(title, 1));
     let last = 0;
     for (const [key] of ranked) {
@@ -115,16 +118,17 @@ export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
         return levels;
       }
       const levelByStyle = settle();
-      // a part is above chapters; "Chapter 1" and "1" are the same depth (its sections are "1.1", "1.2")
-      const under = families.has('part') ? 1 : 0;
+      // a part is above chapters; "Chapter 1" and "1" are the same depth (its sections are "1.1", "1.2"); the title
+      // heads them all, and the plan has it above the styles without numbers already
+      const parts = families.has('part') ? 1 : 0;
+      const titled = titleStyle ? 1 : 0;
       visit(page.blocks, (heading) => {
         const numbering = numberingDepth(blocksText([heading]));
-        if (numbering?.family === 'part') levels.push(1);
-        else if (numbering) levels.push(clamp(numbering.depth + under));
-        else {
-          const style = styleOf(heading);
-          levels.push(style ? clamp((levelByStyle.get(styleKey(style)) ?? heading.level) + under) : heading.level);
-        }
+        const style = styleOf(heading);
+        if (style && styleKey(style) === titleStyle) levels.push(1);
+        else if (numbering?.family === 'part') levels.push(clamp(1 + titled));
+        else if (numbering) levels.push(clamp(numbering.depth + parts + titled));
+        else levels.push(style ? clamp((levelByStyle.get(styleKey(style)) ?? heading.level) + parts) : heading.level);
       });
       return levels;
     },

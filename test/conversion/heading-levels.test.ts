@@ -54,6 +54,19 @@ describe('document-wide heading levels', () => {
     ]);
   });
 
+  it("sets a paper's title, a heading of its own style before any text, over its numbered sections and the headings set like them", () => {
+    const title = { size: 18, bold: true };
+    const section = { size: 12, bold: true };
+    const pages = [
+      page(1, [heading('Accelerating the Science of Language Models', 1, title), heading('Abstract', 1, section), heading('1 Introduction', 1, section)]),
+      page(2, [heading('1.1 Open models', 2, { size: 11, bold: true }), heading('2 Data', 1, section)]),
+    ];
+    expect(levels(pages)).toEqual([
+      [1, 2, 2],
+      [3, 2],
+    ]);
+  });
+
   it('keeps the levels of tagged documents and other backends as given', () => {
     const pages = [page(1, [heading('1.1 Deep', 1), heading('Chapter 3', 2)])];
     expect(levels(pages, false)).toEqual([[1, 2]]);
