@@ -144,6 +144,32 @@ function jitteryColumns(doc: Doc) {
     }
 }
 
+/**
+ * A reference's mark raised over the end of a column's line, nearer the other column's line beside it than its own
+ * ("… cell line.⁵˒⁶" beside the right column), and the next paragraph opening with an indent.
+ */
+function raisedReferenceMark(doc: Doc) {
+  doc.font('Times-Roman').fontSize(9);
+  const left = [
+    'Approximately 30% of cases have a mosaic karyotype,',
+    'where one cell line coexists with another cell',
+    'line.',
+    'Importantly, one in ten women has a mosaic line',
+    'with a Y chromosome, and early surgery is advised.',
+  ];
+  left.forEach((line, index) => doc.text(line, index === 3 ? 64 : 54, 100 + index * 11, { lineBreak: false }));
+  const end = 54 + doc.widthOfString('line.');
+  doc.fontSize(7).text('5,6', end + 0.5, 122 - 3.4, { lineBreak: false });
+  doc.fontSize(9);
+  [
+    'The right column runs on beside the left one',
+    'at a pitch of its own, its lines falling',
+    'between the lines of the left column, one',
+    'of them next to the raised mark, and on',
+    'down the page to the end of its paragraph.',
+  ].forEach((line, index) => doc.text(line, 300, 104.95 + index * 11, { lineBreak: false }));
+}
+
 /** A word processor's document: a bold body-size title, bold headings a little bigger, regular 12 pt text. */
 function wordDocument(doc: Doc) {
   const para = (y: number, lines: string[]) =>
@@ -299,6 +325,15 @@ describe('paragraphs', () => {
       'The right column holds',
     ]);
     expect(paragraphs[2]).toMatch(/ last line\.$/);
+  });
+
+  it("joins a reference's raised mark to the line it ends, not to the other column's, and opens the indented paragraph after it", async () => {
+    const { pages } = await convertLocally(await drawPdf(raisedReferenceMark), { ocr: false });
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.slice(0, 2)).toEqual([
+      'Approximately 30% of cases have a mosaic karyotype, where one cell line coexists with another cell line.5,6',
+      'Importantly, one in ten women has a mosaic line with a Y chromosome, and early surgery is advised.',
+    ]);
   });
 
   it("keeps an OCR layer's columns whole, its words jittering about their baselines", async () => {

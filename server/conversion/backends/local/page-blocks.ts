@@ -294,7 +294,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         gap < 0 ||
         Math.abs(segment.size - paragraph.last.size) > 1 ||
         // a first-line indent opens a paragraph
-        (segment.x > paragraph.last.x + segment.size * 0.8 && /[.!?:”"]$/.test(paragraph.text));
+        (segment.x > paragraph.last.x + segment.size * 0.8 && endsSentence(paragraph.runs));
       if (startsNew) {
         flushParagraph();
         paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text, sizes: [segment.size] };
@@ -544,6 +544,13 @@ function textOf(list: Inline[]): string {
   return list
     .map((item) => (item.kind === 'text' || item.kind === 'code' || item.kind === 'math' ? item.text : 'children' in item ? textOf(item.children) : ''))
     .join('');
+}
+
+/** Whether runs end a sentence, a reference's raised mark after its full stop counted with it ("… cell line.⁵˒⁶"). */
+function endsSentence(runs: Segment['runs']): boolean {
+  let index = runs.length - 1;
+  while (index >= 0 && (runs[index]!.text.trim() === '' || (runs[index]!.sup && /^[\d,–\-−*†‡§\s]+$/u.test(runs[index]!.text)))) index--;
+  return index >= 0 && /[.!?:”"]\s*$/.test(runs[index]!.text);
 }
 
 /** The median distance between consecutive lines of the same size in a column, per size (rounded to half a point). */

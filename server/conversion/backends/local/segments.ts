@@ -56,22 +56,35 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
     lines = [...strips.values()].flatMap(linesOf).sort((a, b) => b.y - a.y || a.items[0]!.x - b.items[0]!.x);
   }
   // a superscript at the end of a word in one column can fall within half a line of the other column's baseline
-  // above: it belongs to the line just below it, beside whose text it sits
+  // above: it belongs to the line just below it, beside whose text it sits; so does a reference mark raised more than
+  // its line's script height, right after the end of a word of the line below and after nothing of its own line
+  // ("coexists with one cell line.^{5,6}" beside the other column's line)
+  // a mark follows a word or its stop ("line.", "(CoA)."), alone on its height: not an entry of a matrix's row after "("
+  const marks = (items: TextItem[], mark: TextItem, size: number) =>
+    items.some(
+      (other) =>
+        /[\p{L}\p{N}.,;:)\]’”]$/u.test(other.text.trimEnd()) && mark.x >= other.x + other.width - size * 0.2 && mark.x <= other.x + other.width + size * 0.3,
+    );
+  const alone = (items: TextItem[], mark: TextItem, size: number) =>
+    !items.some(
+      (other) => other !== mark && other.text.trim() !== '' && other.x < mark.x + mark.width + size * 1.5 && other.x + other.width > mark.x - size * 1.5,
+    );
   for (let index = 0; index + 1 < lines.length; index++) {
     const line = lines[index]!;
     const next = lines[index + 1]!;
     const moved = line.items.filter(
       (item) =>
-        line.y - item.y > line.size * 0.3 &&
         item.size < line.size * 0.9 &&
         item.y - next.y > 0 &&
         item.y - next.y <= next.size * 0.6 &&
-        next.items.some((other) => item.x >= other.x - next.size && item.x <= other.x + other.width + next.size),
+        ((line.y - item.y > line.size * 0.3 && next.items.some((other) => item.x >= other.x - next.size && item.x <= other.x + other.width + next.size)) ||
+          (REFERENCE_MARK.test(item.text.trim()) && marks(next.items, item, next.size) && alone(line.items, item, line.size))),
     );
     if (moved.length === 0) continue;
     line.items = line.items.filter((item) => !moved.includes(item));
     next.items.push(...moved);
   }
+  lines = lines.filter((line) => line.items.some((item) => item.text.trim() !== ''));
   // 2. segments: a line cut where the horizontal gap is wider than a word space (column gutters, table cells), save
   // where a big operator's script on a line just below or above fills it (the domain under a display's ∫)
   // the page's glyphs by baseline rounded to a point, so a gap looks only at the rows a line's height away
@@ -195,6 +208,9 @@ function withOwnBaselines(lines: { line: Line; segments: Segment[] }[]): void {
     }
   }
 }
+
+/** A note's or a reference's mark set as a superscript: numbers, ranges and lists of them, or a dagger. */
+const REFERENCE_MARK = /^(?:\d[\d,–\-−]{0,11}|[*†‡§])$/u;
 
 /** What a script of a mathematical symbol holds: a few letters, digits and signs (k=1, N, n+1, i′). */
 const SCRIPT = /^[\p{Script=Latin}\p{Script=Greek}\p{N}=+\-−,′*]{1,4}$/u;
