@@ -127,6 +127,21 @@ describe('local backend: tagged formulas', () => {
     expect(sentence && sentence.kind === 'paragraph' ? text(sentence.content) : '').toMatch(/^Let 𝑝 be a prime/);
   });
 
+  it("reads a browser's tagged page, text pieces between Links with no P around them, as paragraphs the page sets apart, words of wrapped lines apart", async () => {
+    const [page] = await convert('wikipedia-pdfjs-tagged.pdf', [1]);
+    const paragraphs = page!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [text(block.content)] : []));
+    expect(paragraphs).toContain(
+      'PDF.js is a JavaScript library that renders Portable Document Format (PDF) files using the web standards-compliant HTML5 Canvas. ' +
+        'The project is led by the Mozilla Corporation after Andreas Gal launched it (initially as an experiment) in 2011.',
+    );
+    // each Link was a paragraph of its own ("is a", "JavaScript library", "that renders")
+    expect(paragraphs).not.toContain('JavaScript library');
+    const created = paragraphs.find((paragraph) => paragraph.startsWith('The project was created'));
+    expect(created).toMatch(
+      /^The project was created to provide a way for viewing PDF documents natively in the web browser, which prevents potential security risks/,
+    );
+  });
+
   it('drops markup outside the MathML allow-list from a formula the document carries', async () => {
     const { structTreeToBlocks } = await import('../../server/conversion/backends/local/tagged.ts');
     const blocks = structTreeToBlocks(

@@ -18,7 +18,7 @@ import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
-import { referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
+import { paragraphsApart, referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
 import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
 import { atDrawnSizes, largestText } from './title.ts';
@@ -242,7 +242,14 @@ async function convertTaggedPage(input: PageInput, tree: StructNode): Promise<Co
   const warnings: string[] = [];
   const textById = textByMarkedContent(items);
   const figureImages = await taggedFigureImages(page, tree, items, input.budget, options.jpegs);
-  const blocks = structTreeToBlocks(tree, { page: pageNumber, docLang: options.docLang, textById, links: input.linkById, figureImages });
+  const blocks = structTreeToBlocks(tree, {
+    page: pageNumber,
+    docLang: options.docLang,
+    textById,
+    links: input.linkById,
+    figureImages,
+    apart: paragraphsApart(items),
+  });
   const forgotten = forgottenItems(tree, items);
   if (countWords(textOf(forgotten)) >= 3) {
     const extra = layoutPage(buildSegments(forgotten, input.linkAreas), { page: pageNumber, pageWidth: view.x1 - view.x0, pageHeight: view.y1 - view.y0 });

@@ -34,6 +34,8 @@ export type TaggedContext = {
   textById: Map<string, string>;
   /** link annotation id ("12R") → URL */
   links: Map<string, string>;
+  /** marked contents that start a line set apart from the line before by more than a line's pitch (paragraphsApart) */
+  apart?: Set<string>;
   /** pixels of Figure elements, found in the page's paint operations; 'mark' for one that paints only a mark of text size */
   figureImages?: Map<StructNode, FigureImage | 'mark'>;
 };
@@ -184,12 +186,21 @@ function leftToRightRunsInOrder(items: TextItem[]): TextItem[] {
  * one word touch: their gap is 0), and so is a line's end between two marked
  * contents (a cell's text wrapped). The next id's text starts with it, so a
  * word split over two marked contents keeps it too. Left-to-right lines are
- * left to pdf.js, which puts in the spaces their gaps imply.
+ * left to pdf.js, which puts in the spaces their gaps imply, save a line's
+ * end between two marked contents, which pdf.js does not see.
  */
 function impliedSpace(previous: TextItem | undefined, item: TextItem): boolean {
   if (!previous || item.text === '' || /^\s/.test(item.text) || /\s$/.test(previous.text)) return false;
-  if (!RTL_LETTER.test(previous.text) && !RTL_LETTER.test(item.text)) return false;
   const size = Math.max(previous.size, item.size);
+  if (!RTL_LETTER.test(previous.text) && !RTL_LETTER.test(item.text))
+    // left to right, only a wrapped line: the next piece starts back at the left ("Portable Document" / "Format"),
+    // where a raised mark or the next word on the line goes on to the right; a hyphen or a web address's slash joins
+    return (
+      Math.abs(previous.y - item.y) > size * 0.3 &&
+      item.x + size < previous.x + previous.width &&
+      !/[-\u00ad/]$/.test(previous.text) &&
+      !/^[/.]/.test(item.text)
+    );
   // a line ends between two marked contents (a cell's text wrapped): a word ends there, unless it is hyphenated
   if (Math.abs(previous.y - item.y) > size * 0.3) return previous.mcid !== item.mcid && !/[-\u00ad]$/.test(previous.text);
   const gap = Math.max(item.x - (previous.x + previous.width), previous.x - (item.x + item.width));
@@ -492,7 +503,15 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
       };
       // a footnote tagged in the middle of its paragraph (LaTeX) follows the paragraph instead of cutting it in two
       const deferred: Block[] = [];
+      // text tagged as a row of NonStruct pieces between Links, no P around it (a browser's "Save as PDF"), is one
+      // flow: its pieces read on, and a piece opens a paragraph where the page sets it apart (paragraphsApart)
+      const flowing = (node.children ?? []).some((child) => child.role !== undefined && FLOW_ROLES.has(child.role));
       for (const child of node.children ?? []) {
+        if (flowing && child.role === 'NonStruct' && inlineOnly(child)) {
+          if (context.apart?.has(firstContentId(child) ?? '')) flush();
+          runs(child, {}, pending);
+          continue;
+        }
         const note = (child.role === 'Note' || child.role === 'FENote') && (role === 'P' || role === 'Span') ? footnote(child) : undefined;
         if (note) {
           deferred.push(note);
@@ -528,6 +547,41 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
 }
 
 const NOTE_CONTAINER_ROLES = new Set(['Figure', 'Table', 'Caption', 'L', 'Formula']);
+
+function firstContentId(node: StructNode): string | undefined {
+  if (node.type === 'content') return node.id;
+  for (const child of node.children ?? []) {
+    const id = firstContentId(child);
+    if (id) return id;
+  }
+  return undefined;
+}
+
+/**
+ * The marked contents that open a line set apart from the line before it by
+ * more than one and a half times its text's size: paragraphs a page spaces
+ * apart, where its tags do not say where a paragraph ends.
+ */
+export function paragraphsApart(items: TextItem[]): Set<string> {
+  const apart = new Set<string>();
+  let previous: TextItem | undefined;
+  for (const item of items) {
+    if (item.artifact || item.text.trim() === '') continue;
+    if (item.mcid && previous && previous.mcid !== item.mcid && previous.y - item.y > Math.max(previous.size, item.size) * 1.6) apart.add(item.mcid);
+    previous = item;
+  }
+  return apart;
+}
+
+/** Roles that sit inside a line of text, as a link does. */
+const FLOW_ROLES = new Set(['Link', 'Span', 'Reference', 'Quote', 'Em', 'Strong']);
+
+/** Whether a subtree holds only text and elements set inside a line (its NonStruct wrappers included). */
+function inlineOnly(node: StructNode): boolean {
+  return (node.children ?? []).every(
+    (child) => child.type !== undefined || ((child.role === 'NonStruct' || FLOW_ROLES.has(child.role ?? '')) && inlineOnly(child)),
+  );
+}
 
 function containsRole(node: StructNode, roles: Set<string>): boolean {
   return (node.children ?? []).some((child) => !child.type && (roles.has(child.role ?? '') || containsRole(child, roles)));
