@@ -170,6 +170,26 @@ function raisedReferenceMark(doc: Doc) {
   ].forEach((line, index) => doc.text(line, 300, 104.95 + index * 11, { lineBreak: false }));
 }
 
+/** A reference list set with a hanging indent: each entry's first line at the margin, its other lines indented, no space between entries. */
+function hangingReferences(doc: Doc) {
+  doc.font('Times-Roman').fontSize(9);
+  const entries = [
+    ['Akamatsu H, Taga M, Kodama M (1999) Molecular karyotypes for plant', 'pathogens known to produce host-specific toxins. Curr Genet 35:647–656'],
+    [
+      'Altschul SF, Madden TL, Schaffer AA (1997) Gapped BLAST and PSI-BLAST:',
+      'a new generation of protein database search programs. Nucleic Acids',
+      'Res 25:3389–3402',
+    ],
+    ['Brown DW, Adams TH, Keller NP (1996) Aspergillus has distinct fatty acid', 'synthases for primary and secondary metabolism. Proc Natl Acad Sci 93:14873'],
+  ];
+  let y = 100;
+  for (const lines of entries)
+    lines.forEach((line, index) => {
+      doc.text(line, index === 0 ? 60 : 69, y, { lineBreak: false });
+      y += 11;
+    });
+}
+
 /** A word processor's document: a bold body-size title, bold headings a little bigger, regular 12 pt text. */
 function wordDocument(doc: Doc) {
   const para = (y: number, lines: string[]) =>
@@ -334,6 +354,15 @@ describe('paragraphs', () => {
       'Approximately 30% of cases have a mosaic karyotype, where one cell line coexists with another cell line.5,6',
       'Importantly, one in ten women has a mosaic line with a Y chromosome, and early surgery is advised.',
     ]);
+  });
+
+  it('reads each entry of a reference list set with a hanging indent as a paragraph of its own', async () => {
+    const { pages } = await convertLocally(await drawPdf(hangingReferences), { ocr: false });
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.map((text) => text.split(' ')[0])).toEqual(['Akamatsu', 'Altschul', 'Brown']);
+    expect(paragraphs[1]).toBe(
+      'Altschul SF, Madden TL, Schaffer AA (1997) Gapped BLAST and PSI-BLAST: a new generation of protein database search programs. Nucleic Acids Res 25:3389–3402',
+    );
   });
 
   it("keeps an OCR layer's columns whole, its words jittering about their baselines", async () => {

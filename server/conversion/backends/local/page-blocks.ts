@@ -114,11 +114,15 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       tablesByColumn[columnIndex]!,
     );
     const columnLeft = Math.min(...column.map((segment) => segment.x));
-    let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[] } | undefined;
+    let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[]; lefts: number[] } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
+    // the hanging indent the last paragraph was set with (its first line's start, its other lines' step in)
+    let hanging: { left: number; indent: number } | undefined;
     const flushParagraph = () => {
       if (paragraph) {
+        const [first, second] = paragraph.lefts;
+        hanging = second !== undefined && hangsFrom(paragraph.lefts, paragraph.first) ? { left: first!, indent: second - first! } : undefined;
         const sizes = paragraph.sizes.sort((a, b) => a - b);
         const block: Block = {
           kind: 'paragraph',
@@ -293,11 +297,21 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         gap > lineGap ||
         gap < 0 ||
         Math.abs(segment.size - paragraph.last.size) > 1 ||
-        // a first-line indent opens a paragraph
-        (segment.x > paragraph.last.x + segment.size * 0.8 && endsSentence(paragraph.runs));
+        // a first-line indent opens a paragraph, save the next line of an entry of a list set as the one before it
+        (segment.x > paragraph.last.x + segment.size * 0.8 &&
+          endsSentence(paragraph.runs) &&
+          !(
+            hanging &&
+            paragraph.lefts.length === 1 &&
+            Math.abs(paragraph.first.x - hanging.left) < segment.size * 0.3 &&
+            Math.abs(segment.x - hanging.left - hanging.indent) < segment.size * 0.3
+          )) ||
+        // so does a line back at the first line's start where the lines after it were indented: a hanging indent, each
+        // entry of a reference list its own paragraph
+        hangsFrom(paragraph.lefts, segment);
       if (startsNew) {
         flushParagraph();
-        paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text, sizes: [segment.size] };
+        paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text, sizes: [segment.size], lefts: [segment.x] };
       } else {
         const last = paragraph!.runs.at(-1);
         const first = segment.runs[0];
@@ -310,6 +324,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         }
         paragraph!.last = segment;
         paragraph!.sizes.push(segment.size);
+        paragraph!.lefts.push(segment.x);
         paragraph!.text = joinLines(paragraph!.text, segment.text);
       }
       previous = segment;
@@ -544,6 +559,20 @@ function textOf(list: Inline[]): string {
   return list
     .map((item) => (item.kind === 'text' || item.kind === 'code' || item.kind === 'math' ? item.text : 'children' in item ? textOf(item.children) : ''))
     .join('');
+}
+
+/**
+ * Whether a line opens the next entry of a list set with a hanging indent (a
+ * reference list): it starts where the paragraph's first line started, and
+ * every line since was indented by one and the same step of one to four
+ * sizes. Lines that merely start a little apart (an OCR layer's, text wrapped
+ * around a picture) are not so regular.
+ */
+function hangsFrom(lefts: number[], segment: Segment): boolean {
+  const [first, ...rest] = lefts;
+  if (first === undefined || rest.length === 0 || Math.abs(segment.x - first) > segment.size * 0.3) return false;
+  const indent = rest[0]! - first;
+  return indent >= segment.size * 0.8 && indent <= segment.size * 4 && rest.every((left) => Math.abs(left - rest[0]!) <= segment.size * 0.2);
 }
 
 /** Whether runs end a sentence, a reference's raised mark after its full stop counted with it ("… cell line.⁵˒⁶"). */
