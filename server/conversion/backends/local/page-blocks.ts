@@ -2,7 +2,7 @@ import type { Block, Inline, ListBlock } from '../../model.ts';
 import type { FormulaArea } from './display-formulas.ts';
 import { joinLines, runsToInlines, stripPrefix, type Run } from './inline.ts';
 import { linkReferences, type Footnotes } from './page-footnotes.ts';
-import type { Segment } from './segments.ts';
+import { REFERENCE_MARK, type Segment } from './segments.ts';
 import { numberingDepth } from '../../heading-levels.ts';
 import { besideFlow, joinInlines, readsOn } from '../../paragraphs.ts';
 import { CONDITION_WORDS, formulaToTex, isFormulaLine, RELATION, withTag } from './tex.ts';
@@ -578,7 +578,7 @@ function hangsFrom(lefts: number[], segment: Segment): boolean {
 /** Whether runs end a sentence, a reference's raised mark after its full stop counted with it ("… cell line.⁵˒⁶"). */
 function endsSentence(runs: Segment['runs']): boolean {
   let index = runs.length - 1;
-  while (index >= 0 && (runs[index]!.text.trim() === '' || (runs[index]!.sup && /^[\d,–\-−*†‡§\s]+$/u.test(runs[index]!.text)))) index--;
+  while (index >= 0 && (runs[index]!.text.trim() === '' || (runs[index]!.sup && REFERENCE_MARK.test(runs[index]!.text.trim())))) index--;
   return index >= 0 && /[.!?:”"]\s*$/.test(runs[index]!.text);
 }
 

@@ -55,11 +55,8 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
     }
     lines = [...strips.values()].flatMap(linesOf).sort((a, b) => b.y - a.y || a.items[0]!.x - b.items[0]!.x);
   }
-  // a superscript at the end of a word in one column can fall within half a line of the other column's baseline
-  // above: it belongs to the line just below it, beside whose text it sits; so does a reference mark raised more than
-  // its line's script height, right after the end of a word of the line below and after nothing of its own line
-  // ("coexists with one cell line.^{5,6}" beside the other column's line)
-  // a mark follows a word or its stop ("line.", "(CoA)."), alone on its height: not an entry of a matrix's row after "("
+  // a reference mark follows a word or its stop ("line.", "(CoA)."), alone at its height: not an entry of a matrix's
+  // row after "("
   const marks = (items: TextItem[], mark: TextItem, size: number) =>
     items.some(
       (other) =>
@@ -69,6 +66,10 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
     !items.some(
       (other) => other !== mark && other.text.trim() !== '' && other.x < mark.x + mark.width + size * 1.5 && other.x + other.width > mark.x - size * 1.5,
     );
+  // a superscript at the end of a word in one column can fall within half a line of the other column's baseline
+  // above: it belongs to the line just below it, beside whose text it sits; so does a reference mark raised more than
+  // its line's script height, right after the end of a word of the line below and after nothing of its own line
+  // ("coexists with one cell line.^{5,6}" beside the other column's line)
   for (let index = 0; index + 1 < lines.length; index++) {
     const line = lines[index]!;
     const next = lines[index + 1]!;
@@ -210,7 +211,7 @@ function withOwnBaselines(lines: { line: Line; segments: Segment[] }[]): void {
 }
 
 /** A note's or a reference's mark set as a superscript: numbers, ranges and lists of them, or a dagger. */
-const REFERENCE_MARK = /^(?:\d[\d,–\-−]{0,11}|[*†‡§])$/u;
+export const REFERENCE_MARK = /^(?:\d[\d,–\-−]{0,11}|[*†‡§])$/u;
 
 /** What a script of a mathematical symbol holds: a few letters, digits and signs (k=1, N, n+1, i′). */
 const SCRIPT = /^[\p{Script=Latin}\p{Script=Greek}\p{N}=+\-−,′*]{1,4}$/u;

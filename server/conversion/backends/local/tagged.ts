@@ -559,7 +559,7 @@ function firstContentId(node: StructNode): string | undefined {
 
 /**
  * The marked contents that open a line set apart from the line before it by
- * more than one and a half times its text's size: paragraphs a page spaces
+ * more than 1.6 times its text's size: paragraphs a page spaces
  * apart, where its tags do not say where a paragraph ends.
  */
 export function paragraphsApart(items: TextItem[]): Set<string> {
