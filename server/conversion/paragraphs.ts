@@ -87,18 +87,29 @@ function isOpen(block: Block | undefined): block is Paragraph {
  */
 function createParagraphJoiner() {
   let held: PageResult[] = [];
-  // where the open paragraph sits in `held`
-  let open: { pageIndex: number; blockIndex: number } | undefined;
+  // where the open paragraph sits in `held`; `small` when it is small print (a reference list) ending its page
+  let open: { pageIndex: number; blockIndex: number; small?: true } | undefined;
   const release = () => {
     const out = held;
     held = [];
     open = undefined;
     return out;
   };
-  const openAt = (pageIndex: number, textSize = textSizeOf(held[pageIndex]!.blocks)) => {
+  const openAt = (pageIndex: number, textSize = textSizeOf(held[pageIndex]!.blocks)): typeof open => {
     const blocks = held[pageIndex]!.blocks;
     const blockIndex = blocks.findLastIndex((block) => !besideFlow(block, textSize));
-    return isOpen(blocks[blockIndex]) ? { pageIndex, blockIndex } : undefined;
+    if (isOpen(blocks[blockIndex])) return { pageIndex, blockIndex };
+    // small print that ends the page mid-sentence reads on at its own size where it is a run of paragraphs (a
+    // reference list set smaller than the text), not a caption alone at the foot
+    const last = blocks.findLastIndex((block) => !besideFlow(block, undefined));
+    const [before, tail] = [blocks[last - 1], blocks[last]];
+    const run =
+      before?.kind === 'paragraph' &&
+      tail?.kind === 'paragraph' &&
+      before.size !== undefined &&
+      tail.size !== undefined &&
+      Math.abs(before.size - tail.size) <= SAME_SIZE;
+    return last > blockIndex && run && isOpen(tail) ? { pageIndex, blockIndex: last, small: true } : undefined;
   };
   return {
     add(given: PageResult): PageResult[] {
@@ -106,7 +117,8 @@ function createParagraphJoiner() {
       let out: PageResult[] = [];
       const host = open ? held[open.pageIndex]! : undefined;
       const tail = open && host ? (host.blocks[open.blockIndex] as Paragraph) : undefined;
-      const headIndex = page.blocks.findIndex((block) => !besideFlow(block, tail?.size));
+      // small print reads on only into the next page's first text (its running text may come later, at its own size)
+      const headIndex = page.blocks.findIndex((block) => !besideFlow(block, open?.small ? undefined : tail?.size));
       const head = page.blocks[headIndex];
       if (
         open &&

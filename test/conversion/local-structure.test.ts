@@ -170,10 +170,14 @@ function raisedReferenceMark(doc: Doc) {
   ].forEach((line, index) => doc.text(line, 300, 104.95 + index * 11, { lineBreak: false }));
 }
 
-/** A reference list set with a hanging indent: each entry's first line at the margin, its other lines indented, no space between entries. */
-function hangingReferences(doc: Doc) {
+/**
+ * A reference list set with a hanging indent: each entry's first line at the margin, its other lines indented, no
+ * space between entries; with `carried`, the page opens with the last lines of an entry begun on the page before.
+ */
+function hangingReferences(doc: Doc, carried = false) {
   doc.font('Times-Roman').fontSize(9);
   const entries = [
+    ...(carried ? [['', 'alternata by modification of secondary metabolism. Mol Microbiol', '52:399–411']] : []),
     ['Akamatsu H, Taga M, Kodama M (1999) Molecular karyotypes for plant', 'pathogens known to produce host-specific toxins. Curr Genet 35:647–656'],
     [
       'Altschul SF, Madden TL, Schaffer AA (1997) Gapped BLAST and PSI-BLAST:',
@@ -185,8 +189,8 @@ function hangingReferences(doc: Doc) {
   let y = 100;
   for (const lines of entries)
     lines.forEach((line, index) => {
-      doc.text(line, index === 0 ? 60 : 69, y, { lineBreak: false });
-      y += 11;
+      if (line !== '') doc.text(line, index === 0 ? 60 : 69, y, { lineBreak: false });
+      if (line !== '') y += 11;
     });
 }
 
@@ -363,6 +367,10 @@ describe('paragraphs', () => {
     expect(paragraphs[1]).toBe(
       'Altschul SF, Madden TL, Schaffer AA (1997) Gapped BLAST and PSI-BLAST: a new generation of protein database search programs. Nucleic Acids Res 25:3389–3402',
     );
+    // an entry carried over from the page before: the first entry out at the margin parts from it
+    const carried = await convertLocally(await drawPdf((doc) => hangingReferences(doc, true)), { ocr: false });
+    const pieces = carried.pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(pieces.map((text) => text.split(' ')[0])).toEqual(['alternata', 'Akamatsu', 'Altschul', 'Brown']);
   });
 
   it("keeps an OCR layer's columns whole, its words jittering about their baselines", async () => {

@@ -87,6 +87,32 @@ describe('joinBrokenParagraphs', () => {
     ]);
   });
 
+  it('reads a reference list set smaller than the text on over the page, but not a caption alone at the foot', () => {
+    const body =
+      'The text of the page, set bigger than its references and longer than all of them together as a page’s text is, ends its page before the list of references begins at its foot.';
+    const references = [
+      page(1, [
+        paragraph(1, body, 9.5),
+        paragraph(1, 'Hatta R (2002) A chromosome. Genetics 161:59–70', 8),
+        paragraph(1, 'Ito K (2004) Dissection of the host range of Alternaria', 8),
+      ]),
+      page(2, [paragraph(2, 'alternata by modification of metabolism. Mol Microbiol 52:399–411', 8), paragraph(2, 'Body text goes on.', 9.5)]),
+    ];
+    expect(shown(joinBrokenParagraphs(references))).toEqual([
+      [
+        body,
+        'Hatta R (2002) A chromosome. Genetics 161:59–70',
+        'Ito K (2004) Dissection of the host range of Alternaria ⟨2⟩alternata by modification of metabolism. Mol Microbiol 52:399–411',
+      ],
+      ['Body text goes on.'],
+    ]);
+    const caption = [
+      page(1, [paragraph(1, body, 9.5), paragraph(1, 'Fig. 1. A caption at the foot', 8)]),
+      page(2, [paragraph(2, 'a The numbers match the lanes in Fig. 5', 8)]),
+    ];
+    expect(shown(joinBrokenParagraphs(caption))).toEqual(shown(caption));
+  });
+
   it('joins on the text alone where a backend does not know the sizes, over a page the paragraph fills, and not twice', () => {
     const input = [
       page(1, [paragraph(1, 'One sentence runs')]),

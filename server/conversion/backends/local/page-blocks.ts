@@ -308,9 +308,14 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
           )) ||
         // so does a line back at the first line's start where the lines after it were indented: a hanging indent, each
         // entry of a reference list its own paragraph
-        hangsFrom(paragraph.lefts, segment);
+        hangsFrom(paragraph.lefts, segment) ||
+        outdentedFrom(paragraph.lefts, segment) !== undefined;
       if (startsNew) {
+        // an entry's lines carried over from the page or column before, then the next entry out at the margin: the
+        // list's hanging indent is known from there on
+        const outdent = paragraph ? outdentedFrom(paragraph.lefts, segment) : undefined;
         flushParagraph();
+        if (outdent !== undefined) hanging = { left: segment.x, indent: outdent };
         paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text, sizes: [segment.size], lefts: [segment.x] };
       } else {
         const last = paragraph!.runs.at(-1);
@@ -573,6 +578,19 @@ function hangsFrom(lefts: number[], segment: Segment): boolean {
   if (first === undefined || rest.length === 0 || Math.abs(segment.x - first) > segment.size * 0.3) return false;
   const indent = rest[0]! - first;
   return indent >= segment.size * 0.8 && indent <= segment.size * 4 && rest.every((left) => Math.abs(left - rest[0]!) <= segment.size * 0.2);
+}
+
+/**
+ * How far a line stands out to the left of a paragraph's lines, where two or
+ * more of them all start at one place and the line one to four sizes left of
+ * it: the next entry of a list set with a hanging indent, after an entry whose
+ * first line was on the page before.
+ */
+function outdentedFrom(lefts: number[], segment: Segment): number | undefined {
+  const [first] = lefts;
+  if (first === undefined || lefts.length < 2 || lefts.some((left) => Math.abs(left - first) > segment.size * 0.2)) return undefined;
+  const step = first - segment.x;
+  return step >= segment.size * 0.8 && step <= segment.size * 4 ? step : undefined;
 }
 
 /** Whether runs end a sentence, a reference's raised mark after its full stop counted with it ("… cell line.⁵˒⁶"). */
