@@ -26,8 +26,11 @@ export function readsOn(tail: { text: string; size?: number }, head: { text: str
   if (tail.size !== undefined && head.size !== undefined && Math.abs(tail.size - head.size) > SAME_SIZE) return false;
   const end = tail.text.trimEnd();
   const start = head.text.trimStart();
-  return end !== '' && !CLOSED.test(end) && CONTINUES.test(start);
+  return end !== '' && (!CLOSED.test(end) || ABBREVIATED.test(end)) && CONTINUES.test(start);
 }
+
+/** A full stop that closes an abbreviation, not a sentence ("Aspergillus niger var." / "awamori, …", "Smith et al."). */
+const ABBREVIATED = /(?:^|[\s(])(?:et al|var|subsp|spp?|e\.g|i\.e|cf|vs|viz|ca|approx|resp|incl|Figs?|Eqs?|Refs?|Sect|Vol|No|pp|eds?)\.$/u;
 
 /**
  * `first` read on into `rest`: lines join as lines do (joinLines: a word

@@ -194,6 +194,32 @@ function hangingReferences(doc: Doc, carried = false) {
     });
 }
 
+/** A reference list over two columns, an entry cut at the left column's foot after an abbreviation and carried on, indented, at the right column's head. */
+function referencesOverColumns(doc: Doc) {
+  doc.font('Times-Roman').fontSize(9);
+  const left = [
+    ['Akamatsu H, Taga M, Kodama M (1999) Molecular karyotypes', 'for plant pathogens. Curr Genet 35:647–656'],
+    ['Brown DW, Adams TH, Keller NP (1996) Aspergillus has', 'distinct fatty acid synthases. Proc Natl Acad Sci 93:14873'],
+    ['Nyyssonen E, Amutan M, Enfield L (1996) The transposable', 'element Tan1 of Aspergillus niger var.'],
+  ];
+  const right = [
+    ['', 'awamori, a new member of the Fot1 family. Mol Gen Genet', '253:50–56'],
+    ['Okuda M, Ikeda K, Namiki F (1998) Tfo1: an Ac-like transposon', 'from a plant pathogenic fungus. Mol Gen Genet 258:599–607'],
+  ];
+  for (const [x, entries] of [
+    [50, left],
+    [310, right],
+  ] as const) {
+    let y = 100;
+    for (const lines of entries)
+      lines.forEach((line, index) => {
+        if (line === '') return;
+        doc.text(line, index === 0 ? x : x + 9, y, { lineBreak: false });
+        y += 11;
+      });
+  }
+}
+
 /** A word processor's document: a bold body-size title, bold headings a little bigger, regular 12 pt text. */
 function wordDocument(doc: Doc) {
   const para = (y: number, lines: string[]) =>
@@ -371,6 +397,15 @@ describe('paragraphs', () => {
     const carried = await convertLocally(await drawPdf((doc) => hangingReferences(doc, true)), { ocr: false });
     const pieces = carried.pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
     expect(pieces.map((text) => text.split(' ')[0])).toEqual(['alternata', 'Akamatsu', 'Altschul', 'Brown']);
+  });
+
+  it("reads on an entry a reference list's column foot cut after an abbreviation into the next column's indented head", async () => {
+    const { pages } = await convertLocally(await drawPdf(referencesOverColumns), { ocr: false });
+    const paragraphs = pages[0]!.blocks.flatMap((block) => (block.kind === 'paragraph' ? [inlineText(block.content)] : []));
+    expect(paragraphs.map((text) => text.split(' ')[0])).toEqual(['Akamatsu', 'Brown', 'Nyyssonen', 'Okuda']);
+    expect(paragraphs[2]).toBe(
+      'Nyyssonen E, Amutan M, Enfield L (1996) The transposable element Tan1 of Aspergillus niger var. awamori, a new member of the Fot1 family. Mol Gen Genet 253:50–56',
+    );
   });
 
   it("keeps an OCR layer's columns whole, its words jittering about their baselines", async () => {

@@ -75,6 +75,14 @@ describe('joinBrokenParagraphs', () => {
     }
   });
 
+  it('reads on past a full stop that closes an abbreviation, not a sentence', () => {
+    const input = [
+      page(1, [paragraph(1, 'The element Tan1 of Aspergillus niger var.', 9)]),
+      page(2, [paragraph(2, 'awamori, a new member of the family.', 9)]),
+    ];
+    expect(shown(joinBrokenParagraphs(input))).toEqual([['The element Tan1 of Aspergillus niger var. ⟨2⟩awamori, a new member of the family.'], []]);
+  });
+
   it('reads on past a table and a caption set smaller, which stay where they are', () => {
     const table: Block = { kind: 'table', page: 2, rows: [[{ header: false, content: [text('cell')] }]] };
     const input = [

@@ -387,8 +387,13 @@ function joinAcrossColumns(blocks: Block[], columnStarts: number[], lines: Map<B
     const top = head && lines.get(head);
     if (tail?.kind === 'paragraph' && head?.kind === 'paragraph' && foot && top) {
       const flush = top.first.x < top.columnLeft + top.first.size * 0.8;
+      // or indented as the foot's own lines are under a hanging indent: an entry of a reference list going on
+      const hangingOn =
+        foot.last !== foot.first &&
+        foot.last.x - foot.first.x >= top.first.size * 0.8 &&
+        Math.abs(top.first.x - top.columnLeft - (foot.last.x - foot.columnLeft)) < top.first.size * 0.3;
       const beside = top.first.y > foot.last.y;
-      if (flush && beside && readsOn({ text: foot.text, size: tail.size }, { text: top.text, size: head.size })) {
+      if ((flush || hangingOn) && beside && readsOn({ text: foot.text, size: tail.size }, { text: top.text, size: head.size })) {
         // changed in place: the block keeps its anchor, where figures are placed by it
         tail.content = joinInlines(tail.content, head.content);
         lines.set(tail, { ...foot, last: top.last, text: joinLines(foot.text, top.text) });
