@@ -258,7 +258,6 @@ function stretchesOf(chars: Char[]): [number, number][] {
     hasMath ||= math || stacked;
     // inside a bracket the punctuation is the formula's: H^k(X; \mathbb{Z}) and ⟨u, v⟩; so is a comma before the dots
     // of a list, where the comma is the text face's (Palatino's, Times': "x₁, …, xₙ")
-
     if (trailing && !listed && depth(chars.slice(open[0], end)) <= 0) close();
     else if (trailing) open = [open[0], to];
   }

@@ -292,6 +292,8 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         continue;
       }
       flushList();
+      // an entry's lines carried over from the page or column before, then the next entry out at the margin
+      const outdent = paragraph ? outdentedFrom(paragraph.lefts, segment) : undefined;
       const startsNew =
         !paragraph ||
         gap > lineGap ||
@@ -309,12 +311,10 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         // so does a line back at the first line's start where the lines after it were indented: a hanging indent, each
         // entry of a reference list its own paragraph
         hangsFrom(paragraph.lefts, segment) ||
-        outdentedFrom(paragraph.lefts, segment) !== undefined;
+        outdent !== undefined;
       if (startsNew) {
-        // an entry's lines carried over from the page or column before, then the next entry out at the margin: the
-        // list's hanging indent is known from there on
-        const outdent = paragraph ? outdentedFrom(paragraph.lefts, segment) : undefined;
         flushParagraph();
+        // the list's hanging indent is known from the outdented entry on
         if (outdent !== undefined) hanging = { left: segment.x, indent: outdent };
         paragraph = { runs: [...segment.runs], first: segment, last: segment, text: segment.text, sizes: [segment.size], lefts: [segment.x] };
       } else {
@@ -580,9 +580,13 @@ function textOf(list: Inline[]): string {
  */
 function hangsFrom(lefts: number[], segment: Segment): boolean {
   const [first, ...rest] = lefts;
-  if (first === undefined || rest.length === 0 || Math.abs(segment.x - first) > segment.size * 0.3) return false;
-  const indent = rest[0]! - first;
-  return indent >= segment.size * 0.8 && indent <= segment.size * 4 && rest.every((left) => Math.abs(left - rest[0]!) <= segment.size * 0.2);
+  return (
+    first !== undefined &&
+    rest.length > 0 &&
+    Math.abs(segment.x - first) <= segment.size * 0.3 &&
+    startAlike(rest, segment.size) &&
+    indentStep(first, rest[0]!, segment.size) !== undefined
+  );
 }
 
 /**
@@ -592,10 +596,16 @@ function hangsFrom(lefts: number[], segment: Segment): boolean {
  * first line was on the page before.
  */
 function outdentedFrom(lefts: number[], segment: Segment): number | undefined {
-  const [first] = lefts;
-  if (first === undefined || lefts.length < 2 || lefts.some((left) => Math.abs(left - first) > segment.size * 0.2)) return undefined;
-  const step = first - segment.x;
-  return step >= segment.size * 0.8 && step <= segment.size * 4 ? step : undefined;
+  return lefts.length >= 2 && startAlike(lefts, segment.size) ? indentStep(segment.x, lefts[0]!, segment.size) : undefined;
+}
+
+/** Lines that start at one place, within a fifth of the size. */
+const startAlike = (lefts: number[], size: number) => lefts.every((left) => Math.abs(left - lefts[0]!) <= size * 0.2);
+
+/** The step in from `from` to `to` when it is a list's indent, one to four sizes; else undefined. */
+function indentStep(from: number, to: number, size: number): number | undefined {
+  const step = to - from;
+  return step >= size * 0.8 && step <= size * 4 ? step : undefined;
 }
 
 /** Whether runs end a sentence, a reference's raised mark after its full stop counted with it ("… cell line.⁵˒⁶"). */

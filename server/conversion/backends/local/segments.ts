@@ -188,22 +188,22 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
  * layer's words jitter about theirs, and its segments keep their lines'.
  */
 function withOwnBaselines(lines: { line: Line; segments: Segment[] }[]): void {
-  const baselinesOf = (segment: Segment) =>
-    (segment.items ?? []).filter((item) => Math.abs(item.size - segment.size) <= 0.5 && item.text.trim() !== '').map((item) => item.y);
-  let several = 0;
-  let jittery = 0;
-  for (const { segments } of lines)
-    for (const segment of segments) {
-      const ys = baselinesOf(segment);
-      if (ys.length < 2) continue;
-      several++;
-      if (Math.max(...ys) - Math.min(...ys) > segment.size * 0.1) jittery++;
-    }
-  if (jittery > several * 0.2) return;
+  // each segment's baselines: those of its items of its size (a script does not count)
+  const baselines = new Map(
+    lines.flatMap(({ segments }) =>
+      segments.map((segment) => [
+        segment,
+        (segment.items ?? []).filter((item) => Math.abs(item.size - segment.size) <= 0.5 && item.text.trim() !== '').map((item) => item.y),
+      ]),
+    ),
+  );
+  const several = [...baselines].filter(([, ys]) => ys.length >= 2);
+  const jittery = several.filter(([segment, ys]) => Math.max(...ys) - Math.min(...ys) > segment.size * 0.1);
+  if (jittery.length > several.length * 0.2) return;
   for (const { line, segments } of lines) {
     if (segments.length < 2) continue;
     for (const segment of segments) {
-      const ys = baselinesOf(segment);
+      const ys = baselines.get(segment)!;
       const own = ys.length > 0 ? Math.max(...ys) : line.y;
       if (Math.abs(own - line.y) > segment.size * 0.15) segment.y = own;
     }
