@@ -105,6 +105,32 @@ describe('columns per region', () => {
     expect(at.every((index) => index >= 0)).toBe(true);
     expect(at).toEqual([...at].sort((a, b) => a - b));
   });
+
+  it("keeps a column whole past a scrap of text across the gutter with both columns' lines running on beside it, and still parts them at a heading across both", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        column(doc, 'north', 60, 80, 24);
+        column(doc, 'east', 320, 80, 24);
+        // an OCR layer's two words of two columns read as one line over the gutter, half a line off the columns' lines;
+        // the word stretched over its box as an OCR layer draws it (pdfkit's types lack the option)
+        const stretched = { lineBreak: false, horizontalScaling: 500 };
+        doc
+          .font('Helvetica')
+          .fontSize(10)
+          .text('he.ng', 200, 80 + 11.5 * 13, stretched);
+        write(doc, 'A Heading Set Across Both Columns of the Page', 150, 420, 14);
+        column(doc, 'south', 60, 460, 8);
+        column(doc, 'west', 320, 460, 8);
+      }),
+    );
+    const text = page!.blocks.map(blockText).join(' | ');
+    const at = ['north 1 ', 'north 24 ', 'east 1 ', 'east 24 ', 'A Heading Set', 'south 1 ', 'south 8 ', 'west 1 '].map((line) => text.indexOf(line));
+    expect(
+      at.every((index) => index >= 0),
+      text,
+    ).toBe(true);
+    expect(at, text).toEqual([...at].sort((a, b) => a - b));
+  });
 });
 
 describe('columns parted by gutters narrower than a word space', () => {

@@ -101,7 +101,31 @@ function bandOrder(segments: Segment[], g: number, pageWidth: number): Segment[]
   // a line reaching a little over the gutter is its side's (an OCR layer's loose word box): only one well across both
   // sides, a title's or a figure's, parts the region into bands
   const reach = bodySize(segments) * 2;
-  const isWide = (segment: Segment) => segment.x < g - reach && segment.right > g + reach;
+  const crosses = (segment: Segment) => segment.x < g - reach && segment.right > g + reach;
+  // a line across the gutter that leaves the lines over and under it on each side running on at their pitch past it
+  // (at most the one line it took missing) is no title or figure across the columns: an OCR layer's words of two
+  // columns joined over the gutter
+  const runsOnPast = (segment: Segment, lines: Segment[]) => {
+    const rows = [...new Set(lines.map((line) => line.y))].sort((a, b) => a - b);
+    const above = rows.find((y) => y > segment.y);
+    const below = rows.findLast((y) => y < segment.y);
+    return above !== undefined && below !== undefined && above - below <= median(rows.slice(1).map((y, index) => y - rows[index]!)) * 2.3;
+  };
+  const amidColumns = (segment: Segment) => {
+    const under = segments.filter((other) => !crosses(other) && other.x < segment.right && other.right > segment.x);
+    return (
+      runsOnPast(
+        segment,
+        under.filter((other) => other.right <= g + 1),
+      ) &&
+      runsOnPast(
+        segment,
+        under.filter((other) => other.x >= g - 1),
+      )
+    );
+  };
+  const across = new Set(segments.filter((segment) => crosses(segment) && !amidColumns(segment)));
+  const isWide = (segment: Segment) => across.has(segment);
   const onLeft = (segment: Segment) => segment.right <= g + 1 || (!isWide(segment) && segment.x + segment.right < g * 2);
   const ordered: Segment[][] = [];
   let band: Segment[] = [];
