@@ -126,6 +126,46 @@ describe('booktabs-style tables (horizontal rules only)', () => {
     expect(page!.blocks.some((block) => block.kind === 'table')).toBe(false);
     expect(paragraphs(page!.blocks).join(' ')).toContain('Line 12 of the running text.');
   });
+
+  it("does not take two columns of prose between a running head's rule and a table's top rule of its width for the table's header rows", async () => {
+    const words =
+      'the store room holds every fastener the survey measured twice and each reading was taken again when the two differed by more than a tenth of a millimetre'.split(
+        ' ',
+      );
+    // each column's lines run one sentence on: seven words a line, the next line going on in lower case
+    const columnLines = (first: string) =>
+      Array.from({ length: 8 }, (_, index) => `${index === 0 ? first : ''}${words.slice((index * 7) % 21, ((index * 7) % 21) + 7).join(' ')}`);
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Journal of Fasteners', 72, 48, 9);
+        line(doc, 72, 60, 523, 0.5);
+        columnLines('West: ').forEach((value, index) => write(doc, value, 72, 80 + index * 14, 9.5));
+        columnLines('East: ').forEach((value, index) => write(doc, value, 310, 80 + index * 14, 9.5));
+        write(doc, 'Table 3 Fastener sizes', 72, 210, 10);
+        line(doc, 72, 226, 523, 0.5);
+        write(doc, 'Item', 78, 232);
+        write(doc, 'Width', 300, 232);
+        line(doc, 72, 247, 523, 0.5);
+        [
+          ['Bolt', '12 mm'],
+          ['Nut', '10 mm'],
+          ['Washer', '16 mm'],
+        ].forEach((row, index) => row.forEach((value, column) => write(doc, value, [78, 300][column]!, 253 + index * 16)));
+        line(doc, 72, 302, 523, 0.5);
+      }),
+    );
+    const table = page!.blocks.find((block): block is Table => block.kind === 'table')!;
+    expect(text(table.caption)).toBe('Table 3 Fastener sizes');
+    expect(shape(table).map((row) => row.map(([cell]) => cell))).toEqual([
+      ['Item', 'Width'],
+      ['Bolt', '12 mm'],
+      ['Nut', '10 mm'],
+      ['Washer', '16 mm'],
+    ]);
+    const prose = paragraphs(page!.blocks);
+    expect(prose.find((value) => value.startsWith('West: '))).toContain(columnLines('').slice(1).join(' '));
+    expect(prose.find((value) => value.startsWith('East: '))).toContain(columnLines('').slice(1).join(' '));
+  });
 });
 
 /** A line chart drawn with paths: axes with ticks, a data line, round markers, labels, a caption under it. */

@@ -79,7 +79,7 @@ export function findAlignedTables(column: Segment[], page: number): Map<Segment,
   return found;
 }
 
-type Row = { y: number; cells: Segment[] };
+export type Row = { y: number; cells: Segment[] };
 
 /**
  * A column of prose beside other text is a column of the page, not of a
@@ -89,7 +89,7 @@ type Row = { y: number; cells: Segment[] };
  * wrapped cell cannot do that here, for its next line has no other cell and
  * so ends the run of rows.
  */
-function isProse(run: Row[], columns: [number, number][], index: number): boolean {
+export function isProse(run: Row[], columns: [number, number][], index: number): boolean {
   const [left, right] = columns[index]!;
   const cells = run.map((row) => row.cells.find((cell) => cell.x >= left - 1 && cell.x <= right)?.text.trim());
   const texts = cells.filter((text): text is string => text !== undefined && text !== '');

@@ -2,6 +2,7 @@ import type { Block, TableCell } from '../../model.ts';
 import { runsToInlines, type Run } from './inline.ts';
 import { TOLERANCE, type Rule } from './drawing.ts';
 import type { Segment } from './segments.ts';
+import { isProse, type Row } from './aligned-tables.ts';
 
 /**
  * Tables drawn with ruling lines ("lattice" tables). The page's operator
@@ -325,11 +326,9 @@ function findBooktabsTables(lines: Line[], segments: Segment[], page: number): R
   return tables;
 }
 
-type TextRow = { y: number; cells: Segment[] };
-
 /** The text rows between two rules, within their span; `crossed` when some text runs over the span's edge. */
-function rowsBetween(segments: Segment[], upper: Line, lower: Line): { rows: TextRow[]; crossed: boolean } {
-  const rows: TextRow[] = [];
+function rowsBetween(segments: Segment[], upper: Line, lower: Line): { rows: Row[]; crossed: boolean } {
+  const rows: Row[] = [];
   let crossed = false;
   for (const segment of [...segments].sort((a, b) => b.y - a.y || a.x - b.x)) {
     const cy = segment.y + segment.size * 0.3;
@@ -344,13 +343,15 @@ function rowsBetween(segments: Segment[], upper: Line, lower: Line): { rows: Tex
   return { rows, crossed };
 }
 
-/** Rows most of which are cut into cells: a table's, not a paragraph's. */
-function tabular(rows: TextRow[]): boolean {
-  return rows.filter((row) => row.cells.length >= 2).length * 2 >= rows.length;
+/** Rows most of which are cut into cells: a table's, not a paragraph's nor two columns' of prose side by side. */
+function tabular(rows: Row[]): boolean {
+  if (rows.filter((row) => row.cells.length >= 2).length * 2 < rows.length) return false;
+  const columns = columnsOf(rows);
+  return !columns.some((_, index) => isProse(rows, columns, index));
 }
 
 /** Columns: the stretches of x the cells cover, separated by gaps no cell crosses. */
-export function columnsOf(rows: TextRow[]): [number, number][] {
+export function columnsOf(rows: Row[]): [number, number][] {
   const intervals = rows.flatMap((row) => row.cells.map((cell) => [cell.x, cell.right] as [number, number])).sort((a, b) => a[0] - b[0]);
   const columns: [number, number][] = [];
   for (const [x, right] of intervals) {
