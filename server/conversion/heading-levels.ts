@@ -21,7 +21,8 @@ export function numberingDepth(text: string): { depth: number; family: 'part' | 
   const trimmed = text.trim();
   if (/^(part|teil|partie)\s+([IVXLC]+|\d+)\b/i.test(trimmed)) return { depth: 1, family: 'part' };
   if (/^(chapter|kapitel|chapitre|cap[ií]tulo|appendix|anhang|annexe)\s+([IVXLC]+|\d+|[A-Z])\b/i.test(trimmed)) return { depth: 1, family: 'chapter' };
-  const dotted = /^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,5})\.?\s+\p{Lu}/u.exec(trimmed);
+  // the title opens with a capital or a letter of a script without case (Hangul, CJK, Arabic)
+  const dotted = /^((?:\d{1,2}|[A-Z])(?:\.\d{1,2}){0,5})\.?\s+[\p{Lu}\p{Lo}]/u.exec(trimmed);
   if (!dotted) return undefined;
   const parts = dotted[1]!.split('.');
   // a lone capital letter is a word ("A Study of…"), not a section number, unless it has sub-numbers (A.1)

@@ -27,6 +27,9 @@ describe('document-wide heading levels', () => {
     expect(numberingDepth('1.3.1 Row permissions')).toEqual({ depth: 3, family: 'dotted' });
     expect(numberingDepth('5.1 Hyper Parameter Optimization')).toEqual({ depth: 2, family: 'dotted' });
     expect(numberingDepth('A.2 Extra tables')).toEqual({ depth: 2, family: 'dotted' });
+    // a title in a script without case opens with any of its letters; a lower-case word after a number is no title
+    expect(numberingDepth('2 코로나-19 관련 보험 현황')).toEqual({ depth: 1, family: 'dotted' });
+    expect(numberingDepth('2 apples were counted')).toBeUndefined();
     expect(numberingDepth('A Study of Rain')).toBeUndefined();
     expect(numberingDepth('2024 was a year')).toBeUndefined();
   });

@@ -425,6 +425,70 @@ describe('captions', () => {
   });
 });
 
+/**
+ * A Korean report's sections: "1" and "2" white in a dark box before their bold titles, and "(1)" subheadings set in a
+ * Medium face over a Light body, each over a paragraph whose first line is indented.
+ */
+function koreanReport(doc: Doc) {
+  const faces = 'node_modules/@expo-google-fonts/noto-sans-kr';
+  doc.registerFont('light', `${faces}/300Light/NotoSansKR_300Light.ttf`);
+  doc.registerFont('medium', `${faces}/500Medium/NotoSansKR_500Medium.ttf`);
+  doc.registerFont('bold', `${faces}/700Bold/NotoSansKR_700Bold.ttf`);
+  const lines = [
+    '보험약관의 해석은 고객에게 유리하게 하여야 하며 약관의',
+    '뜻이 명백하지 아니한 경우에는 고객에게 유리하게 해석되어',
+    '야 한다는 원칙이 있으므로 보험회사는 이를 검토하여야 한다.',
+  ];
+  doc.font('bold').fontSize(20).text('보험약관상 재해보험금 지급문제', 72, 60, { lineBreak: false });
+  let y = 110;
+  const paragraph = () => {
+    lines.forEach((line, index) =>
+      doc
+        .font('light')
+        .fontSize(11.5)
+        .text(line, index === 0 ? 84 : 72, y + index * 20, { lineBreak: false }),
+    );
+    y += lines.length * 20 + 16;
+  };
+  for (const [number, title] of [
+    ['1', '들어가며'],
+    ['2', '보험 현황'],
+  ] as const) {
+    doc.rect(70, y - 2, 16, 18).fill('#333333');
+    doc.fillColor('white').font('bold').fontSize(13.5).text(number, 74, y, { lineBreak: false });
+    doc.fillColor('black').font('bold').fontSize(13.5).text(title, 96, y, { lineBreak: false });
+    y += 36;
+    paragraph();
+    for (const subheading of ['(1) 「감염병예방법」 개정', '(2) 표준약관 재해분류표']) {
+      doc.font('medium').fontSize(12.5).text(subheading, 72, y, { lineBreak: false });
+      y += 26;
+      paragraph();
+    }
+  }
+}
+
+describe('numbered sections of a report in a script without case', () => {
+  it("joins a section's number to its Korean title and reads '(1)' lines in a Medium face over a Light body as the subheadings under them", async () => {
+    const { meta, pages } = await convertLocally(await drawPdf(koreanReport), { name: 'report.pdf', ocr: false });
+    const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
+    const headings = [...html.querySelectorAll('main h1, main h2, main h3, main h4')].map((heading) => [heading.tagName, heading.textContent]);
+    expect(headings).toEqual([
+      ['H1', '보험약관상 재해보험금 지급문제'],
+      ['H2', '1 들어가며'],
+      ['H3', '(1) 「감염병예방법」 개정'],
+      ['H3', '(2) 표준약관 재해분류표'],
+      ['H2', '2 보험 현황'],
+      ['H3', '(1) 「감염병예방법」 개정'],
+      ['H3', '(2) 표준약관 재해분류표'],
+    ]);
+    // each paragraph whole, its indented first line with it, under its heading
+    const paragraphs = [...html.querySelectorAll('main p')].map((paragraph) => paragraph.textContent ?? '').filter((text) => text.includes('보험약관의'));
+    expect(paragraphs).toHaveLength(6);
+    for (const paragraph of paragraphs) expect(paragraph).toMatch(/^보험약관의 해석은 .* 검토하여야 한다\.$/);
+    expect(html.querySelectorAll('main li')).toHaveLength(0);
+  });
+});
+
 describe('headings set in bold at the body size', () => {
   it('finds the bold lines set apart as headings, the bold first line as the title and the h1, and leaves bold sentences and a bold footer alone', async () => {
     const { meta, pages } = await convertLocally(await drawPdf(wordDocument), { name: 'printing.pdf', ocr: false });

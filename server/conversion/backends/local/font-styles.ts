@@ -51,13 +51,40 @@ export function monoFontIds(page: PDFPageProxy, items: { font: string }[]): Set<
  * Which of the page's fonts are bold, from the names pdf.js loaded with the
  * operator list ("ABCDEF+Helvetica-Bold"); fonts not loaded count as regular.
  */
-export function boldFontIds(page: PDFPageProxy, items: { font: string }[]): Set<string> {
+export function boldFontIds(page: PDFPageProxy, items: { font: string; text: string }[]): Set<string> {
   // TeX's bold faces are CMBX/CMB (and their Latin Modern twins); many foundries abbreviate Bold as Bd
-  return fontIdsWhere(
+  const named = fontIdsWhere(
     page,
     items,
     (font) => font.bold === true || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$|Medi(?![a-z])/i.test(font.name ?? ''),
   );
+  // over a light body, a face two steps heavier is the page's bold: Korean reports set their subheadings in
+  // KoPubDotumMedium over a KoPubBatangLight body
+  const characters = new Map<string, number>();
+  for (const item of items) characters.set(item.font, (characters.get(item.font) ?? 0) + item.text.length);
+  const body = [...characters.entries()].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const bodyFont = body !== undefined && page.commonObjs.has(body) ? (page.commonObjs.get(body) as LoadedFont | null) : null;
+  const bodyWeight = weightOf(bodyFont?.name);
+  if (bodyWeight >= 400) return named;
+  return new Set([...named, ...fontIdsWhere(page, items, (font) => weightOf(font.name) >= bodyWeight + 200)]);
+}
+
+/** Weights a face's name gives, on CSS's scale; the more specific names first (ExtraLight before Light). */
+const WEIGHTS: [RegExp, number][] = [
+  [/hairline|thin/i, 100],
+  [/(extra|ultra)-?light/i, 200],
+  [/light/i, 300],
+  [/semi-?bold|demi/i, 600],
+  [/(extra|ultra)-?bold/i, 800],
+  [/black|heavy/i, 900],
+  [/bold/i, 700],
+  [/medium/i, 500],
+];
+
+/** A face's weight from its name ("ABCDEF+KoPubBatangLight" 300); 400 when the name says none. */
+function weightOf(name: string | undefined): number {
+  const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
+  return WEIGHTS.find(([pattern]) => pattern.test(bare))?.[1] ?? 400;
 }
 
 /**

@@ -460,7 +460,8 @@ function joinLeaders(column: Segment[], tables: Map<Segment, unknown>, headingSt
     Math.abs(next.y - segment.y) < 1 &&
     next.font === segment.font &&
     next.x - segment.right < segment.size * 3 &&
-    /^\p{Lu}/u.test(next.text)
+    // a capital, or a letter of a script without case (Hangul, CJK, Arabic)
+    /^[\p{Lu}\p{Lo}]/u.test(next.text)
       ? [...segment.runs, { text: ' ' }]
       : undefined,
   );
