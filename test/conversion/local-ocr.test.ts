@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { closeOcr } from '../../server/conversion/backends/local/ocr.ts';
@@ -6,6 +8,7 @@ import { createConversionEngine } from '../../server/conversion/create-conversio
 import type { Block, DocumentMeta, Inline, PageResult } from '../../server/conversion/model.ts';
 import { createPageLanguages } from '../../server/conversion/render/page-languages.ts';
 import { silentLog } from '../../server/log.ts';
+import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { convertLocally } from '../helpers/local-pages.ts';
 
 const convert = (bytes: Uint8Array) => convertLocally(bytes, { name: 'scan.pdf' });
@@ -178,5 +181,66 @@ describe('document language from its pages', () => {
     expect(settled.meta.lang).toBe('de');
     expect(settled.pages[0]!.blocks[0]).toMatchObject({ content: [{ kind: 'lang', lang: 'en-GB' }] });
     expect(settled.pages[1]!.blocks).toEqual([paragraph(2, 'eins zwei drei vier')]);
+  });
+});
+
+describe('a scan laid out from its words', () => {
+  // two columns whose lines stand at the same heights, under a title set big, over a page number at the foot
+  const LEFT = [
+    'The harbour pilot rowed out at dawn',
+    'to meet the steamer off the reef and',
+    'brought her safely into the channel',
+    'before the tide turned against them.',
+  ];
+  const RIGHT = [
+    'Cargo from the islands was landed on',
+    'the wharf by noon and carried away',
+    'to the warehouses along the river',
+    'where the merchants waited for it.',
+  ];
+
+  async function twoColumnScan(): Promise<Uint8Array> {
+    const { createCanvas, GlobalFonts } = await import('@napi-rs/canvas');
+    const { PDFDocument } = await import('pdf-lib');
+    GlobalFonts.registerFromPath(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSerif.ttf'), 'ScanSerif');
+    const canvas = createCanvas(1700, 900);
+    const context = canvas.getContext('2d');
+    context.fillStyle = '#ffffff';
+    context.fillRect(0, 0, canvas.width, canvas.height);
+    context.fillStyle = '#000000';
+    context.font = '64px ScanSerif';
+    context.fillText('News of the Harbour', 520, 120);
+    context.font = '30px ScanSerif';
+    LEFT.forEach((line, index) => context.fillText(line, 80, 260 + index * 56));
+    RIGHT.forEach((line, index) => context.fillText(line, 900, 260 + index * 56));
+    context.fillText('7', 840, 840);
+    const pdf = await PDFDocument.create();
+    const image = await pdf.embedPng(canvas.toBuffer('image/png'));
+    const size = { width: (canvas.width * 72) / SCAN_DPI, height: (canvas.height * 72) / SCAN_DPI };
+    pdf.addPage([size.width, size.height]).drawImage(image, { x: 0, y: 0, ...size });
+    return pdf.save();
+  }
+
+  it('reads two columns whose lines stand level one after the other, a title set big as the heading, and no page number', { timeout: 60_000 }, async () => {
+    const { pages } = await convert(await twoColumnScan());
+    const [page] = pages;
+    const heading = page!.blocks.find((block) => block.kind === 'heading');
+    expect(heading && heading.kind === 'heading' ? inlineText(heading.content) : '').toBe('News of the Harbour');
+    const text = pageText(page!);
+    expect(recall([...LEFT, ...RIGHT], text)).toBeGreaterThanOrEqual(0.95);
+    // each column whole and in order: its sentence reads through, not a line of each in turn
+    expect(text).toContain('brought her safely into the channel before the tide turned against them.');
+    expect(text.indexOf('against them.')).toBeLessThan(text.indexOf('Cargo from the islands'));
+    expect(text).toContain('to the warehouses along the river where the merchants waited for it.');
+    expect(words(text)).not.toContain('7');
+    expect(page!.reasons).toContain('ocr');
+  });
+  it("keeps what OCR reads in a book page's picture out of the sentences beside it (scanned-book-page.pdf)", { timeout: 60_000 }, async () => {
+    const { pages } = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'scanned-book-page.pdf'))));
+    const text = pageText(pages[0]!);
+    // before, the picture's specks read as words ran through the lines beside it: "amongst i rs the trees", "the | 1 GREE widow’s"
+    expect(text).toContain('went tip-toeing along a path amongst the trees back towards the end of the widow’s garden, stooping down so as');
+    for (const speck of ['pam', 'ww', 'gree', 'ills', 'rs']) expect(words(text)).not.toContain(speck);
+    expect(recall(['If you are with the quality, or at a funeral, or trying to go to sleep when you ain’t sleepy'], text)).toBe(1);
   });
 });

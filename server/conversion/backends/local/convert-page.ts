@@ -10,7 +10,7 @@ import type { StoredJpeg } from './pdf-bytes.ts';
 import { shareOperatorList } from './pdf.ts';
 import { glyphReader, readFormulaTex } from './math-layout.ts';
 import { markInlineMath } from './inline-math.ts';
-import { ocrPage, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
+import { LOW_CONFIDENCE, ocrPage, ocrTextItems, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
 import { type PlacedGlyph, pageGlyphPositions, reseatAccented } from './glyph-positions.ts';
 import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs, symbolFontIds } from './hanging-glyphs.ts';
@@ -165,8 +165,7 @@ async function readPage(doc: PDFDocumentProxy, page: PDFPageProxy, pageNumber: n
  * A page whose text layer lies in some fonts (a shifted Unicode map): those
  * fonts' runs take the words OCR reads in their boxes, and the page is laid
  * out as usual, so its columns, headings and order still come from where
- * the runs are. Whole-page OCR (convertScannedPage) reads two columns as one
- * when their lines align. When OCR cannot give word boxes (a turned page) or
+ * the runs are. When OCR cannot give word boxes (a turned page) or
  * reads too little, the page is OCR'd whole instead, from what was drawn and
  * read here (`page`) when there is that.
  */
@@ -188,22 +187,41 @@ async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ 
  */
 const BLANK_INK = 0.015;
 
-/** A page with no text layer, or one that cannot be read: its picture, read by OCR. */
+/**
+ * A page with no text layer, or one that cannot be read: its picture, read by OCR. An upright page read with
+ * confidence is laid out from OCR's words where they stand, as a text layer would be (two columns whose lines align
+ * are two columns, a heading set big is a heading, a page number at the foot is furniture); a page OCR reads poorly,
+ * perhaps turned or in another script, is read whole with tesseract's own layout, turned and in its script.
+ * `first`: the page as the lying-layer repair already drew and read it (its words were too few to lay out).
+ */
 async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | undefined, first?: PageReading): Promise<Converted> {
   const { doc, page, pageNumber, options } = input;
-  const result = await ocrPage(doc, page, pageNumber, options.docLang, first);
-  if (result.blocks.length === 0 && result.ink < BLANK_INK) {
-    // a blank page gives no text at all, not specks read as letters; its page marker stays
-    return { blocks: [], reasons: [], warnings: [`page ${pageNumber} is blank: nothing on it reads as text`] };
-  }
-  if (result.blocks.length === 0 || result.confidence < UNREADABLE_CONFIDENCE)
-    return unreadablePage(input, result.blocks.length === 0 ? undefined : result.confidence);
   const why =
     layer === 'garbled'
       ? 'text layer cannot be read (a font without a Unicode map)'
       : layer === 'lies'
         ? "text layer is not language (a font's Unicode map is shifted or wrong: its letters are not the ones drawn)"
         : 'has no text layer';
+  const read = first ? undefined : await ocrWords(doc, page, options.docLang);
+  if (read && read.words.length >= MIN_TEXT_WORDS && read.confidence >= LOW_CONFIDENCE) {
+    const items = ocrTextItems(read.words);
+    const converted = await convertUntaggedPage({ ...input, items }, null, []);
+    converted.warnings.unshift(
+      `page ${pageNumber} ${why}; its text was recognised by OCR (language ${read.lang}, confidence ${Math.round(read.confidence)}%) and should be checked`,
+    );
+    converted.reasons.push('ocr');
+    converted.ocr = { lang: read.lang };
+    const title = pageNumber === 1 ? largestText(items) : undefined;
+    if (title) converted.title = title;
+    return converted;
+  }
+  const result = await ocrPage(doc, page, pageNumber, options.docLang, first ?? read?.page);
+  if (result.blocks.length === 0 && result.ink < BLANK_INK) {
+    // a blank page gives no text at all, not specks read as letters; its page marker stays
+    return { blocks: [], reasons: [], warnings: [`page ${pageNumber} is blank: nothing on it reads as text`] };
+  }
+  if (result.blocks.length === 0 || result.confidence < UNREADABLE_CONFIDENCE)
+    return unreadablePage(input, result.blocks.length === 0 ? undefined : result.confidence);
   const turned = result.turned ? `, the scan turned ${result.turned}° to read it` : '';
   return {
     blocks: result.blocks,

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import type { TextItem } from './text-layer.ts';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
 import { runsToInlines } from './inline.ts';
@@ -36,7 +37,7 @@ const MAX_PIXELS = 4500 * 4500;
  * script: upright text reads at 70–95 even in the wrong Latin language and
  * with pictures on the page, turned text at 20–50.
  */
-const LOW_CONFIDENCE = 60;
+export const LOW_CONFIDENCE = 60;
 /** The detected language's reading is kept unless its confidence is this much lower than the reading it replaces. */
 const LANGUAGE_MARGIN = 10;
 
@@ -65,6 +66,13 @@ const SCRIPT_LANGS: Record<string, string> = { Latin: 'en', Arabic: 'ar', Han: '
 const scriptOf = (lang: string) => (['ar', 'zh', 'ja', 'ko'].includes(primary(lang)) ? primary(lang) : 'latin');
 
 type OcrBox = { x0: number; y0: number; x1: number; y1: number };
+/** A line as tesseract.js gives it: the baseline's ends and the row's height over it and descenders under it, in pixels. */
+type OcrLine = {
+  words: { text: string; confidence: number; bbox: OcrBox }[];
+  bbox: OcrBox;
+  baseline?: OcrBox;
+  rowAttributes?: { rowHeight: number; descenders: number };
+};
 type TesseractWorker = {
   recognize(
     image: Buffer,
@@ -74,7 +82,7 @@ type TesseractWorker = {
     data: {
       text: string;
       confidence: number;
-      blocks?: { paragraphs: { lines: { words: { text: string; confidence: number; bbox: OcrBox }[] }[] }[] }[] | null;
+      blocks?: { paragraphs: { lines: OcrLine[] }[] }[] | null;
     };
   }>;
   detect(image: Buffer): Promise<{ data: { orientation_degrees: number | null; script: string | null } }>;
@@ -330,8 +338,67 @@ function toBlocks(text: string, pageNumber: number): { blocks: Block[]; words: n
 const NOISE_CONFIDENCE = 30;
 const SHORT_NOISE_CONFIDENCE = 50;
 
-/** A word OCR read, in page space (points, y up), as the text layer's items are. */
-export type OcrWord = { text: string; confidence: number; x0: number; y0: number; x1: number; y1: number };
+/**
+ * A word OCR read, in page space (points, y up), as the text layer's items are; with its line (a number of the page's
+ * lines), that line's baseline under it and its size (ascender to descender).
+ */
+export type OcrWord = { text: string; confidence: number; x0: number; y0: number; x1: number; y1: number; baseline: number; size: number; line: number };
+
+/**
+ * OCR's words as the text layer a scan lacks, one item a run of words on a
+ * line, so the page is laid out like any other: its columns, paragraphs and
+ * headings from where the words are. A line's words are one run, as a text
+ * layer draws a line, up to a gap wider than any word space (a justified
+ * line's wide spaces are word spaces still: cut there, its sentences would
+ * fall apart into pieces side by side). Tesseract's line heights wander by a
+ * fifth from line to line of one type (a line without capitals or
+ * descenders is read smaller): lines within that of the page's usual height
+ * take it, so only text set clearly bigger reads as a heading.
+ */
+export function ocrTextItems(read: OcrWord[]): TextItem[] {
+  // marks alone are specks and rules more often than text
+  const words = read.filter((word) => /[\p{L}\p{N}]/u.test(word.text) || word.confidence >= 90);
+  const sizes = words.map((word) => word.size).sort((a, b) => a - b);
+  const usual = sizes[Math.floor(sizes.length / 2)] ?? 0;
+  const sizeOf = (size: number) => (size >= usual * 0.75 && size <= usual * 1.3 ? usual : size);
+  const runs: OcrWord[][] = [];
+  for (const word of words) {
+    const last = runs.at(-1)?.at(-1);
+    if (last && word.line === last.line && word.x0 - last.x1 <= sizeOf(word.size) * 1.5) runs.at(-1)!.push(word);
+    else runs.push([word]);
+  }
+  // what a picture beside the text reads as: runs of a word or two read unsurely, apart from the text (on the corpus
+  // book page "{i", "hi i", "(Ae," at 35–75 beside its lines' 70–96); a run of the text has a word read surely, or
+  // reads fairly surely throughout ("“Who dah?”" 68 and 78)
+  const sure = (run: OcrWord[]) => run.some((word) => word.confidence >= 80) || run.reduce((sum, word) => sum + word.confidence, 0) >= run.length * 70;
+  // and specks read just before a line's first word or after its last go with the line unless peeled off its ends
+  // ("ills (7," at 30 and 57 before "we could see him")
+  const peeled = (run: OcrWord[]) => {
+    const first = run.findIndex((word) => word.confidence >= UNSURE_EDGE);
+    const last = run.findLastIndex((word) => word.confidence >= UNSURE_EDGE);
+    return first < 0 ? [] : run.slice(first, last + 1);
+  };
+  return runs
+    .filter(sure)
+    .map(peeled)
+    .filter((run) => run.length > 0)
+    .map((run) => ({
+      text: run.map((word) => word.text).join(' '),
+      x: run[0]!.x0,
+      y: run.reduce((sum, word) => sum + word.baseline, 0) / run.length,
+      width: run.at(-1)!.x1 - run[0]!.x0,
+      size: sizeOf(run[0]!.size),
+      font: OCR_FONT,
+      eol: false,
+      artifact: false,
+    }));
+}
+
+/** Below this confidence a word at either end of a run of OCR's words is a speck beside the line, not its word. */
+const UNSURE_EDGE = 60;
+
+/** The font id OCR's words are set in: no font of the page, so none is bold, mono or mathematical. */
+const OCR_FONT = 'ocr';
 
 /**
  * The words on an upright page with their boxes, to put in place of a text
@@ -358,13 +425,20 @@ export async function ocrWords(
   const [vx0 = 0, , vx1 = 612, vy1 = 792] = page.view;
   const scale = width / (vx1 - vx0);
   const words: OcrWord[] = [];
+  let lineNumber = 0;
   for (const block of data.blocks ?? []) {
     for (const paragraph of block.paragraphs) {
       for (const line of paragraph.lines) {
+        lineNumber++;
+        const { baseline, rowAttributes, bbox } = line;
+        // the line's size: tesseract's row height runs from the baseline to the ascenders, and the descenders go under
+        const height = rowAttributes?.rowHeight ? rowAttributes.rowHeight + Math.abs(rowAttributes.descenders ?? 0) : bbox.y1 - bbox.y0;
+        const slope = baseline && baseline.x1 !== baseline.x0 ? (baseline.y1 - baseline.y0) / (baseline.x1 - baseline.x0) : 0;
         for (const word of line.words) {
           const text = word.text.trim();
           // specks, rules and pictures read as letters: uncertain and short
           if (text === '' || word.confidence < NOISE_CONFIDENCE || (word.confidence < SHORT_NOISE_CONFIDENCE && text.length <= 2)) continue;
+          const under = baseline ? baseline.y0 + slope * ((word.bbox.x0 + word.bbox.x1) / 2 - baseline.x0) : word.bbox.y1;
           words.push({
             text,
             confidence: word.confidence,
@@ -372,6 +446,9 @@ export async function ocrWords(
             x1: vx0 + word.bbox.x1 / scale,
             y0: vy1 - word.bbox.y1 / scale,
             y1: vy1 - word.bbox.y0 / scale,
+            baseline: vy1 - under / scale,
+            size: height / scale,
+            line: lineNumber,
           });
         }
       }
