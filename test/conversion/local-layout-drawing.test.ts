@@ -127,6 +127,36 @@ describe('booktabs-style tables (horizontal rules only)', () => {
     expect(paragraphs(page!.blocks).join(' ')).toContain('Line 12 of the running text.');
   });
 
+  it('joins the lines a booktabs cell wraps onto to its row, and keeps a row that opens in capitals and a column of lower-case words apart', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Table 4: Checks by age', 72, 100, 10);
+        line(doc, 72, 116, 450, 0.8);
+        ['Area', 'Childhood', 'Status'].forEach((value, column) => write(doc, value, [78, 200, 380][column]!, 122));
+        line(doc, 72, 137, 450, 0.5);
+        const rows = [
+          ['Auxology', 'Height, weight', 'done'],
+          ['', 'Pubertal assessment', 'due'],
+          ['Growth hormone', 'IGF1 and bone age (if on', 'done'],
+          ['monitoring', 'growth hormone therapy)', ''],
+          ['Renal', 'Renal ultrasound', 'overdue'],
+          ['', '', 'referred'],
+        ];
+        rows.forEach((row, index) => row.forEach((value, column) => value && write(doc, value, [78, 200, 380][column]!, 143 + index * 14)));
+        line(doc, 72, 143 + rows.length * 14 + 4, 450, 0.8);
+      }),
+    );
+    const table = page!.blocks.find((block): block is Table => block.kind === 'table')!;
+    expect(shape(table).map((row) => row.map(([cell]) => cell))).toEqual([
+      ['Area', 'Childhood', 'Status'],
+      ['Auxology', 'Height, weight', 'done'],
+      ['', 'Pubertal assessment', 'due'],
+      ['Growth hormone monitoring', 'IGF1 and bone age (if on growth hormone therapy)', 'done'],
+      ['Renal', 'Renal ultrasound', 'overdue'],
+      ['', '', 'referred'],
+    ]);
+  });
+
   it("does not take two columns of prose between a running head's rule and a table's top rule of its width for the table's header rows", async () => {
     const words =
       'the store room holds every fastener the survey measured twice and each reading was taken again when the two differed by more than a tenth of a millimetre'.split(

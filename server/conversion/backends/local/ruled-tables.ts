@@ -386,6 +386,45 @@ function placeRow(cells: Segment[], columns: [number, number][], extentOf: (cell
   return placed;
 }
 
+/**
+ * Rows that are the lines their cells wrap onto: nothing but rules parts a
+ * booktabs table's rows, and none is drawn between them, so a row whose every
+ * cell goes on from the cell above it in lower case ("monitoring" under
+ * "Growth hormone", "therapy)" under "… (if on growth hormone") is joined to
+ * that row. Only in columns whose cells open with capitals or figures: a
+ * column of lower-case words has no such tell.
+ */
+function joinWrappedRows(rows: Placed[][]): Placed[][] {
+  const text = (cell: Placed) =>
+    cell.runs
+      .map((run) => run.text)
+      .join('')
+      .trim();
+  const capitalised = new Map<number, boolean>();
+  for (const cell of rows.flat()) capitalised.set(cell.c1, capitalised.get(cell.c1) ?? false);
+  for (const c of capitalised.keys()) {
+    const cells = rows.flatMap((row) => row.filter((cell) => cell.c1 === c && text(cell) !== ''));
+    capitalised.set(c, cells.filter((cell) => /^[\p{Lu}\p{N}]/u.test(text(cell))).length * 2 > cells.length);
+  }
+  const out: Placed[][] = [];
+  for (const row of rows) {
+    const above = out.at(-1);
+    const wraps =
+      above !== undefined &&
+      row.length > 0 &&
+      row.every((cell) => /^[\p{Ll})\]]/u.test(text(cell)) && capitalised.get(cell.c1) && above.some((other) => other.c1 === cell.c1 && other.c2 === cell.c2));
+    if (!wraps) {
+      out.push(row.map((cell) => ({ ...cell })));
+      continue;
+    }
+    for (const cell of row) {
+      const target = above.find((other) => other.c1 === cell.c1)!;
+      target.runs = [...target.runs, { text: ' ' }, ...cell.runs];
+    }
+  }
+  return out;
+}
+
 function booktabsTable(rules: Line[], allLines: Line[], segments: Segment[], page: number): RuledTable | undefined {
   const top = rules[0]!;
   const bottom = rules.at(-1)!;
@@ -451,12 +490,7 @@ function booktabsTable(rules: Line[], allLines: Line[], segments: Segment[], pag
   };
   const spannedBelow = new Set([...spanning.keys()].map((cell) => cell.c1));
   headRows.forEach((placed, r) => emit(placed, true, r === 0 ? new Set() : spannedBelow));
-  for (const row of body)
-    emit(
-      placeRow(row.cells, columns, (cell) => [cell.x, cell.right]),
-      false,
-      new Set(),
-    );
+  for (const placed of joinWrappedRows(body.map((row) => placeRow(row.cells, columns, (cell) => [cell.x, cell.right])))) emit(placed, false, new Set());
   return {
     block: { kind: 'table', page, rows: tableRows, ...(mid ? {} : { uncertain: true }) },
     segments: new Set(rows.flatMap((row) => row.cells)),
