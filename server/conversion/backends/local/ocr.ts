@@ -29,7 +29,7 @@ import { cleanString } from './pdf.ts';
  */
 
 /** 200 dpi: tesseract's accuracy flattens out above ~200 dpi; time and memory grow with the square. */
-const OCR_DPI = 200;
+export const OCR_DPI = 200;
 /** Renders of huge pages are capped (pixels) so one poster cannot exhaust memory. */
 const MAX_PIXELS = 4500 * 4500;
 /**
