@@ -199,11 +199,13 @@ describe('a scan laid out from its words', () => {
     'where the merchants waited for it.',
   ];
 
-  async function twoColumnScan(): Promise<Uint8Array> {
+  async function twoColumnScan(options: { gutter: number; drop: number; times: number } = { gutter: 265, drop: 0, times: 1 }): Promise<Uint8Array> {
     const { createCanvas, GlobalFonts } = await import('@napi-rs/canvas');
     const { PDFDocument } = await import('pdf-lib');
     GlobalFonts.registerFromPath(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSerif.ttf'), 'ScanSerif');
-    const canvas = createCanvas(1700, 900);
+    const left = Array.from({ length: options.times }, () => LEFT).flat();
+    const right = Array.from({ length: options.times }, () => RIGHT).flat();
+    const canvas = createCanvas(1700, 420 + left.length * 56);
     const context = canvas.getContext('2d');
     context.fillStyle = '#ffffff';
     context.fillRect(0, 0, canvas.width, canvas.height);
@@ -211,9 +213,23 @@ describe('a scan laid out from its words', () => {
     context.font = '64px ScanSerif';
     context.fillText('News of the Harbour', 520, 120);
     context.font = '30px ScanSerif';
-    LEFT.forEach((line, index) => context.fillText(line, 80, 260 + index * 56));
-    RIGHT.forEach((line, index) => context.fillText(line, 900, 260 + index * 56));
-    context.fillText('7', 840, 840);
+    // each column justified to its longest line, as a book or a paper sets them, save its paragraphs' last lines
+    const width = Math.max(...[...LEFT, ...RIGHT].map((line) => context.measureText(line).width));
+    const justified = (line: string, x: number, y: number) => {
+      const words = line.split(' ');
+      // a paragraph's last line is set with plain spaces
+      const space = line.endsWith('.')
+        ? context.measureText(' ').width
+        : (width - words.reduce((sum, word) => sum + context.measureText(word).width, 0)) / (words.length - 1);
+      for (const word of words) {
+        context.fillText(word, x, y);
+        x += context.measureText(word).width + space;
+      }
+    };
+    left.forEach((line, index) => justified(line, 80, 260 + index * 56));
+    // the right column a gutter to the right of the left one, its lines `drop` pixels lower
+    right.forEach((line, index) => justified(line, 80 + width + options.gutter, 260 + options.drop + index * 56));
+    context.fillText('7', 840, canvas.height - 60);
     const pdf = await PDFDocument.create();
     const image = await pdf.embedPng(canvas.toBuffer('image/png'));
     const size = { width: (canvas.width * 72) / SCAN_DPI, height: (canvas.height * 72) / SCAN_DPI };
@@ -235,6 +251,23 @@ describe('a scan laid out from its words', () => {
     expect(words(text)).not.toContain('7');
     expect(page!.reasons).toContain('ocr');
   });
+  it('reads two justified columns that tesseract takes for one, a gutter of a size between them and their lines at their own heights', {
+    timeout: 60_000,
+  }, async () => {
+    // twenty lines a column: a gutter is known by the lines it runs down
+    const { pages } = await convert(await twoColumnScan({ gutter: 30, drop: 14, times: 5 }));
+    const text = pageText(pages[0]!);
+    // (the stretched spaces of justified lines cost OCR a few words: the order is what is asked here)
+    expect(recall([...LEFT, ...RIGHT], text)).toBeGreaterThanOrEqual(0.85);
+    // the left column whole, then the right one: no word of the right column before the left one's last line
+    const leftEnd = text.lastIndexOf('against them.');
+    const rightStart = text.indexOf('Cargo from the islands');
+    expect(leftEnd).toBeGreaterThan(0);
+    expect(rightStart).toBeGreaterThan(leftEnd);
+    for (const word of ['Cargo', 'wharf', 'warehouses', 'merchants']) expect(text.slice(0, leftEnd)).not.toContain(word);
+    for (const word of ['harbour', 'steamer', 'channel', 'tide']) expect(text.slice(rightStart)).not.toContain(word);
+  });
+
   it("keeps what OCR reads in a book page's picture out of the sentences beside it (scanned-book-page.pdf)", { timeout: 60_000 }, async () => {
     const { pages } = await convert(new Uint8Array(readFileSync(path.join(CORPUS_DIR, 'scanned-book-page.pdf'))));
     const text = pageText(pages[0]!);

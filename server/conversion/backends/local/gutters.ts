@@ -22,8 +22,11 @@ const MAX_CROSSING = 0.1;
 /** Lines without text at the gutter's x for this many of their sizes end it (a picture, a headline's white). */
 const MAX_BLANK = 3;
 
-/** Gutters narrower than a word space (wider ones already part a line), with the stretch of page each runs down. */
-export function narrowGutters(lines: Line[]): Gutter[] {
+/**
+ * Gutters narrower than a word space (wider ones already part a line), with the stretch of page each runs down;
+ * `anyWidth` for lines whose words nothing parted yet (OCR reads two columns' lines as one line).
+ */
+export function narrowGutters(lines: Line[], anyWidth = false): Gutter[] {
   if (lines.length < MIN_LINES * 2) return [];
   const words = lines.map((line) => line.items.filter((item) => item.text.trim() !== '' && !item.rotated).sort((a, b) => a.x - b.x));
   const width = Math.ceil(Math.max(0, ...words.flat().map((item) => item.x + item.width)));
@@ -54,17 +57,17 @@ export function narrowGutters(lines: Line[]): Gutter[] {
     } else candidates.push(best);
   }
   const out: Gutter[] = [];
-  for (const x of candidates) out.push(...runsAt(x, lines, words));
+  for (const x of candidates) out.push(...runsAt(x, lines, words, anyWidth));
   return out;
 }
 
 /** The stretches down the page where lines leave a narrow gap at x, crossed by few words. */
-function runsAt(x: number, lines: Line[], words: TextItem[][]): Gutter[] {
+function runsAt(x: number, lines: Line[], words: TextItem[][], anyWidth: boolean): Gutter[] {
   const out: Gutter[] = [];
   let run: { top: number; bottom: number; open: number; crossed: number; widths: number[]; sizes: number[] } | undefined;
   let crossedInARow = 0;
   const close = () => {
-    if (run && run.open >= MIN_LINES && run.crossed <= run.open * MAX_CROSSING && narrow(run.widths, run.sizes))
+    if (run && run.open >= MIN_LINES && run.crossed <= run.open * MAX_CROSSING && (anyWidth || narrow(run.widths, run.sizes)))
       out.push({ x, top: run.top, bottom: run.bottom });
     run = undefined;
   };

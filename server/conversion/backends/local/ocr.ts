@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { crc32 } from 'node:zlib';
+import { narrowGutters } from './gutters.ts';
 import type { TextItem } from './text-layer.ts';
 import type { PDFDocumentProxy, PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
@@ -66,11 +67,10 @@ const SCRIPT_LANGS: Record<string, string> = { Latin: 'en', Arabic: 'ar', Han: '
 const scriptOf = (lang: string) => (['ar', 'zh', 'ja', 'ko'].includes(primary(lang)) ? primary(lang) : 'latin');
 
 type OcrBox = { x0: number; y0: number; x1: number; y1: number };
-/** A line as tesseract.js gives it: the baseline's ends and the row's height over it and descenders under it, in pixels. */
+/** A line as tesseract.js gives it: the row's height over its baseline and descenders under it, in pixels. */
 type OcrLine = {
   words: { text: string; confidence: number; bbox: OcrBox }[];
   bbox: OcrBox;
-  baseline?: OcrBox;
   rowAttributes?: { rowHeight: number; descenders: number };
 };
 type TesseractWorker = {
@@ -361,10 +361,15 @@ export function ocrTextItems(read: OcrWord[]): TextItem[] {
   const sizes = words.map((word) => word.size).sort((a, b) => a - b);
   const usual = sizes[Math.floor(sizes.length / 2)] ?? 0;
   const sizeOf = (size: number) => (size >= usual * 0.75 && size <= usual * 1.3 ? usual : size);
+  // a gutter runs down between the words of lines tesseract reads across two columns (justified columns 6 pt apart,
+  // a journal's 17 pt): the runs stop at it, as a text layer's would
+  const gutters = narrowGutters(wordLines(words, sizeOf), true);
+  const apart = (left: OcrWord, right: OcrWord) =>
+    gutters.some((gutter) => gutter.x >= left.x1 && gutter.x <= right.x0 && left.baseline <= gutter.top && left.baseline >= gutter.bottom);
   const runs: OcrWord[][] = [];
   for (const word of words) {
     const last = runs.at(-1)?.at(-1);
-    if (last && word.line === last.line && word.x0 - last.x1 <= sizeOf(word.size) * 1.5) runs.at(-1)!.push(word);
+    if (last && word.line === last.line && word.x0 - last.x1 <= sizeOf(word.size) * 1.5 && !apart(last, word)) runs.at(-1)!.push(word);
     else runs.push([word]);
   }
   // what a picture beside the text reads as: runs of a word or two read unsurely, apart from the text (on the corpus
@@ -393,6 +398,22 @@ export function ocrTextItems(read: OcrWord[]): TextItem[] {
       artifact: false,
     }));
 }
+
+/** OCR's words as the lines gutters.ts reads, one a line, top to bottom, each word an item. */
+function wordLines(words: OcrWord[], sizeOf: (size: number) => number): { y: number; size: number; items: TextItem[] }[] {
+  const lines = new Map<number, { y: number; size: number; items: TextItem[] }>();
+  for (const word of words) {
+    const size = sizeOf(word.size);
+    const item: TextItem = { text: word.text, x: word.x0, y: word.baseline, width: word.x1 - word.x0, size, font: OCR_FONT, eol: false, artifact: false };
+    const line = lines.get(word.line);
+    if (line) line.items.push(item);
+    else lines.set(word.line, { y: word.baseline, size, items: [item] });
+  }
+  return [...lines.values()].sort((a, b) => b.y - a.y);
+}
+
+/** Letters and marks that reach under the baseline: a word's box with one ends under its line. */
+const DESCENDERS = /[gjpqy,;()[\]{}]/;
 
 /** Below this confidence a word at either end of a run of OCR's words is a speck beside the line, not its word. */
 const UNSURE_EDGE = 60;
@@ -430,15 +451,16 @@ export async function ocrWords(
     for (const paragraph of block.paragraphs) {
       for (const line of paragraph.lines) {
         lineNumber++;
-        const { baseline, rowAttributes, bbox } = line;
+        const { rowAttributes, bbox } = line;
         // the line's size: tesseract's row height runs from the baseline to the ascenders, and the descenders go under
         const height = rowAttributes?.rowHeight ? rowAttributes.rowHeight + Math.abs(rowAttributes.descenders ?? 0) : bbox.y1 - bbox.y0;
-        const slope = baseline && baseline.x1 !== baseline.x0 ? (baseline.y1 - baseline.y0) / (baseline.x1 - baseline.x0) : 0;
         for (const word of line.words) {
           const text = word.text.trim();
           // specks, rules and pictures read as letters: uncertain and short
           if (text === '' || word.confidence < NOISE_CONFIDENCE || (word.confidence < SHORT_NOISE_CONFIDENCE && text.length <= 2)) continue;
-          const under = baseline ? baseline.y0 + slope * ((word.bbox.x0 + word.bbox.x1) / 2 - baseline.x0) : word.bbox.y1;
+          // each word's own baseline, not its line's: tesseract reads two columns' lines a few points apart as one
+          // line, and its baseline is one column's
+          const under = word.bbox.y1 - (DESCENDERS.test(text) ? height * 0.2 : 0);
           words.push({
             text,
             confidence: word.confidence,
