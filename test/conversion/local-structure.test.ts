@@ -467,11 +467,17 @@ function koreanReport(doc: Doc) {
   }
 }
 
+/** A drawn document converted and rendered: its facts, its HTML, and its headings as [tag, text] in order. */
+async function rendered(draw: (doc: Doc) => void, name: string) {
+  const { meta, pages } = await convertLocally(await drawPdf(draw), { name, ocr: false });
+  const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
+  const headings = [...html.querySelectorAll('main h1, main h2, main h3, main h4, main h5, main h6')].map((heading) => [heading.tagName, heading.textContent]);
+  return { meta, html, headings };
+}
+
 describe('numbered sections of a report in a script without case', () => {
   it("joins a section's number to its Korean title and reads '(1)' lines in a Medium face over a Light body as the subheadings under them", async () => {
-    const { meta, pages } = await convertLocally(await drawPdf(koreanReport), { name: 'report.pdf', ocr: false });
-    const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
-    const headings = [...html.querySelectorAll('main h1, main h2, main h3, main h4')].map((heading) => [heading.tagName, heading.textContent]);
+    const { html, headings } = await rendered(koreanReport, 'report.pdf');
     expect(headings).toEqual([
       ['H1', '보험약관상 재해보험금 지급문제'],
       ['H2', '1 들어가며'],
@@ -491,10 +497,8 @@ describe('numbered sections of a report in a script without case', () => {
 
 describe('headings set in bold at the body size', () => {
   it('finds the bold lines set apart as headings, the bold first line as the title and the h1, and leaves bold sentences and a bold footer alone', async () => {
-    const { meta, pages } = await convertLocally(await drawPdf(wordDocument), { name: 'printing.pdf', ocr: false });
+    const { meta, html, headings } = await rendered(wordDocument, 'printing.pdf');
     expect(meta.title).toBe('The Evolution of the Printing Press');
-    const html = new JSDOM(renderHtml({ meta, pages }).html).window.document;
-    const headings = [...html.querySelectorAll('main h1, main h2, main h3')].map((heading) => [heading.tagName, heading.textContent]);
     expect(headings).toEqual([
       ['H1', 'The Evolution of the Printing Press'],
       ['H2', 'Early Presses (15th Century)'],

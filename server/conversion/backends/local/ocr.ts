@@ -340,7 +340,7 @@ const SHORT_NOISE_CONFIDENCE = 50;
 
 /**
  * A word OCR read, in page space (points, y up), as the text layer's items are; with its line (a number of the page's
- * lines), that line's baseline under it and its size (ascender to descender).
+ * lines), its own baseline and its line's size (ascender to descender).
  */
 export type OcrWord = { text: string; confidence: number; x0: number; y0: number; x1: number; y1: number; baseline: number; size: number; line: number };
 
@@ -387,16 +387,20 @@ export function ocrTextItems(read: OcrWord[]): TextItem[] {
     .filter(sure)
     .map(peeled)
     .filter((run) => run.length > 0)
-    .map((run) => ({
-      text: run.map((word) => word.text).join(' '),
-      x: run[0]!.x0,
-      y: run.reduce((sum, word) => sum + word.baseline, 0) / run.length,
-      width: run.at(-1)!.x1 - run[0]!.x0,
-      size: sizeOf(run[0]!.size),
-      font: OCR_FONT,
-      eol: false,
-      artifact: false,
-    }));
+    .map((run) =>
+      ocrItem(
+        run.map((word) => word.text).join(' '),
+        run[0]!.x0,
+        run.at(-1)!.x1,
+        run.reduce((sum, word) => sum + word.baseline, 0) / run.length,
+        sizeOf(run[0]!.size),
+      ),
+    );
+}
+
+/** Text OCR read as a text layer's item, in a font of its own: none is bold, mono or mathematical. */
+function ocrItem(text: string, x0: number, x1: number, baseline: number, size: number): TextItem {
+  return { text, x: x0, y: baseline, width: x1 - x0, size, font: 'ocr', eol: false, artifact: false };
 }
 
 /** OCR's words as the lines gutters.ts reads, one a line, top to bottom, each word an item. */
@@ -404,7 +408,7 @@ function wordLines(words: OcrWord[], sizeOf: (size: number) => number): { y: num
   const lines = new Map<number, { y: number; size: number; items: TextItem[] }>();
   for (const word of words) {
     const size = sizeOf(word.size);
-    const item: TextItem = { text: word.text, x: word.x0, y: word.baseline, width: word.x1 - word.x0, size, font: OCR_FONT, eol: false, artifact: false };
+    const item = ocrItem(word.text, word.x0, word.x1, word.baseline, size);
     const line = lines.get(word.line);
     if (line) line.items.push(item);
     else lines.set(word.line, { y: word.baseline, size, items: [item] });
@@ -417,9 +421,6 @@ const DESCENDERS = /[gjpqy,;()[\]{}]/;
 
 /** Below this confidence a word at either end of a run of OCR's words is a speck beside the line, not its word. */
 const UNSURE_EDGE = 60;
-
-/** The font id OCR's words are set in: no font of the page, so none is bold, mono or mathematical. */
-const OCR_FONT = 'ocr';
 
 /**
  * The words on an upright page with their boxes, to put in place of a text
