@@ -17,6 +17,8 @@ type Line = { y: number; size: number; items: TextItem[] };
 
 /** A gutter is left open by this many lines at least, */
 const MIN_LINES = 10;
+/** …or, between OCR's words, this many: a section's columns under their own headings may wander from the next section's. */
+const MIN_OCR_LINES = 6;
 /** and crossed by at most this share of them (OCR boxes are loose: a word may reach over it). */
 const MAX_CROSSING = 0.1;
 /** Lines without text at the gutter's x for this many of their sizes end it (a picture, a headline's white). */
@@ -27,7 +29,8 @@ const MAX_BLANK = 3;
  * `anyWidth` for lines whose words nothing parted yet (OCR reads two columns' lines as one line).
  */
 export function narrowGutters(lines: Line[], anyWidth = false): Gutter[] {
-  if (lines.length < MIN_LINES * 2) return [];
+  const least = anyWidth ? MIN_OCR_LINES : MIN_LINES;
+  if (lines.length < least * 2) return [];
   const words = lines.map((line) => line.items.filter((item) => item.text.trim() !== '' && !item.rotated).sort((a, b) => a.x - b.x));
   const width = Math.ceil(Math.max(0, ...words.flat().map((item) => item.x + item.width)));
   if (width === 0 || width > 20_000) return [];
@@ -42,8 +45,9 @@ export function narrowGutters(lines: Line[], anyWidth = false): Gutter[] {
     }
   }
   // a candidate is the best point of each stretch of x that lines leave open far more often than they cross
-  // (over the whole page: a headline across the columns crosses what runs open under it)
-  const open = (x: number) => gaps[x]! >= MIN_LINES && crossings[x]! * 4 <= gaps[x]!;
+  // (over the whole page: a headline across the columns crosses what runs open under it); between OCR's words, more
+  // often than they cross (a scan's top half may be one column over a bottom half of two)
+  const open = (x: number) => gaps[x]! >= least && crossings[x]! * (anyWidth ? 1 : 4) <= gaps[x]!;
   const score = (x: number) => gaps[x]! - crossings[x]! * 4;
   const candidates: number[] = [];
   for (let x = 0; x <= width; x++) {
@@ -57,17 +61,17 @@ export function narrowGutters(lines: Line[], anyWidth = false): Gutter[] {
     } else candidates.push(best);
   }
   const out: Gutter[] = [];
-  for (const x of candidates) out.push(...runsAt(x, lines, words, anyWidth));
+  for (const x of candidates) out.push(...runsAt(x, lines, words, least, anyWidth));
   return out;
 }
 
 /** The stretches down the page where lines leave a narrow gap at x, crossed by few words. */
-function runsAt(x: number, lines: Line[], words: TextItem[][], anyWidth: boolean): Gutter[] {
+function runsAt(x: number, lines: Line[], words: TextItem[][], least: number, anyWidth: boolean): Gutter[] {
   const out: Gutter[] = [];
   let run: { top: number; bottom: number; open: number; crossed: number; widths: number[]; sizes: number[] } | undefined;
   let crossedInARow = 0;
   const close = () => {
-    if (run && run.open >= MIN_LINES && run.crossed <= run.open * MAX_CROSSING && (anyWidth || narrow(run.widths, run.sizes)))
+    if (run && run.open >= least && run.crossed <= run.open * MAX_CROSSING && (anyWidth || narrow(run.widths, run.sizes)))
       out.push({ x, top: run.top, bottom: run.bottom });
     run = undefined;
   };
