@@ -114,13 +114,7 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
       );
       converted.reasons.push('low-coverage');
     } else if (unreadableLayer === 'lies' && options.ocr !== false && lying && (reread = await rereadLyingRuns(input, lying)) && 'input' in reread) {
-      converted = await convertUntaggedPage(reread.input, list, images);
-      converted.warnings.unshift(reread.warning);
-      converted.reasons.push('ocr');
-      converted.ocr = { lang: reread.lang };
-      // the document's title was looked for in the lying layer, where there is none to find
-      const title = pageNumber === 1 ? largestText(reread.input.items) : undefined;
-      if (title) converted.title = title;
+      converted = recognised(await convertUntaggedPage(reread.input, list, images), reread.input, reread.warning, reread.lang);
     } else if ((input.textLayerWords < MIN_TEXT_WORDS || garbled) && options.ocr !== false && (garbled || images.length > 0 || (await hasInk(page)))) {
       // the page the repair drew and read before it gave up is read on from there, not drawn and read again
       converted = await convertScannedPage(input, unreadableLayer, reread && 'page' in reread ? reread.page : undefined);
@@ -182,6 +176,20 @@ async function rereadLyingRuns(input: PageInput, fonts: Set<string>): Promise<{ 
 }
 
 /**
+ * A page laid out from words OCR read (`input.items`): the reason `ocr`, the page's language and its warning first;
+ * on the first page, the document's title from its largest text, since the facts looked for one in a layer that
+ * had none to give.
+ */
+function recognised(converted: Converted, input: PageInput, warning: string, lang: string): Converted {
+  converted.warnings.unshift(warning);
+  converted.reasons.push('ocr');
+  converted.ocr = { lang };
+  const title = input.pageNumber === 1 ? largestText(input.items) : undefined;
+  if (title) converted.title = title;
+  return converted;
+}
+
+/**
  * Below this share of ink a page OCR found no words on is blank (a white
  * scan, specks, a scanner's edge shadow); above it, a picture without text.
  */
@@ -211,17 +219,11 @@ async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | 
   const { x0, y0, x1, y1 } = input.view;
   const pixels = (((x1 - x0) * OCR_DPI) / 72) * (((y1 - y0) * OCR_DPI) / 72);
   const read = first || pixels > MAX_WORD_LAYOUT_PIXELS ? undefined : await ocrWords(doc, page, options.docLang);
+  const checkThis = (lang: string, confidence: number, turned = '') =>
+    `page ${pageNumber} ${why}; its text was recognised by OCR (language ${lang}${turned}, confidence ${Math.round(confidence)}%) and should be checked`;
   if (read && read.words.length >= MIN_TEXT_WORDS && read.confidence >= LOW_CONFIDENCE) {
-    const items = ocrTextItems(read.words);
-    const converted = await convertUntaggedPage({ ...input, items }, null, []);
-    converted.warnings.unshift(
-      `page ${pageNumber} ${why}; its text was recognised by OCR (language ${read.lang}, confidence ${Math.round(read.confidence)}%) and should be checked`,
-    );
-    converted.reasons.push('ocr');
-    converted.ocr = { lang: read.lang };
-    const title = pageNumber === 1 ? largestText(items) : undefined;
-    if (title) converted.title = title;
-    return converted;
+    const ocrInput = { ...input, items: ocrTextItems(read.words) };
+    return recognised(await convertUntaggedPage(ocrInput, null, []), ocrInput, checkThis(read.lang, read.confidence), read.lang);
   }
   const result = await ocrPage(doc, page, pageNumber, options.docLang, first ?? read?.page);
   if (result.blocks.length === 0 && result.ink < BLANK_INK) {
@@ -234,9 +236,7 @@ async function convertScannedPage(input: PageInput, layer: 'garbled' | 'lies' | 
   return {
     blocks: result.blocks,
     reasons: ['ocr'],
-    warnings: [
-      `page ${pageNumber} ${why}; its text was recognised by OCR (language ${result.lang}${turned}, confidence ${Math.round(result.confidence)}%) and should be checked`,
-    ],
+    warnings: [checkThis(result.lang, result.confidence, turned)],
     ocr: { lang: result.lang },
   };
 }

@@ -456,12 +456,12 @@ function takeCaption(blocks: Block[], table: Block & { kind: 'table' }): void {
 function joinLeaders(column: Segment[], tables: Map<Segment, unknown>, headingStyle: (segment: Segment) => boolean): Segment[] {
   const numbered = joinWithNext(column, tables, (segment, next) =>
     headingStyle(next) &&
-    /^(\d{1,2}(\.\d{1,2}){0,5}|[A-Z](\.\d{1,2}){1,5})\.?$/.test(segment.text) &&
     Math.abs(next.y - segment.y) < 1 &&
     next.font === segment.font &&
     next.x - segment.right < segment.size * 3 &&
-    // a capital, or a letter of a script without case (Hangul, CJK, Arabic)
-    /^[\p{Lu}\p{Lo}]/u.test(next.text)
+    // the number alone in its piece, and with the next piece a numbered title as the document's levels read one
+    !/\s/.test(segment.text) &&
+    numberingDepth(`${segment.text} ${next.text}`)?.family === 'dotted'
       ? [...segment.runs, { text: ' ' }]
       : undefined,
   );

@@ -395,24 +395,29 @@ function placeRow(cells: Segment[], columns: [number, number][], extentOf: (cell
  * column of lower-case words has no such tell.
  */
 function joinWrappedRows(rows: Placed[][]): Placed[][] {
-  const text = (cell: Placed) =>
-    cell.runs
-      .map((run) => run.text)
-      .join('')
-      .trim();
-  const capitalised = new Map<number, boolean>();
-  for (const cell of rows.flat()) capitalised.set(cell.c1, capitalised.get(cell.c1) ?? false);
-  for (const c of capitalised.keys()) {
-    const cells = rows.flatMap((row) => row.filter((cell) => cell.c1 === c && text(cell) !== ''));
-    capitalised.set(c, cells.filter((cell) => /^[\p{Lu}\p{N}]/u.test(text(cell))).length * 2 > cells.length);
-  }
+  const texts = new Map(
+    rows.flat().map((cell) => [
+      cell,
+      cell.runs
+        .map((run) => run.text)
+        .join('')
+        .trim(),
+    ]),
+  );
+  const text = (cell: Placed) => texts.get(cell) ?? '';
+  const capitalised = new Set(
+    [...new Set(rows.flat().map((cell) => cell.c1))].filter((c) => {
+      const cells = rows.flat().filter((cell) => cell.c1 === c && text(cell) !== '');
+      return cells.filter((cell) => /^[\p{Lu}\p{N}]/u.test(text(cell))).length * 2 > cells.length;
+    }),
+  );
   const out: Placed[][] = [];
   for (const row of rows) {
     const above = out.at(-1);
     const wraps =
       above !== undefined &&
       row.length > 0 &&
-      row.every((cell) => /^[\p{Ll})\]]/u.test(text(cell)) && capitalised.get(cell.c1) && above.some((other) => other.c1 === cell.c1 && other.c2 === cell.c2));
+      row.every((cell) => /^[\p{Ll})\]]/u.test(text(cell)) && capitalised.has(cell.c1) && above.some((other) => other.c1 === cell.c1 && other.c2 === cell.c2));
     if (!wraps) {
       out.push(row.map((cell) => ({ ...cell })));
       continue;

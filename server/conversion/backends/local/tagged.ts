@@ -508,7 +508,8 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
       const flowing = (node.children ?? []).some((child) => child.role !== undefined && FLOW_ROLES.has(child.role));
       for (const child of node.children ?? []) {
         if (flowing && child.role === 'NonStruct' && inlineOnly(child)) {
-          if (context.apart?.has(firstContentId(child) ?? '')) flush();
+          // the piece's first marked content, in the tree's order
+          if (context.apart?.has(referencedIds(child).values().next().value ?? '')) flush();
           runs(child, {}, pending);
           continue;
         }
@@ -547,15 +548,6 @@ export function structTreeToBlocks(root: StructNode, context: TaggedContext): Bl
 }
 
 const NOTE_CONTAINER_ROLES = new Set(['Figure', 'Table', 'Caption', 'L', 'Formula']);
-
-function firstContentId(node: StructNode): string | undefined {
-  if (node.type === 'content') return node.id;
-  for (const child of node.children ?? []) {
-    const id = firstContentId(child);
-    if (id) return id;
-  }
-  return undefined;
-}
 
 /**
  * The marked contents that open a line set apart from the line before it by
