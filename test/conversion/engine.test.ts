@@ -268,6 +268,29 @@ describe('page pool', () => {
   };
   const signingWorker = (dieOn: number) => pageWorker({ dieOn });
 
+  it('says an engine that cannot load is one, not a damaged file', async () => {
+    const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
+    // the real worker, with the local backend's first module unresolvable (a broken install)
+    const realWorker = new URL('../../server/conversion/pool/worker.ts', import.meta.url).href;
+    const source = `
+      import { registerHooks } from 'node:module';
+      registerHooks({ resolve(specifier, context, next) {
+        if (specifier.endsWith('/convert-page.ts')) throw new Error('Cannot find package pdfjs-dist');
+        return next(specifier, context);
+      } });
+      await import(${JSON.stringify(realWorker)});`;
+    const pool = createPagePool({ size: 1, workerUrl: new URL(`data:text/javascript,${encodeURIComponent(source)}`) });
+    try {
+      const failure = await pool
+        .inspect({ pdf: corpus('verapdf-ua1-7.4.2-headings.pdf'), key: 'broken-install', sourceName: 'headings.pdf' })
+        .catch((error: unknown) => error);
+      expect(isDomainError(failure)).toBe(false);
+      expect((failure as Error).message).toBe('the conversion engine could not load: Cannot find package pdfjs-dist');
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('fails an audit whose worker dies, so the engine can audit in its own thread instead', async () => {
     const { createPagePool } = await import('../../server/conversion/pool/page-pool.ts');
     const source = `

@@ -135,11 +135,18 @@ async function handle(message: ToWorker): Promise<void> {
       return;
     }
     case 'inspect': {
+      // an engine that cannot load (a dependency missing or broken) and a document never sent here are
+      // our failures, not a damaged file: said as they are
+      const entry = documents.get(message.docId);
+      const modules = await local().catch((error: unknown) => new Error(`the conversion engine could not load: ${describe(error).message}`));
+      if (!entry || modules instanceof Error) {
+        const ours = modules instanceof Error ? modules : new Error(`document ${message.docId} is not open in this worker`);
+        send({ type: 'inspect', id: message.id, error: describe(ours) });
+        return;
+      }
       try {
-        const entry = documents.get(message.docId);
-        if (!entry) throw new Error(`document ${message.docId} is not open in this worker`);
         const doc = await entry.doc;
-        const [, { pageLabels, readMeta }, , { createEdgeCache }] = await local();
+        const [, { pageLabels, readMeta }, , { createEdgeCache }] = modules;
         // the text layers read here wait in the edge cache for the pages' own conversion
         entry.edges ??= createEdgeCache(doc);
         const meta = await readMeta(doc, message.sourceName, entry.edges.textLayer);
