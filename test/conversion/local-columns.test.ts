@@ -133,6 +133,45 @@ describe('columns per region', () => {
   });
 });
 
+describe('columns between lines set across them', () => {
+  it('reads the columns between a list set across them and a section under them, a line apart, and keeps short lines with the wide text they end or open', async () => {
+    const wide = (doc: Doc, word: string, y: number, count: number) => {
+      for (let index = 0; index < count; index++)
+        write(doc, `${word} ${index + 1} runs across the whole width of the page over both of the columns`, 60, y + index * 13);
+    };
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        wide(doc, 'listed', 80, 10);
+        // a wide paragraph's last words, short of the gutter
+        write(doc, 'and the list ends here.', 60, 80 + 10 * 13);
+        column(doc, 'north', 60, 80 + 11 * 13 + 9, 14);
+        column(doc, 'east', 320, 80 + 11 * 13 + 9, 14);
+        // the heading over the section under the columns, short of the gutter, a line under the columns' ends
+        write(doc, 'Closing Section', 60, 80 + 11 * 13 + 9 + 14 * 13 + 9);
+        wide(doc, 'closing', 80 + 11 * 13 + 9 + 15 * 13 + 9, 6);
+      }),
+    );
+    const text = page!.blocks.map(blockText).join(' | ');
+    const at = [
+      'listed 1 ',
+      'listed 10 ',
+      'the list ends here',
+      'north 1 ',
+      'north 14 ',
+      'east 1 ',
+      'east 14 ',
+      'Closing Section',
+      'closing 1 ',
+      'closing 6 ',
+    ].map((line) => text.indexOf(line));
+    expect(
+      at.every((index) => index >= 0),
+      text,
+    ).toBe(true);
+    expect(at, text).toEqual([...at].sort((a, b) => a - b));
+  });
+});
+
 describe('columns parted by gutters narrower than a word space', () => {
   it("reads a scanned newspaper's OCR layer column by column: each word placed by its own box, each column's lines a few points off the next one's", async () => {
     // four columns 130 pt wide, 6 pt apart; the OCR layer's words are 4-8 pt apart, so no gap tells the gutter from a

@@ -125,6 +125,7 @@ function bandOrder(segments: Segment[], g: number, pageWidth: number): Segment[]
     );
   };
   const across = new Set(segments.filter((segment) => crosses(segment) && !amidColumns(segment)));
+  widenShortLines(segments, across, g);
   const isWide = (segment: Segment) => across.has(segment);
   const onLeft = (segment: Segment) => segment.right <= g + 1 || (!isWide(segment) && segment.x + segment.right < g * 2);
   const ordered: Segment[][] = [];
@@ -151,6 +152,29 @@ function bandOrder(segments: Segment[], g: number, pageWidth: number): Segment[]
   flushBand();
   if (wide.length > 0) ordered.push(wide);
   return ordered;
+}
+
+/**
+ * Takes into `across` the lines short of the gutter that belong to the lines across it next to them, not to the left
+ * column: a wide list's or paragraph's last words ("synthesizers!" under a list set full width over the columns) and
+ * the heading over a wide section under the columns ("Additional Features"). Such a line has nothing right of the
+ * gutter beside it, follows or precedes a wide line in the page's order, and stands closer to it than to the line on
+ * its other side.
+ */
+function widenShortLines(segments: Segment[], across: Set<Segment>, g: number): void {
+  const right = segments.filter((segment) => segment.x >= g - 1);
+  const beside = (segment: Segment) => right.some((other) => Math.abs(other.y - segment.y) < segment.size * 0.5);
+  for (const [index, segment] of segments.entries()) {
+    // (a line reaching a little over the gutter is on the left, as bandOrder reads it)
+    if (across.has(segment) || segment.x >= g - 1 || segment.x + segment.right >= g * 2 || beside(segment)) continue;
+    const above = segments[index - 1];
+    const below = segments[index + 1];
+    const gapAbove = above ? above.y - segment.y : Number.POSITIVE_INFINITY;
+    const gapBelow = below ? segment.y - below.y : Number.POSITIVE_INFINITY;
+    const runsOn = above !== undefined && across.has(above) && gapAbove <= gapBelow + segment.size * 0.2;
+    const opens = below !== undefined && across.has(below) && gapBelow < gapAbove - segment.size * 0.2;
+    if (runsOn || opens) across.add(segment);
+  }
 }
 
 /**
@@ -274,7 +298,12 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
         found = x;
       }
     }
-    return found === undefined || bestCrossing > list.length * 0.2 ? undefined : found;
+    if (found === undefined) return undefined;
+    // more lines may cross where they stand together, bands across columns of a dozen lines or more each (a list set full
+    // width over them, a section under them): bandOrder reads those between the columns' runs
+    const sides = Math.min(count(list.filter((span) => span.right <= found! + 1)), count(list.filter((span) => span.x >= found! - 1)));
+    const limit = sides >= 12 && crossingRuns(list, found) <= 3 ? 0.5 : 0.2;
+    return bestCrossing > list.length * limit ? undefined : found;
   };
   // a gutter that only exists between a table's columns is no gutter; otherwise tables do not change the columns
   const gutter = tableCells.size > 0 && find(spans) === undefined ? undefined : find(segments);
@@ -289,6 +318,22 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
   const leftEdge = Math.max(...leftSide.map((segment) => segment.right));
   const rightEdge = Math.min(...rightSide.map((segment) => segment.x));
   return fills(leftSide, leftEdge - left) && fills(rightSide, right - rightEdge) && dense(leftSide) && dense(rightSide) ? gutter : undefined;
+}
+
+/**
+ * The bands of lines across x, in the lines' order down the page: a band runs on over its short lines left of x (a
+ * list's last words), and ends at a line right of x, a column's.
+ */
+function crossingRuns(spans: { x: number; right: number }[], x: number): number {
+  let runs = 0;
+  let inRun = false;
+  for (const span of spans) {
+    if (span.x < x - 1 && span.right > x + 1) {
+      if (!inRun) runs++;
+      inRun = true;
+    } else if (span.x >= x - 1) inRun = false;
+  }
+  return runs;
 }
 
 /**
