@@ -86,6 +86,7 @@ type TesseractWorker = {
     };
   }>;
   detect(image: Buffer): Promise<{ data: { orientation_degrees: number | null; script: string | null } }>;
+  setParameters(parameters: Record<string, string>): Promise<unknown>;
   terminate(): Promise<unknown>;
 };
 
@@ -126,8 +127,17 @@ let osdWorker: Promise<TesseractWorker> | undefined;
 async function createTesseract(code: string, legacy: boolean): Promise<TesseractWorker> {
   const { createWorker } = await import('tesseract.js');
   const options = { langPath: dataFolder(code, legacy), cacheMethod: 'none', gzip: true, ...(legacy ? { legacyCore: true, legacyLang: true } : {}) };
-  return (await createWorker(code, legacy ? 0 : 1, options)) as unknown as TesseractWorker;
+  const worker = (await createWorker(code, legacy ? 0 : 1, options)) as unknown as TesseractWorker;
+  // tesseract.js reads a page as one block of text unless told (its API's default, not tesseract's own): the page's
+  // columns then run line across line, and a line set apart from the block, a title's second line, is not read at all
+  // (and its layout analysis, told nothing, reads a page scanned sideways as columns of vertical text, in an order of its
+  // own: turned upright by orientation detection instead, as a single block's poor reading of it leads to)
+  if (!legacy) await worker.setParameters({ tessedit_pageseg_mode: PAGE_LAYOUT_AUTOMATIC, textord_tabfind_vertical_text: '0' });
+  return worker;
 }
+
+/** Tesseract's page segmentation mode 3: the page's blocks, columns and lines found by its layout analysis, without OSD. */
+const PAGE_LAYOUT_AUTOMATIC = '3';
 
 function recogniser(code: string): Promise<TesseractWorker> {
   if (reader?.code !== code) {
@@ -360,7 +370,19 @@ export function ocrTextItems(read: OcrWord[]): TextItem[] {
   const words = read.filter((word) => /[\p{L}\p{N}]/u.test(word.text) || word.confidence >= 90);
   const sizes = words.map((word) => word.size).sort((a, b) => a - b);
   const usual = sizes[Math.floor(sizes.length / 2)] ?? 0;
-  const sizeOf = (size: number) => (size >= usual * 0.75 && size <= usual * 1.3 ? usual : size);
+  // the words of each size: a size read for fewer words is the same type as the most read one within an eighth of it
+  // (a list set a size over the body reads 12.2, 12.6 and 13 pt from line to line, and would be three sizes)
+  const wordsAt = new Map<number, number>();
+  for (const size of sizes) wordsAt.set(size, (wordsAt.get(size) ?? 0) + 1);
+  const typeOf = (size: number) => {
+    let [typical, most] = [size, 0];
+    for (const [other, count] of wordsAt) if (other >= size / 1.12 && other <= size * 1.12 && count > most) [typical, most] = [other, count];
+    return typical;
+  };
+  const sizeOf = (size: number) => {
+    const typical = typeOf(size);
+    return typical >= usual * 0.75 && typical <= usual * 1.3 ? usual : typical;
+  };
   // a gutter runs down between the words of lines tesseract reads across two columns (justified columns 6 pt apart,
   // a journal's 17 pt): the runs stop at it, as a text layer's would
   const gutters = narrowGutters(wordLines(words, sizeOf), true);
@@ -416,6 +438,23 @@ function wordLines(words: OcrWord[], sizeOf: (size: number) => number): { y: num
   return [...lines.values()].sort((a, b) => b.y - a.y);
 }
 
+/** Specks, rules and pictures read as letters: uncertain and short. */
+const isNoise = (word: OcrLine['words'][number]) =>
+  word.text.trim() === '' || word.confidence < NOISE_CONFIDENCE || (word.confidence < SHORT_NOISE_CONFIDENCE && word.text.trim().length <= 2);
+
+/**
+ * The size of a paragraph's lines, the middle one of those with a word (the smaller of two): tesseract's row height runs
+ * from the baseline to the ascenders, and the descenders go under. A logo read as a line of noise in an address's
+ * paragraph does not make the address big.
+ */
+function paragraphSize(lines: OcrLine[]): number {
+  const read = lines.filter((line) => line.words.some((word) => !isNoise(word)));
+  const sizes = (read.length > 0 ? read : lines)
+    .map(({ rowAttributes, bbox }) => (rowAttributes?.rowHeight ? rowAttributes.rowHeight + Math.abs(rowAttributes.descenders ?? 0) : bbox.y1 - bbox.y0))
+    .sort((a, b) => a - b);
+  return sizes[Math.floor((sizes.length - 1) / 2)] ?? 0;
+}
+
 /** Letters and marks that reach under the baseline: a word's box with one ends under its line. */
 const DESCENDERS = /[gjpqy,;()[\]{}]/;
 
@@ -450,15 +489,13 @@ export async function ocrWords(
   let lineNumber = 0;
   for (const block of data.blocks ?? []) {
     for (const paragraph of block.paragraphs) {
+      // a paragraph's lines are one size: tesseract's row heights wander by a fifth from line to line of one type
+      const height = paragraphSize(paragraph.lines);
       for (const line of paragraph.lines) {
         lineNumber++;
-        const { rowAttributes, bbox } = line;
-        // the line's size: tesseract's row height runs from the baseline to the ascenders, and the descenders go under
-        const height = rowAttributes?.rowHeight ? rowAttributes.rowHeight + Math.abs(rowAttributes.descenders ?? 0) : bbox.y1 - bbox.y0;
         for (const word of line.words) {
           const text = word.text.trim();
-          // specks, rules and pictures read as letters: uncertain and short
-          if (text === '' || word.confidence < NOISE_CONFIDENCE || (word.confidence < SHORT_NOISE_CONFIDENCE && text.length <= 2)) continue;
+          if (isNoise(word)) continue;
           // each word's own baseline, not its line's: tesseract reads two columns' lines a few points apart as one
           // line, and its baseline is one column's
           const under = word.bbox.y1 - (DESCENDERS.test(text) ? height * 0.2 : 0);
