@@ -244,7 +244,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       const lineGap = gapFor(size);
       const isHeading =
         !byline.has(segment) &&
-        ((looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body)) ||
+        ((looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body) && !runsOnSmaller(segment, column[index + 1], gapFor)) ||
           numberedHeading(segment, gap, lineGap) ||
           styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor));
       if (isHeading) {
@@ -523,6 +523,16 @@ function proseRuns(column: Segment[], body: number, candidate: (segment: Segment
     if (chain.length >= 3) for (const segment of chain) prose.add(segment);
   }
   return prose;
+}
+
+/**
+ * A line whose sentence runs on into the smaller line under it, at a line's pitch, in lowercase ("… the professional
+ * musician. It is" over "extremely powerful, yet …"): a paragraph's first line set or read a little big, not a heading.
+ */
+function runsOnSmaller(segment: Segment, next: Segment | undefined, gapFor: (size: number) => number): boolean {
+  if (!next || next.size >= segment.size - 0.5 || !/^\p{Ll}/u.test(next.text) || /[.:!?]$/.test(segment.text)) return false;
+  const below = segment.y - next.y;
+  return below > 0 && below <= gapFor(segment.size);
 }
 
 /** A sentence a little bigger than the body ("The authors have no potential conflicts of interest."): five words or more and a full stop. */
