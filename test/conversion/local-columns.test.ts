@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../server/conversion/model.ts';
+import { expectInOrder } from '../helpers/in-order.ts';
 import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
 
 /**
@@ -25,11 +26,8 @@ function column(doc: Doc, word: string, x: number, y: number, count: number, siz
   for (let index = 0; index < count; index++) write(doc, `${word} ${index + 1} ${line}`, x, y + index * size * 1.3, size);
 }
 
-/** Where each word's lines are in the page's text, in the order read (index of its first line). */
-function firstAt(page: { blocks: Block[] }, words: string[]): number[] {
-  const text = page.blocks.map(blockText).join(' | ');
-  return words.map((word) => text.indexOf(`${word} 1 `));
-}
+/** The page's text, block by block, in the order read. */
+const pageText = (page: { blocks: Block[] }) => page.blocks.map(blockText).join(' | ');
 
 describe('columns per region', () => {
   it('reads three columns one after another, each as one paragraph', async () => {
@@ -63,9 +61,7 @@ describe('columns per region', () => {
         column(doc, 'west', 320, 500, 8);
       }),
     );
-    const at = firstAt(page!, ['north', 'east', 'south', 'west']);
-    expect(at.every((index) => index >= 0)).toBe(true);
-    expect(at).toEqual([...at].sort((a, b) => a - b));
+    expectInOrder(pageText(page!), ['north 1 ', 'east 1 ', 'south 1 ', 'west 1 ']);
   });
 
   it("reads a title block's names, row by row, before the columns under it", async () => {
@@ -81,11 +77,8 @@ describe('columns per region', () => {
         column(doc, 'east', 320, 170, 20);
       }),
     );
-    const text = page!.blocks.map(blockText).join(' | ');
-    const names = ['Ann Lee', 'Bo Park', 'Cy Diaz', 'Dan Roe', 'Eve Moss'].map((name) => text.indexOf(name));
-    expect(names.every((index) => index >= 0)).toBe(true);
-    expect(names, text).toEqual([...names].sort((a, b) => a - b));
-    expect(Math.max(...names), text).toBeLessThan(text.indexOf('north 1 '));
+    const text = pageText(page!);
+    expectInOrder(text, ['Ann Lee', 'Bo Park', 'Cy Diaz', 'Dan Roe', 'Eve Moss', 'north 1 ']);
     expect(text.indexOf('north 20 ')).toBeLessThan(text.indexOf('east 1 '));
   });
 
@@ -101,9 +94,7 @@ describe('columns per region', () => {
         column(doc, 'west', 320, 200, 14);
       }),
     );
-    const at = firstAt(page!, ['north', 'south', 'east', 'west']);
-    expect(at.every((index) => index >= 0)).toBe(true);
-    expect(at).toEqual([...at].sort((a, b) => a - b));
+    expectInOrder(pageText(page!), ['north 1 ', 'south 1 ', 'east 1 ', 'west 1 ']);
   });
 
   it("keeps a column whole past a scrap of text across the gutter with both columns' lines running on beside it, and still parts them at a heading across both", async () => {
@@ -123,13 +114,8 @@ describe('columns per region', () => {
         column(doc, 'west', 320, 460, 8);
       }),
     );
-    const text = page!.blocks.map(blockText).join(' | ');
-    const at = ['north 1 ', 'north 24 ', 'east 1 ', 'east 24 ', 'A Heading Set', 'south 1 ', 'south 8 ', 'west 1 '].map((line) => text.indexOf(line));
-    expect(
-      at.every((index) => index >= 0),
-      text,
-    ).toBe(true);
-    expect(at, text).toEqual([...at].sort((a, b) => a - b));
+    const text = pageText(page!);
+    expectInOrder(text, ['north 1 ', 'north 24 ', 'east 1 ', 'east 24 ', 'A Heading Set', 'south 1 ', 'south 8 ', 'west 1 ']);
   });
 });
 
@@ -151,8 +137,8 @@ describe('columns between lines set across them', () => {
         wide(doc, 'closing', 80 + 11 * 13 + 9 + 15 * 13 + 9, 6);
       }),
     );
-    const text = page!.blocks.map(blockText).join(' | ');
-    const at = [
+    const text = pageText(page!);
+    expectInOrder(text, [
       'listed 1 ',
       'listed 10 ',
       'the list ends here',
@@ -163,12 +149,7 @@ describe('columns between lines set across them', () => {
       'Closing Section',
       'closing 1 ',
       'closing 6 ',
-    ].map((line) => text.indexOf(line));
-    expect(
-      at.every((index) => index >= 0),
-      text,
-    ).toBe(true);
-    expect(at, text).toEqual([...at].sort((a, b) => a - b));
+    ]);
   });
 });
 
@@ -217,7 +198,7 @@ describe('page furniture at body size on a page that stands alone', () => {
         write(doc, '© 2021 The Drawing Office', 60, 800);
       }),
     );
-    const text = page!.blocks.map(blockText).join(' | ');
+    const text = pageText(page!);
     expect(text).toContain('north 20 ');
     for (const furniture of ['Journal of Drawn Pages', 'Proceedings of the 9th', '© 2021', '15725']) expect(text).not.toContain(furniture);
     expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
