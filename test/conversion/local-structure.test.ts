@@ -591,4 +591,27 @@ describe('lists', () => {
       'Microsoft Word (1983): the first release for MS-DOS.',
     ]);
   });
+
+  it("reads 'A.' and 'B.' lines as a lettered list, and a signature's initials and a telephone's area code as text", async () => {
+    const letter = (doc: Doc) => {
+      doc.font('Helvetica').fontSize(11);
+      const line = (text: string, x: number, y: number) => doc.text(text, x, y, { lineBreak: false });
+      line('The shipment holds two kinds of goods:', 72, 90);
+      line('A. Field telephones, packed in six cases.', 72, 110);
+      line('B. Spare batteries, packed in two cases.', 72, 128);
+      line('Please acknowledge their receipt at your earliest convenience.', 72, 160);
+      line('Very respectfully,', 300, 200);
+      line('J. R. Carroway, Major, Signal Corps.', 300, 240);
+      line('(818) 708-8131 TELEX #298949', 300, 258);
+    };
+    const { pages } = await convertLocally(await drawPdf(letter), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    const lists = blocks.filter((block): block is Extract<Block, { kind: 'list' }> => block.kind === 'list');
+    expect(lists.map((list) => list.items.map((item) => inlineText(item.content).trim()))).toEqual([
+      ['Field telephones, packed in six cases.', 'Spare batteries, packed in two cases.'],
+    ]);
+    const text = blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : '')).join(' ');
+    expect(text).toContain('J. R. Carroway, Major, Signal Corps.');
+    expect(text).toContain('(818) 708-8131');
+  });
 });

@@ -116,7 +116,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     const columnLeft = Math.min(...column.map((segment) => segment.x));
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[]; lefts: number[] } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
-    let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[] } | undefined;
+    let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[]; letter?: string } | undefined;
     // the hanging indent the last paragraph was set with (its first line's start, its other lines' step in)
     let hanging: { left: number; indent: number } | undefined;
     const flushParagraph = () => {
@@ -260,7 +260,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         previous = segment;
         continue;
       }
-      const marker = BULLET.exec(segment.text) ?? ENUMERATOR.exec(segment.text);
+      const marker = BULLET.exec(segment.text) ?? enumeratorOf(segment.text, list?.letter);
       if (marker) {
         flushParagraph();
         const ordered = !BULLET.test(segment.text);
@@ -278,6 +278,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
           };
         }
         list.block.items.push({ content });
+        list.letter = letterOf(marker[0]);
         list.runs = [...itemRuns];
         list.last = segment;
         previous = segment;
@@ -533,6 +534,24 @@ function runsOnSmaller(segment: Segment, next: Segment | undefined, gapFor: (siz
   if (!next || next.size >= segment.size - 0.5 || !/^\p{Ll}/u.test(next.text) || /[.:!?]$/.test(segment.text)) return false;
   const below = segment.y - next.y;
   return below > 0 && below <= gapFor(segment.size);
+}
+
+/** The letter of a lettered list's marker ("b." → "b"); none for a number's, a roman numeral's or a bullet's. */
+const letterOf = (marker: string) => /^\(?([a-hj-uwyz])[.)]/i.exec(marker)?.[1];
+
+/**
+ * A number's or letter's list marker at the start of a line, unless it is none: a capital and a full stop other than a
+ * roman numeral's opens a list only as "A." or as the letter after the list's last ("J. R. Carroway," signing a letter,
+ * is a name; so is "O. B. d. A."), and a number before more digits is not one ("(818) 708-8131"). Lower-case letters and
+ * letters in parentheses are lists' wherever they stand ("b)" after an "a)" inside a definition's first line).
+ */
+function enumeratorOf(text: string, lastLetter: string | undefined): RegExpExecArray | null {
+  const marker = ENUMERATOR.exec(text);
+  if (!marker) return null;
+  const letter = /^[A-Z]\.$/.test(marker[1]!) ? letterOf(marker[0]) : undefined;
+  if (letter && letter !== 'A' && letter.charCodeAt(0) - 1 !== lastLetter?.toUpperCase().charCodeAt(0)) return null;
+  if (/\d/.test(marker[1]!) && /^\d/.test(text.slice(marker[0].length))) return null;
+  return marker;
 }
 
 /** A sentence a little bigger than the body ("The authors have no potential conflicts of interest."): five words or more and a full stop. */
