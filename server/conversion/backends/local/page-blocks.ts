@@ -542,15 +542,16 @@ const letterOf = (marker: string) => /^\(?([a-hj-uwyz])[.)]/i.exec(marker)?.[1];
 /**
  * A number's or letter's list marker at the start of a line, unless it is none: a capital and a full stop other than a
  * roman numeral's opens a list only as "A." or as the letter after the list's last ("J. R. Carroway," signing a letter,
- * is a name; so is "O. B. d. A."), and a number before more digits is not one ("(818) 708-8131"). Lower-case letters and
- * letters in parentheses are lists' wherever they stand ("b)" after an "a)" inside a definition's first line).
+ * is a name; so is "O. B. d. A."), and three digits in parentheses before more digits are a telephone's area code
+ * ("(818) 708-8131"), where "1. 1978: WordStar" stays a list's item. Lower-case letters and letters in parentheses are
+ * lists' wherever they stand ("b)" after an "a)" inside a definition's first line).
  */
 function enumeratorOf(text: string, lastLetter: string | undefined): RegExpExecArray | null {
   const marker = ENUMERATOR.exec(text);
   if (!marker) return null;
   const letter = /^[A-Z]\.$/.test(marker[1]!) ? letterOf(marker[0]) : undefined;
   if (letter && letter !== 'A' && letter.charCodeAt(0) - 1 !== lastLetter?.toUpperCase().charCodeAt(0)) return null;
-  if (/\d/.test(marker[1]!) && /^\d/.test(text.slice(marker[0].length))) return null;
+  if (/^\(\d{3}\)$/.test(marker[1]!) && /^\d/.test(text.slice(marker[0].length))) return null;
   return marker;
 }
 
