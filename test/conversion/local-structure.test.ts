@@ -592,7 +592,7 @@ describe('lists', () => {
     ]);
   });
 
-  it("reads 'A.' and 'B.' lines as a lettered list, and a signature's initials and a telephone's area code as text", async () => {
+  it("reads 'A.' and 'B.' lines as a lettered list and numbered lines opening with a year as a list, and a signature's initials and a telephone's area code as text", async () => {
     const letter = (doc: Doc) => {
       doc.font('Helvetica').fontSize(11);
       const line = (text: string, x: number, y: number) => doc.text(text, x, y, { lineBreak: false });
@@ -600,15 +600,18 @@ describe('lists', () => {
       line('A. Field telephones, packed in six cases.', 72, 110);
       line('B. Spare batteries, packed in two cases.', 72, 128);
       line('Please acknowledge their receipt at your earliest convenience.', 72, 160);
-      line('Very respectfully,', 300, 200);
-      line('J. R. Carroway, Major, Signal Corps.', 300, 240);
-      line('(818) 708-8131 TELEX #298949', 300, 258);
+      line('1. 1917: the order was placed.', 72, 178);
+      line('2. 1918: the goods were shipped.', 72, 196);
+      line('Very respectfully,', 300, 230);
+      line('J. R. Carroway, Major, Signal Corps.', 300, 270);
+      line('(818) 708-8131 TELEX #298949', 300, 288);
     };
     const { pages } = await convertLocally(await drawPdf(letter), { ocr: false });
     const blocks = pages[0]!.blocks;
     const lists = blocks.filter((block): block is Extract<Block, { kind: 'list' }> => block.kind === 'list');
     expect(lists.map((list) => list.items.map((item) => inlineText(item.content).trim()))).toEqual([
       ['Field telephones, packed in six cases.', 'Spare batteries, packed in two cases.'],
+      ['1917: the order was placed.', '1918: the goods were shipped.'],
     ]);
     const text = blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : '')).join(' ');
     expect(text).toContain('J. R. Carroway, Major, Signal Corps.');
