@@ -322,6 +322,8 @@ describe('a scan laid out from its words', () => {
     for (const line of ['The LinnSequencer is a state', 'Operation is similar', 'synthesizers!', 'per disk!', 'rhythmic value.', 'Optional remote control.'])
       expect(headings.filter((heading) => heading.startsWith(line))).toEqual([]);
     const text = blocks.map((block) => (block.kind === 'paragraph' || block.kind === 'heading' ? inlineText(block.content) : '')).join(' ');
+    // one paragraph, though its first line reads a size over the rest
+    expect(blocks.filter((block) => block.kind === 'paragraph' && inlineText(block.content).includes('musician. It is extremely powerful'))).toHaveLength(1);
     // the left column's last sentence runs on at the top of the right one
     expect(text).toContain('To overdub notes at specific points within a sequence, simply use LOCATE, FAST FORWARD, or REWIND to find the desired bar number');
     expectInOrder(text, [

@@ -114,6 +114,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       tablesByColumn[columnIndex]!,
     );
     const columnLeft = Math.min(...column.map((segment) => segment.x));
+    const columnWidth = Math.max(...column.map((segment) => segment.right)) - columnLeft;
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[]; lefts: number[] } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
     let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[]; letter?: string } | undefined;
@@ -299,7 +300,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         !paragraph ||
         gap > lineGap ||
         gap < 0 ||
-        Math.abs(segment.size - paragraph.last.size) > 1 ||
+        (Math.abs(segment.size - paragraph.last.size) > 1 && !runsOnAcrossSizes(paragraph.last, segment, paragraph.runs, columnWidth)) ||
         // a first-line indent opens a paragraph, save the next line of an entry of a list set as the one before it
         (segment.x > paragraph.last.x + segment.size * 0.8 &&
           endsSentence(paragraph.runs) &&
@@ -534,6 +535,16 @@ function runsOnSmaller(segment: Segment, next: Segment | undefined, gapFor: (siz
   if (!next || next.size >= segment.size - 0.5 || !/^\p{Ll}/u.test(next.text) || /[.:!?]$/.test(segment.text)) return false;
   const below = segment.y - next.y;
   return below > 0 && below <= gapFor(segment.size);
+}
+
+/**
+ * Whether a paragraph's sentence runs on from its last line into a line of another size: both full lines of the column
+ * (not a figure's label or a formula's piece), the sentence unfinished and the line going on in lowercase (a first line
+ * OCR read a size over the rest).
+ */
+function runsOnAcrossSizes(last: Segment, segment: Segment, runs: Run[], columnWidth: number): boolean {
+  const full = (line: Segment) => line.right - line.x >= columnWidth * 0.6;
+  return full(last) && full(segment) && /^\p{Ll}/u.test(segment.text) && !endsSentence(runs);
 }
 
 /** The letter of a lettered list's marker ("b." → "b"); none for a number's, a roman numeral's or a bullet's. */
