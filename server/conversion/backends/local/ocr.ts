@@ -374,15 +374,14 @@ export function ocrTextItems(read: OcrWord[]): TextItem[] {
   // (a list set a size over the body reads 12.2, 12.6 and 13 pt from line to line, and would be three sizes)
   const wordsAt = new Map<number, number>();
   for (const size of sizes) wordsAt.set(size, (wordsAt.get(size) ?? 0) + 1);
-  const typeOf = (size: number) => {
+  // each size read, as it is set: its type's size, or the usual one near it
+  const setAt = new Map<number, number>();
+  for (const size of wordsAt.keys()) {
     let [typical, most] = [size, 0];
     for (const [other, count] of wordsAt) if (other >= size / 1.12 && other <= size * 1.12 && count > most) [typical, most] = [other, count];
-    return typical;
-  };
-  const sizeOf = (size: number) => {
-    const typical = typeOf(size);
-    return typical >= usual * 0.75 && typical <= usual * 1.3 ? usual : typical;
-  };
+    setAt.set(size, typical >= usual * 0.75 && typical <= usual * 1.3 ? usual : typical);
+  }
+  const sizeOf = (size: number) => setAt.get(size) ?? size;
   // a gutter runs down between the words of lines tesseract reads across two columns (justified columns 6 pt apart,
   // a journal's 17 pt): the runs stop at it, as a text layer's would
   const gutters = narrowGutters(wordLines(words, sizeOf), true);
@@ -439,8 +438,10 @@ function wordLines(words: OcrWord[], sizeOf: (size: number) => number): { y: num
 }
 
 /** Specks, rules and pictures read as letters: uncertain and short. */
-const isNoise = (word: OcrLine['words'][number]) =>
-  word.text.trim() === '' || word.confidence < NOISE_CONFIDENCE || (word.confidence < SHORT_NOISE_CONFIDENCE && word.text.trim().length <= 2);
+const isNoise = ({ text, confidence }: OcrLine['words'][number]) => {
+  const length = text.trim().length;
+  return length === 0 || confidence < NOISE_CONFIDENCE || (confidence < SHORT_NOISE_CONFIDENCE && length <= 2);
+};
 
 /**
  * The size of a paragraph's lines, the middle one of those with a word (the smaller of two): tesseract's row height runs

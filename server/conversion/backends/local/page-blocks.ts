@@ -532,10 +532,13 @@ function proseRuns(column: Segment[], body: number, candidate: (segment: Segment
  * musician. It is" over "extremely powerful, yet …"): a paragraph's first line set or read a little big, not a heading.
  */
 function runsOnSmaller(segment: Segment, next: Segment | undefined, gapFor: (size: number) => number): boolean {
-  if (!next || next.size >= segment.size - 0.5 || !/^\p{Ll}/u.test(next.text) || /[.:!?]$/.test(segment.text)) return false;
+  if (!next || next.size >= segment.size - 0.5 || !sentenceRunsOn(segment.runs, next)) return false;
   const below = segment.y - next.y;
   return below > 0 && below <= gapFor(segment.size);
 }
+
+/** Whether the sentence of `runs` is unfinished and goes on into `next` in lowercase. */
+const sentenceRunsOn = (runs: Run[], next: Segment) => /^\p{Ll}/u.test(next.text) && !endsSentence(runs);
 
 /**
  * Whether a paragraph's sentence runs on from its last line into a line of another size: both full lines of the column
@@ -544,7 +547,7 @@ function runsOnSmaller(segment: Segment, next: Segment | undefined, gapFor: (siz
  */
 function runsOnAcrossSizes(last: Segment, segment: Segment, runs: Run[], columnWidth: number): boolean {
   const full = (line: Segment) => line.right - line.x >= columnWidth * 0.6;
-  return full(last) && full(segment) && /^\p{Ll}/u.test(segment.text) && !endsSentence(runs);
+  return full(last) && full(segment) && sentenceRunsOn(runs, segment);
 }
 
 /** The letter of a lettered list's marker ("b." → "b"); none for a number's, a roman numeral's or a bullet's. */
@@ -560,8 +563,9 @@ const letterOf = (marker: string) => /^\(?([a-hj-uwyz])[.)]/i.exec(marker)?.[1];
 function enumeratorOf(text: string, lastLetter: string | undefined): RegExpExecArray | null {
   const marker = ENUMERATOR.exec(text);
   if (!marker) return null;
-  const letter = /^[A-Z]\.$/.test(marker[1]!) ? letterOf(marker[0]) : undefined;
-  if (letter && letter !== 'A' && letter.charCodeAt(0) - 1 !== lastLetter?.toUpperCase().charCodeAt(0)) return null;
+  // (I, V and X are roman numerals)
+  const capital = /^([A-HJ-UWYZ])\.$/.exec(marker[1]!)?.[1];
+  if (capital && capital !== 'A' && capital.charCodeAt(0) - 1 !== lastLetter?.toUpperCase().charCodeAt(0)) return null;
   if (/^\(\d{3}\)$/.test(marker[1]!) && /^\d/.test(text.slice(marker[0].length))) return null;
   return marker;
 }

@@ -289,6 +289,8 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
   const find = (list: Span[]) => {
     let found: number | undefined;
     let bestCrossing = Infinity;
+    // the lines on the smaller side of the best x
+    let sides = 0;
     for (let x = left + (right - left) * 0.3; x <= left + (right - left) * 0.7; x += 2) {
       const crossing = list.filter((span) => span.x < x - 1 && span.right > x + 1).length;
       const leftCount = count(list.filter((span) => span.right <= x + 1));
@@ -296,12 +298,12 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
       if (leftCount >= 3 && rightCount >= 3 && crossing < bestCrossing) {
         bestCrossing = crossing;
         found = x;
+        sides = Math.min(leftCount, rightCount);
       }
     }
     if (found === undefined) return undefined;
     // more lines may cross where they stand together, bands across columns of a dozen lines or more each (a list set full
     // width over them, a section under them): bandOrder reads those between the columns' runs
-    const sides = Math.min(count(list.filter((span) => span.right <= found! + 1)), count(list.filter((span) => span.x >= found! - 1)));
     const limit = sides >= 12 && crossingRuns(list, found) <= 3 ? 0.5 : 0.2;
     return bestCrossing > list.length * limit ? undefined : found;
   };
