@@ -217,6 +217,30 @@ describe('page furniture by size and gap alone', () => {
     ]);
   });
 
+  it("leaves out a book's running head beside its page number and a foot in capitals, on a page whose statements stand further apart than its lines", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, '9', 60, 40, 8);
+        write(doc, '1.2. METRIC SPACES AND THEIR MAPS', 370, 40, 8);
+        BODY.forEach((value, index) => write(doc, value, 60, 70 + index * 14, 10));
+        // spaced-out statements: their step (24) outnumbers the paragraphs' (14), and must not pass for the line pitch
+        ['Definition 10', 'Remark 4', 'Example 12', 'Definition 11', 'Remark 5', 'Example 13', 'Remark 6'].forEach((value, index) =>
+          write(doc, `${value} stands on a line of its own.`, 60, 150 + index * 24, 10),
+        );
+        BODY.forEach((value, index) => write(doc, value, 60, 330 + index * 14, 10));
+        // capitals take the room of larger letters: by width alone this foot would pass for body text
+        write(doc, 'LECTURE NOTES ON GEOMETRY', 220, 805, 8);
+      }),
+    );
+    const all = page!.blocks.map(blockText).join(' | ');
+    expect(all).not.toContain('METRIC SPACES');
+    expect(all).toMatch(/^A page that stands alone.*set apart from it\.$/);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "1.2. METRIC SPACES AND THEIR MAPS"',
+      'page 1: left out as page furniture: "LECTURE NOTES ON GEOMETRY"',
+    ]);
+  });
+
   it('leaves out a line set up the side of the page in its margin, keeps the body beside it', async () => {
     const [page] = await convert(
       await drawPdf((doc) => {

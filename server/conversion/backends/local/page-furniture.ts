@@ -149,7 +149,8 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
         const row = byRow.get(y)!;
         const next = byRow.get(ordered[at + index + 1]!)!;
         if (!inBand(y) || gap <= pitch * 1.5 || tableRow(row, next) || !looksLikeFurniture(row, atTop, bodyLeft, body)) return false;
-        const small = row.every((segment) => segment.size <= body * 0.93 && drawnSize(segment, emPerChar) <= body * 0.93);
+        // the page number beside it vouches for the size pdf.js reports: no misleading font matrix to check by width
+        const small = row.every((segment) => segment.size <= body * 0.93 && (numbered.has(y) || drawnSize(segment, emPerChar) <= body * 0.93));
         return small || (members.length === 1 && numbered.has(y) && gap > pitch * 2.5);
       });
       if (!furniture) return;
@@ -216,8 +217,15 @@ function drawnSize(segment: Segment, emPerChar: number): number {
   return Number.isFinite(width) && emPerChar > 0 && segment.text.length >= 8 ? Math.max(segment.size, width / emPerChar) : segment.size;
 }
 
+/** A capital is drawn about a third wider than the average letter of running text. */
+const CAPITAL_WIDTH = 1.35;
+
+/**
+ * The room a piece's characters take, in average letters of running text: a running head set in capitals
+ * ("1.2. METRISCHE RÄUME" at 9 pt over an 11 pt body) is as wide as body text, letter for letter, without being larger.
+ */
 function widthPerChar(segments: Segment[]): number {
-  const chars = segments.reduce((sum, segment) => sum + segment.text.length, 0);
+  const chars = segments.reduce((sum, segment) => sum + segment.text.length + (CAPITAL_WIDTH - 1) * (segment.text.match(/\p{Lu}/gu) ?? []).length, 0);
   return chars === 0 ? Number.NaN : segments.reduce((sum, segment) => sum + segment.right - segment.x, 0) / chars;
 }
 
@@ -229,19 +237,22 @@ function tableRow(row: Segment[], next: Segment[]): boolean {
   return lined.length >= 2;
 }
 
-/** The body's baseline-to-baseline distance: the commonest step between neighbouring rows of body-size text. */
+/** The body's baseline-to-baseline distance: the smallest step between neighbouring rows of body-size text that recurs. */
 function bodyPitch(rows: number[], byRow: Map<number, Segment[]>, body: number): number {
   const atBody = (y: number) => byRow.get(y)!.some((segment) => Math.abs(segment.size - body) < 0.5);
-  const steps = new Map<number, number>();
+  const steps: number[] = [];
   for (let index = 0; index + 1 < rows.length; index++) {
     const step = rows[index]! - rows[index + 1]!;
-    if (!atBody(rows[index]!) || !atBody(rows[index + 1]!) || step < body * 0.8 || step > body * 2.5) continue;
-    steps.set(step, (steps.get(step) ?? 0) + 1);
+    if (atBody(rows[index]!) && atBody(rows[index + 1]!) && step >= body * 0.8 && step <= body * 2.5) steps.push(step);
   }
-  let best = body * 1.2;
-  let count = 0;
-  for (const [step, seen] of steps) if (seen > count) [best, count] = [step, seen];
-  return best;
+  // the smallest step the page keeps coming back to: the other steps part paragraphs, list items or display lines,
+  // and a page of spaced-out definitions steps 24 more often than its paragraphs' 13.5 (read as 13 and 14: rows are
+  // whole points, hence the point either way)
+  for (const step of [...new Set(steps)].sort((a, b) => a - b)) {
+    const near = steps.filter((other) => Math.abs(other - step) <= 1);
+    if (near.length >= Math.max(2, steps.length / 5)) return near.reduce((sum, other) => sum + other, 0) / near.length;
+  }
+  return body * 1.2;
 }
 
 /**
