@@ -117,6 +117,43 @@ describe('columns per region', () => {
     const text = pageText(page!);
     expectInOrder(text, ['north 1 ', 'north 24 ', 'east 1 ', 'east 24 ', 'A Heading Set', 'south 1 ', 'south 8 ', 'west 1 ']);
   });
+
+  it("parts a column's line from a larger heading of the next column on its baseline, a gutter of 10 pt apart (LaTeX's)", async () => {
+    const words = 'an abstract runs down the left column in full lines of justified prose as a paper sets it'.split(' ');
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        doc.font('Helvetica').fontSize(10);
+        // the left column's lines, word by word, justified to end at x = 290 (word spaces of 3 to 5 pt); the right
+        // column starts at 300
+        for (let line = 0, next = 0; line < 8; line++) {
+          const text = [`west${line + 1}`];
+          while (doc.widthOfString([...text, words[next % words.length]].join(' ')) < (line === 7 ? 180 : 222)) text.push(words[next++ % words.length]!);
+          if (line === 7) text.push('ends.');
+          const widths = text.map((word) => doc.widthOfString(word));
+          const space = line === 7 ? doc.widthOfString(' ') : (230 - widths.reduce((sum, width) => sum + width, 0)) / (text.length - 1);
+          let x = 60;
+          for (const [index, word] of text.entries()) {
+            doc.text(word, x, 100 + line * 12, { lineBreak: false });
+            x += widths[index]! + space;
+          }
+        }
+        // the right column's lines half a line off the left's, save its heading's, which shares the fourth line's
+        write(doc, 'east 1 line of the right column.', 300, 106.5);
+        write(doc, 'east 2 line of the right column.', 300, 118.5);
+        doc
+          .font('Helvetica-Bold')
+          .fontSize(14)
+          .text('2 Document structures', 300, 100 + 3 * 12 - 3, { lineBreak: false });
+        for (let line = 0; line < 4; line++) write(doc, `south ${line + 1} line of the right column.`, 300, 160 + line * 12);
+      }),
+    );
+    const paragraphs = page!.blocks.map(blockText);
+    const west = paragraphs.find((text) => text.startsWith('west1 '));
+    expect(west, paragraphs.join('\n')).toMatch(/west8 .* ends\.$/);
+    expect(west).not.toContain('Document');
+    expect(page!.blocks.find((block) => block.kind === 'heading' && inlineText(block.content) === '2 Document structures')).toBeDefined();
+    expectInOrder(pageText(page!), ['west1 ', 'west8 ', 'east 1 ', '2 Document structures', 'south 4 ']);
+  });
 });
 
 describe('columns between lines set across them', () => {

@@ -122,7 +122,10 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
       const gap = current ? to - from : 0;
       const walled = current !== undefined && walls.some((wall) => isBetween(wall, Math.min(from, to), Math.max(from, to), line.y, line.size));
       const wordGap = gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9;
-      if (current && !walled && (wordGap || scriptInGap(byRow, line, from, to)) && gap > -line.size) {
+      // a gap a word space wide at the line's largest type may be a column's gutter still (a list's marker before its
+      // text leaves a gap the lines below repeat too: a column is wider than a marker)
+      const gutter = (current: Segment) => gap > line.size * 0.5 && current.right - current.x > line.size * 4 && gutterThrough(byRow, line, from, to);
+      if (current && !walled && (wordGap || scriptInGap(byRow, line, from, to)) && gap > -line.size && !gutter(current)) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
@@ -281,6 +284,33 @@ function scriptInGap(byRow: Map<number, TextItem[]>, line: { y: number; size: nu
       item.x + item.width <= to + slack,
   );
   return inGap.length > 0 && Math.min(...inGap.map((item) => item.x)) <= from + slack && Math.max(...inGap.map((item) => item.x + item.width)) >= to - slack;
+}
+
+/** Lines on each side of a gutter, at least this many, within GUTTER_REACH of the line. */
+const GUTTER_LINES = 2;
+/** How far from the line (in its sizes) the lines that show a gutter are looked for: a few lines each way, short of a title block above the columns. */
+const GUTTER_REACH = 4;
+
+/**
+ * Whether a gap wide enough to be a word space at the line's largest type is a column's gutter instead: nothing on
+ * the lines around it crosses the gap's middle, and several of them end their text just left of it and several start
+ * theirs just right of it. A LaTeX page's columns stand 10 pt apart, a word space at the 14 pt of a heading that
+ * shares its baseline with the other column's 10 pt line ("… citation lists   2 Document structures"); justified
+ * prose has words across any x. The columns' other lines need not share baselines.
+ */
+function gutterThrough(byRow: Map<number, TextItem[]>, line: { y: number; size: number }, from: number, to: number): boolean {
+  const middle = (from + to) / 2;
+  const near = line.size * 2;
+  let ending = 0;
+  let starting = 0;
+  for (let row = Math.floor(line.y - line.size * GUTTER_REACH); row <= Math.ceil(line.y + line.size * GUTTER_REACH); row++) {
+    if (Math.abs(row - line.y) < line.size * 0.5) continue;
+    const items = (byRow.get(row) ?? []).filter((item) => !item.rotated);
+    if (items.some((item) => item.x < middle - 0.5 && item.x + item.width > middle + 0.5)) return false;
+    if (items.some((item) => item.x + item.width <= middle && item.x + item.width >= from - near)) ending++;
+    if (items.some((item) => item.x >= middle && item.x <= to + near)) starting++;
+  }
+  return ending >= GUTTER_LINES && starting >= GUTTER_LINES;
 }
 
 /** A vertical rule between two items of a line (at the line's height): the items are in different cells. */
