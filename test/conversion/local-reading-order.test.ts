@@ -6,6 +6,7 @@ import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
 import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { PDFDict, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { repairReversedLigatures, type TextItem } from '../../server/conversion/backends/local/text-layer.ts';
 import { textByMarkedContent } from '../../server/conversion/backends/local/tagged.ts';
 
@@ -278,6 +279,25 @@ describe('page furniture by size and gap alone', () => {
     );
     expect(pages.map((page) => page.blocks.map(blockText).join(' | ')).join(' || ')).toMatch(/Plums and damsons.*carried over from the note/);
     expect(pages.flatMap((page) => page.warnings.filter((warning) => warning.includes('page furniture')))).toEqual([]);
+  });
+});
+
+describe('soft hyphens', () => {
+  it('joins a word a line-end hyphen parts where the font maps the hyphen to the soft hyphen, which pdf.js leaves out of its text', async () => {
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    const page = doc.addPage([595, 842]);
+    page.drawText('Soft hyphens part a word at the end of a line, as in struc\u00AD', { x: 60, y: 700, size: 10, font });
+    page.drawText('tures, and the paragraph reads on in lowercase to its end.', { x: 60, y: 688, size: 10, font });
+    // LaTeX's tagging and word processors map the hyphen they draw at a line's end to U+00AD
+    await font.embed();
+    const cmap =
+      '/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Shy def 1 begincodespacerange <00> <FF> endcodespacerange 1 beginbfchar <AD> <00AD> endbfchar endcmap CMapName currentdict /CMap defineresource pop end end';
+    doc.context.lookup(font.ref, PDFDict).set(PDFName.of('ToUnicode'), doc.context.register(doc.context.stream(cmap)));
+    const [converted] = await convert(await doc.save());
+    expect(converted!.blocks.map(blockText)).toEqual([
+      'Soft hyphens part a word at the end of a line, as in structures, and the paragraph reads on in lowercase to its end.',
+    ]);
   });
 });
 

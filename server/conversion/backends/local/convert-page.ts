@@ -12,7 +12,7 @@ import { glyphReader, readFormulaTex } from './math-layout.ts';
 import { markInlineMath } from './inline-math.ts';
 import { LOW_CONFIDENCE, OCR_DPI, ocrPage, ocrTextItems, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
-import { type PlacedGlyph, pageGlyphPositions, reseatAccented } from './glyph-positions.ts';
+import { drawsSoftHyphen, type PlacedGlyph, pageGlyphPositions, reseatAccented, restoreSoftHyphens } from './glyph-positions.ts';
 import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs, symbolFontIds } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -303,7 +303,14 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   const drawnWhere = (keep: (glyph: PlacedGlyph) => boolean) =>
     list ? pageGlyphPositions(page, list).flatMap((glyph) => (keep(glyph) ? [{ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }] : [])) : [];
   // a title pdf.js reports at 7 pt is laid out at the size it is drawn at, a heading as it looks
-  const inLayout = atDrawnSizes(input.items).map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  const sized = atDrawnSizes(input.items).map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  const inLayout =
+    list && drawsSoftHyphen(list)
+      ? restoreSoftHyphens(
+          sized,
+          drawnWhere((glyph) => glyph.text === '\u00AD'),
+        )
+      : sized;
   // letters under an accent, where they are drawn (only pages that have some ask the drawing)
   const accented = inLayout.some((item) => /\p{M}/u.test(item.text))
     ? reseatAccented(

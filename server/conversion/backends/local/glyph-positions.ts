@@ -222,3 +222,32 @@ export function reseatAccented(items: TextItem[], drawn: readonly PlacedGlyph[])
     return glyph && Math.abs(glyph.x - item.x) > 0.5 ? { ...item, x: glyph.x, width: glyph.width } : item;
   });
 }
+
+const SOFT_HYPHEN = '\u00AD';
+
+/** Whether the page draws a glyph its font maps to the soft hyphen: a cheap look before placing every glyph. */
+export function drawsSoftHyphen(list: OperatorList): boolean {
+  for (let index = 0; index < list.fnArray.length; index++) {
+    if (list.fnArray[index] !== OPS.showText) continue;
+    const glyphs = ((list.argsArray[index] as unknown[] | null)?.[0] ?? []) as GlyphArg[];
+    for (const glyph of glyphs) if (typeof glyph === 'object' && glyph?.unicode === SOFT_HYPHEN) return true;
+  }
+  return false;
+}
+
+/**
+ * A line-end hyphen the font maps to the soft hyphen (LaTeX's tagging does, and word processors for an optional
+ * hyphen) is drawn on the page, but pdf.js's text content leaves it out with its width, so "in-" over "cluding"
+ * reads "in cluding". The item the drawn hyphen ends takes it back, as a hyphen the paragraphs then join across.
+ * `drawn` (the soft hyphens) is in the items' space.
+ */
+export function restoreSoftHyphens(items: TextItem[], drawn: readonly PlacedGlyph[]): TextItem[] {
+  const hyphens = drawn.filter((glyph) => glyph.text === SOFT_HYPHEN);
+  if (hyphens.length === 0) return items;
+  return items.map((item) => {
+    if (item.rotated || item.text.endsWith('-')) return item;
+    const end = item.x + item.width;
+    const hyphen = hyphens.find((glyph) => Math.abs(glyph.y - item.y) < 0.5 && Math.abs(glyph.x - end) < item.size * 0.2 && glyph.font === item.font);
+    return hyphen ? { ...item, text: `${item.text}-`, width: hyphen.x + hyphen.width - item.x } : item;
+  });
+}
