@@ -617,4 +617,32 @@ describe('lists', () => {
     expect(text).toContain('J. R. Carroway, Major, Signal Corps.');
     expect(text).toContain('(818) 708-8131');
   });
+
+  it('keeps an enumeration a full line runs on into inside its sentence, and still opens lists after a colon or a short line', async () => {
+    const page = (doc: Doc) => {
+      doc.font('Helvetica').fontSize(11);
+      [
+        'The main goals of the treatment given in puberty are to ensure',
+        '(i) adequate growth of the bones, (ii) a growth spurt and (iii)',
+        'an adequate development of the organs for the years to come.',
+        'The goals are the following three, in the order of their weight:',
+        '(i) bones grow to their full length.',
+        '(ii) the growth spurt comes in time.',
+        'Key features',
+        '1. It is short.',
+        '2. It is clear.',
+      ].forEach((line, index) => doc.text(line, 72, 90 + index * 14, { lineBreak: false }));
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    expect(blocks.map((block) => block.kind)).toEqual(['paragraph', 'list', 'paragraph', 'list']);
+    expect(inlineText((blocks[0] as Extract<Block, { kind: 'paragraph' }>).content)).toBe(
+      'The main goals of the treatment given in puberty are to ensure (i) adequate growth of the bones, (ii) a growth spurt and (iii) an adequate development of the organs for the years to come. The goals are the following three, in the order of their weight:',
+    );
+    const lists = blocks.filter((block): block is Extract<Block, { kind: 'list' }> => block.kind === 'list');
+    expect(lists.map((list) => list.items.map((item) => inlineText(item.content).trim()))).toEqual([
+      ['bones grow to their full length.', 'the growth spurt comes in time.'],
+      ['It is short.', 'It is clear.'],
+    ]);
+  });
 });

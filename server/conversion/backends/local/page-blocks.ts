@@ -262,7 +262,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         continue;
       }
       const marker = BULLET.exec(segment.text) ?? enumeratorOf(segment.text, list?.letter);
-      if (marker) {
+      if (marker && !(paragraph && !list && gap >= 0 && gap < lineGap && enumeratesInline(paragraph, segment, columnWidth))) {
         flushParagraph();
         const ordered = !BULLET.test(segment.text);
         const itemRuns = stripPrefix(segment.runs, marker[0].length);
@@ -548,6 +548,21 @@ const sentenceRunsOn = (runs: Run[], next: Segment) => /^\p{Ll}/u.test(next.text
 function runsOnAcrossSizes(last: Segment, segment: Segment, runs: Run[], columnWidth: number): boolean {
   const full = (line: Segment) => line.right - line.x >= columnWidth * 0.6;
   return full(last) && full(segment) && sentenceRunsOn(runs, segment);
+}
+
+/**
+ * Whether a marker opening a line enumerates inside the paragraph's sentence rather than opening a list: the line before
+ * is a full line of the column whose sentence runs on unfinished (no stop, no colon), and the marker's line starts
+ * where it does ("… are to ensure" over "(i) adequate breast development, (ii) pubertal growth").
+ */
+function enumeratesInline(paragraph: { runs: Run[]; last: Segment }, segment: Segment, columnWidth: number): boolean {
+  const { last } = paragraph;
+  return (
+    last.right - last.x >= columnWidth * 0.8 &&
+    Math.abs(segment.x - last.x) < segment.size * 0.5 &&
+    /[\p{L}\p{N},]$/u.test(last.text) &&
+    !endsSentence(paragraph.runs)
+  );
 }
 
 /** The letter of a lettered list's marker ("b." → "b"); none for a number's, a roman numeral's or a bullet's. */
