@@ -826,4 +826,22 @@ describe('inline formulas, bounded', () => {
     expect(short[0]!.runs.filter((run) => run.math).map((run) => run.math)).toEqual(['x']);
     expect(long[0]!.runs.some((run) => run.math)).toBe(false);
   });
+
+  it("leaves a contents line's leader dots as text though TeX draws them in a math face", () => {
+    const item = (text: string, x: number, font: string): TextItem => ({
+      text,
+      x,
+      y: 100,
+      width: text.length * 5,
+      size: 10,
+      font,
+      eol: false,
+      artifact: false,
+    });
+    const reader: GlyphReader = { glyphsOf: (entry) => [{ ...entry, bold: false, italic: false }], readable: () => true };
+    const [line] = buildSegments([item('1 Introduction ', 0, 'text'), item('. . . . . . . . . .', 80, 'math'), item(' 1', 180, 'text')], []);
+    markInlineMath([line!], new Set(['math']), reader);
+    expect(line!.runs.some((run) => run.math)).toBe(false);
+    expect(line!.runs.map((run) => run.text).join('')).toBe('1 Introduction . . . . . . . . . . 1');
+  });
 });

@@ -21,6 +21,12 @@ const MATHY = /^[\p{Script=Greek}\p{N}()[\]{}|‖+\-−=<>≤≥∞∂∇′'*/�
 /** Characters of a stretch past which it is left as text (a line of a hostile page may hold thousands of math glyphs). */
 const MAX_STRETCH = 400;
 
+/**
+ * A contents line's leader: dots, spaced or not. TeX draws them in math mode (texinfo's and LaTeX's \dotfill), so
+ * they come in a math face, but they are no mathematics ("1 Introduction . . . . 1" is no $\ldots\ldots\mathbf{1}$).
+ */
+const LEADER = /^(\s*[.·]){4,}\s*$/;
+
 /** Punctuation that closes the sentence or clause a stretch stands in, not the stretch. */
 const TRAILING = /[.,;:]+$/;
 
@@ -39,7 +45,9 @@ export function markInlineMath(
     // a line with mathematics: a math face's glyphs, or glyphs raised and lowered beside each other (a fraction in the text face)
     // (or a letter of an italic face standing alone, with Times: "O(n log n)")
     const mathematical =
-      items?.some((item) => mathFonts.has(item.font) || (italicFonts.has(item.font) && /(?<!\p{L})\p{L}(?!\p{L})/u.test(item.text))) ||
+      items?.some(
+        (item) => (mathFonts.has(item.font) && !LEADER.test(item.text)) || (italicFonts.has(item.font) && /(?<!\p{L})\p{L}(?!\p{L})/u.test(item.text)),
+      ) ||
       (segment.runs.some((run) => run.sup) && segment.runs.some((run) => run.sub));
     if (!items || items.length !== segment.runs.length || segment.rotated || !mathematical) continue;
     const runs = withMath(segment.runs, items, mathFonts, reader, bars, italicFonts, boldFonts);
@@ -71,7 +79,7 @@ function withMath(
         run: index,
         item: offset >= 0 ? item : undefined,
         offset,
-        math: offset >= 0 && mathFonts.has(item.font) && char.trim() !== '',
+        math: offset >= 0 && mathFonts.has(item.font) && char.trim() !== '' && !LEADER.test(item.text),
         ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}),
       });
     }
