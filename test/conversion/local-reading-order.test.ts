@@ -242,6 +242,24 @@ describe('page furniture by size and gap alone', () => {
     ]);
   });
 
+  it('leaves out a head set flush right at the body size on a page numbered at its foot, and keeps such a line on a page without a number', async () => {
+    const page = (numbered: boolean) => (doc: Doc) => {
+      doc.font('Helvetica').fontSize(10);
+      const right = 60 + Math.max(...BODY.map((line) => doc.widthOfString(line)));
+      write(doc, 'Shared Drawing Database', right - doc.widthOfString('Shared Drawing Database'), 50, 10);
+      BODY.forEach((value, index) => write(doc, value, 60, 80 + index * 13, 10));
+      BODY.forEach((value, index) => write(doc, value, 60, 150 + index * 13, 10));
+      if (numbered) write(doc, '4', 300, 800, 10);
+    };
+    // two documents: a running head repeated on the next page would go by repetition alone
+    const [[numbered], [unnumbered]] = await Promise.all([convert(await drawPdf(page(true))), convert(await drawPdf(page(false)))]);
+    expect(numbered!.blocks.map(blockText).join(' | ')).not.toContain('Shared Drawing Database');
+    expect(numbered!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Shared Drawing Database"',
+    ]);
+    expect(unnumbered!.blocks.map(blockText).join(' | ')).toMatch(/^Shared Drawing Database/);
+  });
+
   it('leaves out a line set up the side of the page in its margin, keeps the body beside it', async () => {
     const [page] = await convert(
       await drawPdf((doc) => {

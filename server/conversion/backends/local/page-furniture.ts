@@ -134,6 +134,11 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
   const rows = [...byRow.keys()].sort((a, b) => b - a);
   const pitch = bodyPitch(rows, byRow, body);
   const bodyLeft = Math.min(...segments.filter((segment) => Math.abs(segment.size - body) < 0.5).map((segment) => segment.x));
+  const bodyRight = Math.max(...segments.filter((segment) => Math.abs(segment.size - body) < 0.5).map((segment) => segment.right));
+  // a head set flush right, alone on its row, clear of the body's left edge, on a page that numbers itself elsewhere
+  // ("Shared MIME-info Database" over a specification's pages, at the body's size, the page number at the foot)
+  const flushRight = (row: Segment[]) =>
+    numbered.size > 0 && row.length === 1 && Math.abs(row[0]!.right - bodyRight) < body * 0.5 && row[0]!.x - bodyLeft > body * 4;
   const emPerChar = widthPerChar(segments.filter((segment) => Math.abs(segment.size - body) < 0.5)) / body;
   const drop = new Set<number>();
   const peel = (ordered: number[], atTop: boolean) => {
@@ -151,7 +156,7 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
         if (!inBand(y) || gap <= pitch * 1.5 || tableRow(row, next) || !looksLikeFurniture(row, atTop, bodyLeft, body)) return false;
         // the page number beside it vouches for the size pdf.js reports: no misleading font matrix to check by width
         const small = row.every((segment) => segment.size <= body * 0.93 && (numbered.has(y) || drawnSize(segment, emPerChar) <= body * 0.93));
-        return small || (members.length === 1 && numbered.has(y) && gap > pitch * 2.5);
+        return small || (members.length === 1 && ((numbered.has(y) && gap > pitch * 2.5) || (atTop && flushRight(row))));
       });
       if (!furniture) return;
       for (const y of members) drop.add(y);
