@@ -618,6 +618,24 @@ describe('lists', () => {
     expect(text).toContain('(818) 708-8131');
   });
 
+  it('reads a line of prose that names a function in the typewriter face as prose, and a listing set wholly in it as code', async () => {
+    const page = (doc: Doc) => {
+      doc.font('Helvetica').fontSize(11).text('The copy requires the destination node to be ex-', 72, 90, { lineBreak: false });
+      doc.text('panded by', 72, 104, { lineBreak: false });
+      const call = 'asn1_create_element_of_tree()';
+      const at = 72 + doc.widthOfString('panded by ');
+      doc.font('Courier').fontSize(11).text(call, at, 104, { lineBreak: false });
+      doc.font('Helvetica').text(' first.', at + doc.font('Courier').widthOfString(call), 104, { lineBreak: false });
+      ['int main(void) {', '  return copy(node);', '}'].forEach((line, index) => doc.font('Courier').text(line, 72, 140 + index * 13, { lineBreak: false }));
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    expect(blocks.map((block) => block.kind)).toEqual(['paragraph', 'code']);
+    expect(inlineText((blocks[0] as Extract<Block, { kind: 'paragraph' }>).content)).toBe(
+      'The copy requires the destination node to be expanded by asn1_create_element_of_tree() first.',
+    );
+  });
+
   it('keeps an enumeration a full line runs on into inside its sentence, and still opens lists after a colon or a short line', async () => {
     const page = (doc: Doc) => {
       doc.font('Helvetica').fontSize(11);

@@ -600,9 +600,25 @@ const KEYWORDS_ONLY = /^[A-Z][A-Z0-9_]*(\s+[A-Z0-9_<>,;()]+)*;?$/;
  * upper-case keyword lines next to them (a syntax block: "CREATE PERMISSION
  * <name>", "ON <table>", "FOR ROWS", "ENABLE", "DISABLE;").
  */
+/**
+ * The share of a line's letters set in a face that is not monospaced: prose that names a function in the typewriter
+ * face ("panded using asn1_create_element() .", mostly typewriter by its letters) is prose, where a listing is
+ * typewriter throughout.
+ */
+function proseLetterShare(segment: Segment, monoFonts: Set<string>): number {
+  let letters = 0;
+  let prose = 0;
+  for (const item of segment.items ?? []) {
+    const count = (item.text.match(/\p{L}/gu) ?? []).length;
+    letters += count;
+    if (!monoFonts.has(item.font)) prose += count;
+  }
+  return letters === 0 ? 0 : prose / letters;
+}
+
 function codeLines(column: Segment[], looksLikeHeading: (segment: Segment) => boolean, monoFonts: Set<string>): Set<Segment> {
   // monospaced lines: a listing is two lines or more, or one with code tokens; a lone address or bullet glyph in Courier is prose
-  const mono = column.map((segment) => monoFonts.has(segment.font) && !BULLET.test(`${segment.text} `));
+  const mono = column.map((segment) => monoFonts.has(segment.font) && !BULLET.test(`${segment.text} `) && proseLetterShare(segment, monoFonts) <= 0.1);
   const code = new Set(
     column.filter(
       (segment, index) => mono[index] && (mono[index - 1] || mono[index + 1] || /[{}();=]/.test(segment.text)) && !/^\S+@\S+$|^https?:\/\//.test(segment.text),
