@@ -245,6 +245,22 @@ describe('page furniture at body size on a page that stands alone', () => {
     ]);
   });
 
+  it("leaves out a venue's line at the head of a paper's page and a preprint's line at its foot, both at the body's size", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Published as a conference paper at ICLR 2024', 60, 40);
+        column(doc, 'north', 60, 110, 20);
+        write(doc, 'Preprint. Under review.', 60, 800);
+      }),
+    );
+    const text = pageText(page!);
+    expect(text).toMatch(/^north 1 .*north 20 [^|]*$/);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "Published as a conference paper at ICLR 2024"',
+      'page 1: left out as page furniture: "Preprint. Under review."',
+    ]);
+  });
+
   it('keeps a reference ending with its pages as the last row of the body, and a footnote with a URL set off at the foot', async () => {
     const pages = await convert(
       await drawPdf(

@@ -74,6 +74,9 @@ const SUGGESTS_FURNITURE = [
   /\b(19|20)\d{2}\b.*\bvol\.?\s*\d+|\bvol\.?\s*\d+.*\b(19|20)\d{2}\b/i,
   /(https?:\/\/|www\.)\S+/i,
   /\badvance access\b|\bpublished online\b|\barxiv:\s*\d{4}\.\d{4,5}/i,
+  // a venue's line over every page of a paper: "Published as a conference paper at ICLR 2024", "Under review as a
+  // workshop paper at …", NeurIPS's "Preprint. Under review." at the foot
+  /\b(published|accepted|under review|submitted)\b.{0,12}\b(conference|workshop|journal)\s+paper\b|^preprint\.?\s+(under review|work in progress)\b/i,
 ];
 
 export function dropMarginLines(segments: Segment[], pageHeight: number): Furniture {
