@@ -300,6 +300,35 @@ describe('page furniture by size and gap alone', () => {
   });
 });
 
+describe('line numbers in the margin', () => {
+  it("leaves a manuscript's line numbers out of its paragraphs, and keeps a contents page's chapter numbers", async () => {
+    const sentence = 'The reviewers read every line of the manuscript with care and';
+    const numbered = (doc: Doc) => {
+      for (let line = 0; line < 30; line++) {
+        write(doc, String(line + 1), 40, 102 + line * 12, 7);
+        write(doc, line === 29 ? 'so the paragraph ends here.' : `${sentence} line ${line + 1} runs on`, 70, 100 + line * 12, 10);
+      }
+    };
+    const contents = (doc: Doc) => {
+      for (let chapter = 0; chapter < 9; chapter++) {
+        const y = 100 + chapter * 42;
+        write(doc, String(chapter + 1), 60, y, 12);
+        write(doc, `Chapter title number ${chapter + 1}`, 90, y, 12);
+        write(doc, `${chapter + 1}.1 A section of the chapter`, 90, y + 14, 10);
+        write(doc, `${chapter + 1}.2 Another section of it`, 90, y + 28, 10);
+      }
+    };
+    const [page, toc] = await convert(await drawPdf(numbered, contents));
+    expect(page!.blocks.map(blockText)).toEqual([
+      expect.stringMatching(/^The reviewers read .* line 1 runs on The reviewers .* line 29 runs on so the paragraph ends here\.$/),
+    ]);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual(['page 1: left out as page furniture: "line numbers 1–30"']);
+    const text = toc!.blocks.map(blockText).join(' | ');
+    for (let chapter = 1; chapter <= 9; chapter++) expect(text).toMatch(new RegExp(`\\b${chapter}\\b[^|]*\\|?\\s*Chapter title number ${chapter}\\b`));
+    expect(toc!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([]);
+  });
+});
+
 describe('soft hyphens', () => {
   it('joins a word a line-end hyphen parts where the font maps the hyphen to the soft hyphen, which pdf.js leaves out of its text', async () => {
     const doc = await PDFDocument.create();

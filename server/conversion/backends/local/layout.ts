@@ -5,7 +5,16 @@ import { BRACE_TIPS } from './math-layout.ts';
 import type { Mark, Rule } from './drawing.ts';
 import { buildBlocks, type BlockAnchor } from './page-blocks.ts';
 import { findFootnotes } from './page-footnotes.ts';
-import { dropMarginLines, dropPageNumbers, dropRotatedMarginLines, dropRunningHeads, dropSetOffEdgeLines, rowsOf, rowText } from './page-furniture.ts';
+import {
+  dropLineNumbers,
+  dropMarginLines,
+  dropPageNumbers,
+  dropRotatedMarginLines,
+  dropRunningHeads,
+  dropSetOffEdgeLines,
+  rowsOf,
+  rowText,
+} from './page-furniture.ts';
 import { readingOrder } from './reading-order.ts';
 import { findRuledTables, type RuledTable } from './ruled-tables.ts';
 import type { EdgeLines } from './running-heads.ts';
@@ -59,7 +68,8 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const turned = dropRotatedMarginLines(heads.kept, options.pageWidth);
   const margins = dropMarginLines(turned.kept, options.pageHeight);
   const numbers = dropPageNumbers(margins.kept);
-  const kept = numbers.kept;
+  const lineNumbers = dropLineNumbers(numbers.kept);
+  const kept = lineNumbers.kept;
   const body = bodySize(kept);
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
@@ -89,8 +99,9 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   return {
     blocks,
     multiColumn,
-    artifacts: heads.dropped.length + turned.dropped.length + margins.dropped.length + numbers.dropped.length + edges.dropped.length,
-    furniture: lineTexts([...turned.dropped, ...margins.dropped, ...edges.dropped]),
+    artifacts:
+      heads.dropped.length + turned.dropped.length + margins.dropped.length + numbers.dropped.length + lineNumbers.dropped.length + edges.dropped.length,
+    furniture: [...lineTexts([...turned.dropped, ...margins.dropped, ...edges.dropped]), ...(lineNumbers.label ? [lineNumbers.label] : [])],
     anchors,
     figures: drawn.figures,
   };

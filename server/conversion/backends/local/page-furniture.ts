@@ -39,6 +39,71 @@ export function dropPageNumbers(segments: Segment[]): Furniture {
   return split(segments, (segment) => (segment.y <= bottom + 1 || segment.y >= top - 1) && PAGE_NUMBER.test(segment.text) && apart(segment));
 }
 
+/** Line numbers down a margin, at least this many: a manuscript's, a pleading's, a review copy's. */
+const MIN_LINE_NUMBERS = 8;
+
+/**
+ * Line numbers in a page's margin (a manuscript under review, a court pleading, a conference's review copy): bare
+ * numbers, one over another at one left or right edge, outside the text beside them, rising down the page by one step
+ * (1, 2, 3 or 5, 10, 15), most on the baseline of a line of text and most lines of the stretch numbered. Left in, each
+ * number parts its line from the next and the page reads as one paragraph per line. A contents page's chapter numbers
+ * stand between entries that have none, at more than a line apart, and stay.
+ */
+export function dropLineNumbers(segments: Segment[]): { kept: Segment[]; dropped: Segment[]; label?: string } {
+  const numbers = segments.filter((segment) => /^\d{1,4}$/.test(segment.text) && !segment.rotated);
+  if (numbers.length < MIN_LINE_NUMBERS) return { kept: segments, dropped: [] };
+  const text = segments.filter((segment) => !numbers.includes(segment));
+  if (text.length === 0) return { kept: segments, dropped: [] };
+  const textLeft = Math.min(...text.map((segment) => segment.x));
+  const textRight = Math.max(...text.map((segment) => segment.right));
+  const found = new Set<Segment>();
+  for (const side of [numbers.filter((segment) => segment.right < textLeft - 4), numbers.filter((segment) => segment.x > textRight + 4)]) {
+    const run = numberRun(side, text);
+    if (run) for (const segment of run) found.add(segment);
+  }
+  if (found.size === 0) return { kept: segments, dropped: [] };
+  const values = [...found].map((segment) => Number(segment.text));
+  return {
+    ...split(segments, (segment) => found.has(segment)),
+    label: `line numbers ${Math.min(...values)}–${Math.max(...values)}`,
+  };
+}
+
+/** The numbers of one margin that count its lines, top to bottom, or none. */
+function numberRun(side: Segment[], text: Segment[]): Segment[] | undefined {
+  if (side.length < MIN_LINE_NUMBERS) return undefined;
+  const ordered = [...side].sort((a, b) => b.y - a.y);
+  // one over another: their right edges (or left edges) line up
+  const lined = (edge: (segment: Segment) => number) => {
+    const sorted = ordered.map(edge).sort((a, b) => a - b);
+    return sorted[sorted.length - 1]! - sorted[0]! <= 3;
+  };
+  if (!lined((segment) => segment.right) && !lined((segment) => segment.x)) return undefined;
+  const values = ordered.map((segment) => Number(segment.text));
+  const steps = values.slice(1).map((value, index) => value - values[index]!);
+  const step = mode(steps);
+  if (step === undefined || step <= 0 || steps.filter((each) => each === step).length < steps.length * 0.8) return undefined;
+  // a line of text on (nearly) each number's baseline, and the numbers a line pitch apart, not entries' spacing
+  const size = median(text.map((segment) => segment.size));
+  const onLine = ordered.filter((number) => text.some((segment) => Math.abs(segment.y - number.y) <= size * 0.4));
+  const pitches = ordered.slice(1).map((number, index) => ordered[index]!.y - number.y);
+  if (onLine.length < ordered.length * 0.7 || median(pitches) > size * 2.6) return undefined;
+  return ordered;
+}
+
+function mode(values: number[]): number | undefined {
+  const counts = new Map<number, number>();
+  for (const value of values) counts.set(value, (counts.get(value) ?? 0) + 1);
+  let best: number | undefined;
+  for (const [value, count] of counts) if (best === undefined || count > counts.get(best)!) best = value;
+  return best;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
 function split(segments: Segment[], isFurniture: (segment: Segment) => boolean): Furniture {
   const kept: Segment[] = [];
   const dropped: Segment[] = [];
