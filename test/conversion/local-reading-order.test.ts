@@ -318,7 +318,16 @@ describe('line numbers in the margin', () => {
         write(doc, `${chapter + 1}.2 Another section of it`, 90, y + 28, 10);
       }
     };
-    const [page, toc] = await convert(await drawPdf(numbered, contents));
+    // every fifth line numbered
+    const everyFifth = (doc: Doc) => {
+      for (let line = 0; line < 45; line++) {
+        if ((line + 1) % 5 === 0) write(doc, String(line + 1), 40, 102 + line * 12, 7);
+        write(doc, line === 44 ? 'so the paragraph ends here.' : `${sentence} line ${line + 1} runs on`, 70, 100 + line * 12, 10);
+      }
+    };
+    const [page, toc, fifth] = await convert(await drawPdf(numbered, contents, everyFifth));
+    expect(fifth!.blocks.map(blockText)).toEqual([expect.stringMatching(/^The reviewers read .* line 44 runs on so the paragraph ends here\.$/)]);
+    expect(fifth!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual(['page 3: left out as page furniture: "line numbers 5–45"']);
     expect(page!.blocks.map(blockText)).toEqual([
       expect.stringMatching(/^The reviewers read .* line 1 runs on The reviewers .* line 29 runs on so the paragraph ends here\.$/),
     ]);

@@ -83,11 +83,12 @@ function numberRun(side: Segment[], text: Segment[]): Segment[] | undefined {
   const steps = values.slice(1).map((value, index) => value - values[index]!);
   const step = mode(steps);
   if (step === undefined || step <= 0 || steps.filter((each) => each === step).length < steps.length * 0.8) return undefined;
-  // a line of text on (nearly) each number's baseline, and the numbers a line pitch apart, not entries' spacing
+  // a line of text on (nearly) each number's baseline, and the numbers a line pitch apart for each step (every fifth line
+  // numbered 5, 10, 15), not entries' spacing
   const size = median(text.map((segment) => segment.size));
   const onLine = ordered.filter((number) => text.some((segment) => Math.abs(segment.y - number.y) <= size * 0.4));
   const pitches = ordered.slice(1).map((number, index) => ordered[index]!.y - number.y);
-  if (onLine.length < ordered.length * 0.7 || median(pitches) > size * 2.6) return undefined;
+  if (onLine.length < ordered.length * 0.7 || median(pitches) > size * 2.6 * step) return undefined;
   return ordered;
 }
 
