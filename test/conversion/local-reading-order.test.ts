@@ -338,6 +338,31 @@ describe('line numbers in the margin', () => {
   });
 });
 
+describe('watermarks', () => {
+  it('leaves out big type set over the body, level or at an angle, and keeps a title above the body and a drop cap beside it', async () => {
+    const sentence = 'The committee met on the first of the month and read every report';
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'Annual Report', 70, 50, 28);
+        write(doc, 'T', 70, 100, 36);
+        for (let line = 0; line < 36; line++) write(doc, `${line < 3 ? 'he' : 'and'} ${sentence} ${line + 1}`, line < 3 ? 100 : 70, 100 + line * 14, 11);
+        doc.save().fillColor('#dddddd');
+        write(doc, 'DRAFT', 200, 300, 60);
+        doc.rotate(-45, { origin: [150, 500] });
+        write(doc, 'CONFIDENTIAL', 150, 500, 72);
+        doc.restore();
+      }),
+    );
+    const text = page!.blocks.map(blockText);
+    // the body one paragraph, the drop cap in it (where its letter goes is another matter)
+    expect(text).toEqual(['Annual Report', expect.stringMatching(/^he The committee .* report 1 .*\bT\b.* report 36$/)]);
+    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+      'page 1: left out as page furniture: "watermark: DRAFT"',
+      'page 1: left out as page furniture: "watermark: CONFIDENTIAL"',
+    ]);
+  });
+});
+
 describe('soft hyphens', () => {
   it('joins a word a line-end hyphen parts where the font maps the hyphen to the soft hyphen, which pdf.js leaves out of its text', async () => {
     const doc = await PDFDocument.create();

@@ -8,6 +8,7 @@ import { findFootnotes } from './page-footnotes.ts';
 import {
   dropLineNumbers,
   dropMarginLines,
+  dropWatermarks,
   dropPageNumbers,
   dropRotatedMarginLines,
   dropRunningHeads,
@@ -69,7 +70,8 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const margins = dropMarginLines(turned.kept, options.pageHeight);
   const numbers = dropPageNumbers(margins.kept);
   const lineNumbers = dropLineNumbers(numbers.kept);
-  const kept = lineNumbers.kept;
+  const watermarks = dropWatermarks(lineNumbers.kept, bodySize(lineNumbers.kept));
+  const kept = watermarks.kept;
   const body = bodySize(kept);
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
@@ -100,8 +102,18 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
     blocks,
     multiColumn,
     artifacts:
-      heads.dropped.length + turned.dropped.length + margins.dropped.length + numbers.dropped.length + lineNumbers.dropped.length + edges.dropped.length,
-    furniture: [...lineTexts([...turned.dropped, ...margins.dropped, ...edges.dropped]), ...(lineNumbers.label ? [lineNumbers.label] : [])],
+      heads.dropped.length +
+      turned.dropped.length +
+      margins.dropped.length +
+      numbers.dropped.length +
+      lineNumbers.dropped.length +
+      watermarks.dropped.length +
+      edges.dropped.length,
+    furniture: [
+      ...lineTexts([...turned.dropped, ...margins.dropped, ...edges.dropped]),
+      ...(lineNumbers.label ? [lineNumbers.label] : []),
+      ...watermarks.dropped.map((segment) => `watermark: ${segment.text}`),
+    ],
     anchors,
     figures: drawn.figures,
   };

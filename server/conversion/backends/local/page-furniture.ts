@@ -39,6 +39,25 @@ export function dropPageNumbers(segments: Segment[]): Furniture {
   return split(segments, (segment) => (segment.y <= bottom + 1 || segment.y >= top - 1) && PAGE_NUMBER.test(segment.text) && apart(segment));
 }
 
+/**
+ * A watermark: type twice the body's size or more, set over the body's lines ("DRAFT", "CONFIDENTIAL" across a page,
+ * at an angle or not): lines of the body run through its letters, their baselines between a tenth and six tenths of its
+ * size over its own. Left in, it stands in the reading order between two of the lines it covers and cuts their
+ * paragraph in two. A big title has no line through it, and a drop cap stands beside the lines it spans, not over them.
+ */
+export function dropWatermarks(segments: Segment[], body: number): Furniture {
+  const lines = segments.filter((segment) => !segment.rotated && segment.size < body * 1.5);
+  const covers = (mark: Segment) =>
+    lines.filter((line) => line.x < mark.right && line.right > mark.x && line.y > mark.y + mark.size * 0.1 && line.y < mark.y + mark.size * 0.6).length;
+  // a slanting one's width runs along its slant, not along the lines: lying over the body's lines is enough
+  const left = Math.min(...lines.map((line) => line.x));
+  const right = Math.max(...lines.map((line) => line.right));
+  const top = Math.max(...lines.map((line) => line.y));
+  const bottom = Math.min(...lines.map((line) => line.y));
+  const overBody = (mark: Segment) => mark.x > left && mark.x < right && mark.y > bottom && mark.y < top;
+  return split(segments, (segment) => segment.size >= body * 2 && (segment.slanted ? overBody(segment) : covers(segment) >= 2));
+}
+
 /** Line numbers down a margin, at least this many: a manuscript's, a pleading's, a review copy's. */
 const MIN_LINE_NUMBERS = 8;
 

@@ -24,6 +24,8 @@ export type Segment = {
   runs: Run[];
   fonts?: string[];
   rotated?: boolean;
+  /** set slanting (TextItem's `slanted`) */
+  slanted?: boolean;
   /** a display formula gathered from several lines (limits, numerator, denominator): their baselines */
   lines?: number[];
   /** where the big delimiters and operators in it reach, over and under its line */
@@ -163,6 +165,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
         items: [item],
         fonts: item.text.trim() === '' ? [] : [item.font],
         ...(item.rotated ? { rotated: true } : {}),
+        ...(item.slanted ? { slanted: true } : {}),
         ...(item.reach ? { reach: item.reach } : {}),
       };
       noteLetters(current, item);

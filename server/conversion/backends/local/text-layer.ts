@@ -22,6 +22,8 @@ export type TextItem = {
   artifact: boolean;
   /** set at an angle to the page's lines (a "Downloaded from …" line up the margin): its x and width are not along the line */
   rotated?: boolean;
+  /** set slanting, neither level nor upright (a watermark across the page): its width runs along the slant */
+  slanted?: boolean;
   /** a big delimiter or operator seated on its line (hanging-glyphs.ts): how far its ink reaches over and under the page's bottom */
   reach?: Reach;
   /** the text as pdf.js spelled it, where it held control characters that `text` has as spaces */
@@ -58,6 +60,7 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
     // a glyph pdf.js spells by its code, below the space, is one an extension font may still name (spellExtensionGlyphs)
     const codes = text === raw.str ? undefined : raw.str;
     const rotated = size > 0 && Math.abs(a) < size * 0.5;
+    const slanted = !rotated && size > 0 && Math.abs(b) > size * 0.2;
     items.push({
       text,
       x: e,
@@ -69,6 +72,7 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       mcid,
       artifact: top?.artifact ?? false,
       ...(rotated ? { rotated } : {}),
+      ...(slanted ? { slanted } : {}),
       ...(codes ? { codes } : {}),
     });
   }
