@@ -260,6 +260,18 @@ describe('page furniture by size and gap alone', () => {
     expect(unnumbered!.blocks.map(blockText).join(' | ')).toMatch(/^Shared Drawing Database/);
   });
 
+  it("leaves out a running head in capitals at the body's size with no page number beside it (as OCR reads a book page), and keeps a chapter's larger title", async () => {
+    const page = (head: string, size: number) => (doc: Doc) => {
+      write(doc, head, 300 - doc.font('Helvetica').fontSize(size).widthOfString(head) / 2, 50, size);
+      BODY.forEach((value, index) => write(doc, value, 60, 90 + index * 13, 10));
+      BODY.forEach((value, index) => write(doc, value, 60, 160 + index * 13, 10));
+    };
+    const [[book], [chapter]] = await Promise.all([convert(await drawPdf(page('THE HISTORY OF ROME.', 10))), convert(await drawPdf(page('CHAPTER IV.', 15)))]);
+    expect(book!.blocks.map(blockText).join(' | ')).not.toContain('HISTORY');
+    expect(book!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual(['page 1: left out as page furniture: "THE HISTORY OF ROME."']);
+    expect(chapter!.blocks.map(blockText)[0]).toBe('CHAPTER IV.');
+  });
+
   it('leaves out a line set up the side of the page in its margin, keeps the body beside it', async () => {
     const [page] = await convert(
       await drawPdf((doc) => {

@@ -227,6 +227,19 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
   // ("Shared MIME-info Database" over a specification's pages, at the body's size, the page number at the foot)
   const flushRight = (row: Segment[]) =>
     numbered.size > 0 && row.length === 1 && Math.abs(row[0]!.right - bodyRight) < body * 0.5 && row[0]!.x - bodyLeft > body * 4;
+  // a book's running head in capitals, centred or flush right, no larger than the body: on a scan, where OCR leaves the
+  // lone page number beside it unread ("1.2. METRISCHE RÄUME", "THE HISTORY OF ROME."); a chapter's title is larger
+  const capitalsHead = (row: Segment[]) => {
+    const text = rowText(row, true);
+    const letters = text.match(/\p{L}/gu) ?? [];
+    return (
+      letters.length >= 4 &&
+      letters.filter((letter) => /\p{Lu}/u.test(letter)).length >= letters.length * 0.8 &&
+      text.split(/\s+/).length <= 8 &&
+      Math.min(...row.map((segment) => segment.x)) - bodyLeft > body * 4 &&
+      row.every((segment) => segment.size <= body * 1.05)
+    );
+  };
   const emPerChar = widthPerChar(segments.filter((segment) => Math.abs(segment.size - body) < 0.5)) / body;
   const drop = new Set<number>();
   const peel = (ordered: number[], atTop: boolean) => {
@@ -244,7 +257,7 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
         if (!inBand(y) || gap <= pitch * 1.5 || tableRow(row, next) || !looksLikeFurniture(row, atTop, bodyLeft, body)) return false;
         // the page number beside it vouches for the size pdf.js reports: no misleading font matrix to check by width
         const small = row.every((segment) => segment.size <= body * 0.93 && (numbered.has(y) || drawnSize(segment, emPerChar) <= body * 0.93));
-        return small || (members.length === 1 && ((numbered.has(y) && gap > pitch * 2.5) || (atTop && flushRight(row))));
+        return small || (members.length === 1 && ((numbered.has(y) && gap > pitch * 2.5) || (atTop && (flushRight(row) || capitalsHead(row)))));
       });
       if (!furniture) return;
       for (const y of members) drop.add(y);
