@@ -12,7 +12,7 @@ import { glyphReader, readFormulaTex } from './math-layout.ts';
 import { markInlineMath } from './inline-math.ts';
 import { LOW_CONFIDENCE, OCR_DPI, ocrPage, ocrTextItems, ocrWords, type PageReading, UNREADABLE_CONFIDENCE } from './ocr.ts';
 import { boldFontIds, mathFontIds, monoFontIds, texMathFontIds } from './font-styles.ts';
-import { drawsSoftHyphen, type PlacedGlyph, pageGlyphPositions, reseatAccented, restoreSoftHyphens } from './glyph-positions.ts';
+import { drawsSoftHyphen, type PlacedGlyph, pageGlyphPositions, reseatAccented, restoreSoftHyphens, SOFT_HYPHEN } from './glyph-positions.ts';
 import { extensionFontIds, seatHangingGlyphs, spellExtensionGlyphs, symbolFontIds } from './hanging-glyphs.ts';
 import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
@@ -308,7 +308,7 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
     list && drawsSoftHyphen(list)
       ? restoreSoftHyphens(
           sized,
-          drawnWhere((glyph) => glyph.text === '\u00AD'),
+          drawnWhere((glyph) => glyph.text === SOFT_HYPHEN),
         )
       : sized;
   // letters under an accent, where they are drawn (only pages that have some ask the drawing)

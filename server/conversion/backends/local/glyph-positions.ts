@@ -223,7 +223,7 @@ export function reseatAccented(items: TextItem[], drawn: readonly PlacedGlyph[])
   });
 }
 
-const SOFT_HYPHEN = '\u00AD';
+export const SOFT_HYPHEN = '\u00AD';
 
 /** Whether the page draws a glyph its font maps to the soft hyphen: a cheap look before placing every glyph. */
 export function drawsSoftHyphen(list: OperatorList): boolean {
@@ -239,10 +239,9 @@ export function drawsSoftHyphen(list: OperatorList): boolean {
  * A line-end hyphen the font maps to the soft hyphen (LaTeX's tagging does, and word processors for an optional
  * hyphen) is drawn on the page, but pdf.js's text content leaves it out with its width, so "in-" over "cluding"
  * reads "in cluding". The item the drawn hyphen ends takes it back, as a hyphen the paragraphs then join across.
- * `drawn` (the soft hyphens) is in the items' space.
+ * `hyphens` (the drawn soft hyphens) are in the items' space.
  */
-export function restoreSoftHyphens(items: TextItem[], drawn: readonly PlacedGlyph[]): TextItem[] {
-  const hyphens = drawn.filter((glyph) => glyph.text === SOFT_HYPHEN);
+export function restoreSoftHyphens(items: TextItem[], hyphens: readonly PlacedGlyph[]): TextItem[] {
   if (hyphens.length === 0) return items;
   return items.map((item) => {
     if (item.rotated || item.text.endsWith('-')) return item;

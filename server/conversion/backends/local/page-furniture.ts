@@ -204,7 +204,8 @@ export function dropMarginLines(segments: Segment[], pageHeight: number): Furnit
  * not needed (a sampled page, an article's first page), nor a pattern
  * ("Optimized Table Tokenization … 9", a two-line "Proceedings of …" foot).
  * A row that carried the page number is a head or foot at any size, when a
- * wider gap (2.5 pitches) sets it off ("208 Global Study … Annex 209").
+ * wider gap (2.5 pitches) sets it off ("208 Global Study … Annex 209"), and a
+ * top row at the body's size when headAtBodySize says it is a running head.
  * An edge gives up to two groups of at most two rows (each group's rows
  * close together, the group set off). What must stay:
  * - a heading: it is set larger than the body, never smaller (judged by its
@@ -221,26 +222,10 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
   const byRow = rowsOf(segments);
   const rows = [...byRow.keys()].sort((a, b) => b - a);
   const pitch = bodyPitch(rows, byRow, body);
-  const bodyLeft = Math.min(...segments.filter((segment) => Math.abs(segment.size - body) < 0.5).map((segment) => segment.x));
-  const bodyRight = Math.max(...segments.filter((segment) => Math.abs(segment.size - body) < 0.5).map((segment) => segment.right));
-  // a head set flush right, alone on its row, clear of the body's left edge, on a page that numbers itself elsewhere
-  // ("Shared MIME-info Database" over a specification's pages, at the body's size, the page number at the foot)
-  const flushRight = (row: Segment[]) =>
-    numbered.size > 0 && row.length === 1 && Math.abs(row[0]!.right - bodyRight) < body * 0.5 && row[0]!.x - bodyLeft > body * 4;
-  // a book's running head in capitals, centred or flush right, no larger than the body: on a scan, where OCR leaves the
-  // lone page number beside it unread ("1.2. METRISCHE RÄUME", "THE HISTORY OF ROME."); a chapter's title is larger
-  const capitalsHead = (row: Segment[]) => {
-    const text = rowText(row, true);
-    const letters = text.match(/\p{L}/gu) ?? [];
-    return (
-      letters.length >= 4 &&
-      letters.filter((letter) => /\p{Lu}/u.test(letter)).length >= letters.length * 0.8 &&
-      text.split(/\s+/).length <= 8 &&
-      Math.min(...row.map((segment) => segment.x)) - bodyLeft > body * 4 &&
-      row.every((segment) => segment.size <= body * 1.05)
-    );
-  };
-  const emPerChar = widthPerChar(segments.filter((segment) => Math.abs(segment.size - body) < 0.5)) / body;
+  const atBody = segments.filter((segment) => Math.abs(segment.size - body) < 0.5);
+  const bodyLeft = Math.min(...atBody.map((segment) => segment.x));
+  const frame = { left: bodyLeft, right: Math.max(...atBody.map((segment) => segment.right)), body, numbered: numbered.size > 0 };
+  const emPerChar = widthPerChar(atBody) / body;
   const drop = new Set<number>();
   const peel = (ordered: number[], atTop: boolean) => {
     let at = 0;
@@ -257,7 +242,7 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
         if (!inBand(y) || gap <= pitch * 1.5 || tableRow(row, next) || !looksLikeFurniture(row, atTop, bodyLeft, body)) return false;
         // the page number beside it vouches for the size pdf.js reports: no misleading font matrix to check by width
         const small = row.every((segment) => segment.size <= body * 0.93 && (numbered.has(y) || drawnSize(segment, emPerChar) <= body * 0.93));
-        return small || (members.length === 1 && ((numbered.has(y) && gap > pitch * 2.5) || (atTop && (flushRight(row) || capitalsHead(row)))));
+        return small || (members.length === 1 && ((numbered.has(y) && gap > pitch * 2.5) || (atTop && headAtBodySize(row, frame))));
       });
       if (!furniture) return;
       for (const y of members) drop.add(y);
@@ -269,6 +254,27 @@ export function dropSetOffEdgeLines(segments: Segment[], pageHeight: number, bod
   // the body must remain: a page of a few small lines far apart is not furniture around nothing
   if (drop.size === 0 || rows.length - drop.size < 3) return { kept: segments, dropped: [] };
   return split(segments, (segment) => drop.has(Math.round(segment.y)));
+}
+
+/**
+ * A top row alone, at the body's size, that is a running head all the same: set flush right, clear of the body's left
+ * edge, on a page that numbers itself elsewhere ("Shared MIME-info Database" over a specification's pages); or in
+ * capitals, centred or flush right, no larger than the body, whose page number OCR may have left unread beside it
+ * ("1.2. METRISCHE RÄUME", "THE HISTORY OF ROME."). A chapter's title is larger; a letter's date has no page number.
+ */
+function headAtBodySize(row: Segment[], frame: { left: number; right: number; body: number; numbered: boolean }): boolean {
+  const { left, right, body, numbered } = frame;
+  const x = Math.min(...row.map((segment) => segment.x));
+  if (x - left <= body * 4) return false;
+  if (numbered && row.length === 1 && Math.abs(row[0]!.right - right) < body * 0.5) return true;
+  const text = rowText(row, true);
+  const letters = text.match(/\p{L}/gu) ?? [];
+  return (
+    letters.length >= 4 &&
+    letters.filter((letter) => /\p{Lu}/u.test(letter)).length >= letters.length * 0.8 &&
+    text.split(/\s+/).length <= 8 &&
+    row.every((segment) => segment.size <= body * 1.05)
+  );
 }
 
 const CAPTION = /^\s*(fig(ure)?|table|tab|chart|plate|exhibit|listing|algorithm)\.?\s*[\dIVX]/i;
