@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../server/conversion/model.ts';
 import { expectInOrder } from '../helpers/in-order.ts';
-import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+import { convertLocally, type Doc, drawPdf, furnitureOf, inlineText } from '../helpers/local-pages.ts';
 
 /**
  * Columns found per region (issue 11, item 1): a recursive XY-cut reads
@@ -238,7 +238,7 @@ describe('page furniture at body size on a page that stands alone', () => {
     const text = pageText(page!);
     expect(text).toContain('north 20 ');
     for (const furniture of ['Journal of Drawn Pages', 'Proceedings of the 9th', '© 2021', '15725']) expect(text).not.toContain(furniture);
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+    expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "Journal of Drawn Pages, 2021, Vol. 7"',
       'page 1: left out as page furniture: "Proceedings of the 9th Meeting on Drawn Pages, pages 15725–15788"',
       'page 1: left out as page furniture: "© 2021 The Drawing Office"',
@@ -255,7 +255,7 @@ describe('page furniture at body size on a page that stands alone', () => {
     );
     const text = pageText(page!);
     expect(text).toMatch(/^north 1 .*north 20 [^|]*$/);
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+    expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "Published as a conference paper at ICLR 2024"',
       'page 1: left out as page furniture: "Preprint. Under review."',
     ]);
@@ -277,6 +277,6 @@ describe('page furniture at body size on a page that stands alone', () => {
     const text = pages.map((page) => page.blocks.map(blockText).join(' | ')).join(' || ');
     expect(text).toContain('pages 101–112');
     expect(text).toContain('https://example.org/drawn-pages');
-    expect(pages.flatMap((page) => page.warnings.filter((warning) => warning.includes('page furniture')))).toEqual([]);
+    expect(pages.flatMap(furnitureOf)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Block } from '../../server/conversion/model.ts';
 import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
-import { convertLocally, type Doc, drawPdf, inlineText } from '../helpers/local-pages.ts';
+import { convertLocally, type Doc, drawPdf, furnitureOf, inlineText } from '../helpers/local-pages.ts';
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { PDFDict, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { repairReversedLigatures, type TextItem } from '../../server/conversion/backends/local/text-layer.ts';
@@ -178,7 +178,7 @@ describe('page furniture on a page that stands alone', () => {
     expect(all).not.toContain('Downloaded from');
     expect(all).not.toContain('All rights reserved');
     expect(all).toContain('10.5281/zenodo.1234');
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+    expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "doi: 10.1093/bmb/ldu038"',
       'page 1: left out as page furniture: "Downloaded from https://academic.example.org/article/45 on 24 October 2023"',
       'page 1: left out as page furniture: "© The Author 2014. Published by a Press. All rights reserved."',
@@ -212,7 +212,7 @@ describe('page furniture by size and gap alone', () => {
     expect(all).toContain('A Section Heading');
     expect(all).toContain('Figure 2 sits apart');
     expect(page!.blocks.filter((block) => block.kind === 'footnote').map(blockText)).toEqual(['A note at the foot of the page, set off by a gap.']);
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+    expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "Studies in Drawn Pages, spring issue"',
       'page 1: left out as page furniture: "Working papers of the drawing office"',
     ]);
@@ -236,7 +236,7 @@ describe('page furniture by size and gap alone', () => {
     const all = page!.blocks.map(blockText).join(' | ');
     expect(all).not.toContain('METRIC SPACES');
     expect(all).toMatch(/^A page that stands alone.*set apart from it\.$/);
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+    expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "1.2. METRIC SPACES AND THEIR MAPS"',
       'page 1: left out as page furniture: "LECTURE NOTES ON GEOMETRY"',
     ]);
@@ -254,9 +254,7 @@ describe('page furniture by size and gap alone', () => {
     // two documents: a running head repeated on the next page would go by repetition alone
     const [[numbered], [unnumbered]] = await Promise.all([convert(await drawPdf(page(true))), convert(await drawPdf(page(false)))]);
     expect(numbered!.blocks.map(blockText).join(' | ')).not.toContain('Shared Drawing Database');
-    expect(numbered!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
-      'page 1: left out as page furniture: "Shared Drawing Database"',
-    ]);
+    expect(furnitureOf(numbered!)).toEqual(['page 1: left out as page furniture: "Shared Drawing Database"']);
     expect(unnumbered!.blocks.map(blockText).join(' | ')).toMatch(/^Shared Drawing Database/);
   });
 
@@ -268,7 +266,7 @@ describe('page furniture by size and gap alone', () => {
     };
     const [[book], [chapter]] = await Promise.all([convert(await drawPdf(page('THE HISTORY OF ROME.', 10))), convert(await drawPdf(page('CHAPTER IV.', 15)))]);
     expect(book!.blocks.map(blockText).join(' | ')).not.toContain('HISTORY');
-    expect(book!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual(['page 1: left out as page furniture: "THE HISTORY OF ROME."']);
+    expect(furnitureOf(book!)).toEqual(['page 1: left out as page furniture: "THE HISTORY OF ROME."']);
     expect(chapter!.blocks.map(blockText)[0]).toBe('CHAPTER IV.');
   });
 
@@ -285,9 +283,7 @@ describe('page furniture by size and gap alone', () => {
     const all = page!.blocks.map(blockText).join(' | ');
     expect(all).not.toContain('Downloaded by');
     expect(all).toContain('by being smaller than the body and set apart from it.');
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
-      'page 1: left out as page furniture: "Downloaded by a reader of the drawing office on 3 May 2024"',
-    ]);
+    expect(furnitureOf(page!)).toEqual(['page 1: left out as page furniture: "Downloaded by a reader of the drawing office on 3 May 2024"']);
   });
 
   it('keeps a small row at the foot that is a table row or a lone note line carried from the page before', async () => {
@@ -308,7 +304,7 @@ describe('page furniture by size and gap alone', () => {
       ),
     );
     expect(pages.map((page) => page.blocks.map(blockText).join(' | ')).join(' || ')).toMatch(/Plums and damsons.*carried over from the note/);
-    expect(pages.flatMap((page) => page.warnings.filter((warning) => warning.includes('page furniture')))).toEqual([]);
+    expect(pages.flatMap(furnitureOf)).toEqual([]);
   });
 });
 
@@ -339,14 +335,14 @@ describe('line numbers in the margin', () => {
     };
     const [page, toc, fifth] = await convert(await drawPdf(numbered, contents, everyFifth));
     expect(fifth!.blocks.map(blockText)).toEqual([expect.stringMatching(/^The reviewers read .* line 44 runs on so the paragraph ends here\.$/)]);
-    expect(fifth!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual(['page 3: left out as page furniture: "line numbers 5–45"']);
+    expect(furnitureOf(fifth!)).toEqual(['page 3: left out as page furniture: "line numbers 5–45"']);
     expect(page!.blocks.map(blockText)).toEqual([
       expect.stringMatching(/^The reviewers read .* line 1 runs on The reviewers .* line 29 runs on so the paragraph ends here\.$/),
     ]);
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual(['page 1: left out as page furniture: "line numbers 1–30"']);
+    expect(furnitureOf(page!)).toEqual(['page 1: left out as page furniture: "line numbers 1–30"']);
     const text = toc!.blocks.map(blockText).join(' | ');
     for (let chapter = 1; chapter <= 9; chapter++) expect(text).toMatch(new RegExp(`\\b${chapter}\\b[^|]*\\|?\\s*Chapter title number ${chapter}\\b`));
-    expect(toc!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([]);
+    expect(furnitureOf(toc!)).toEqual([]);
   });
 });
 
@@ -368,7 +364,7 @@ describe('watermarks', () => {
     const text = page!.blocks.map(blockText);
     // the body one paragraph, the drop cap in it (where its letter goes is another matter)
     expect(text).toEqual(['Annual Report', expect.stringMatching(/^he The committee .* report 1 .*\bT\b.* report 36$/)]);
-    expect(page!.warnings.filter((warning) => warning.includes('page furniture'))).toEqual([
+    expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "watermark: DRAFT"',
       'page 1: left out as page furniture: "watermark: CONFIDENTIAL"',
     ]);

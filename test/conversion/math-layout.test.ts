@@ -808,17 +808,9 @@ describe('formulas against the TeX they were set from (test/fixtures/tex/formula
 });
 
 describe('inline formulas, bounded', () => {
+  const item = (text: string, x: number, font: string): TextItem => ({ text, x, y: 100, width: text.length * 5, size: 10, font, eol: false, artifact: false });
+
   it('reads a stretch of a math face as an inline formula, and leaves a line of thousands of math glyphs as text', () => {
-    const item = (text: string, x: number, font: string): TextItem => ({
-      text,
-      x,
-      y: 100,
-      width: text.length * 5,
-      size: 10,
-      font,
-      eol: false,
-      artifact: false,
-    });
     const reader: GlyphReader = { glyphsOf: (entry) => [{ ...entry, bold: false, italic: true }], readable: () => true };
     const short = buildSegments([item('Let ', 0, 'text'), item('x', 20, 'math'), item(' be.', 25, 'text')], []);
     const long = buildSegments([item('Then ', 0, 'text'), item('x'.repeat(2000), 25, 'math')], [], [], new Set());
@@ -828,16 +820,6 @@ describe('inline formulas, bounded', () => {
   });
 
   it("leaves a contents line's leader dots as text though TeX draws them in a math face", () => {
-    const item = (text: string, x: number, font: string): TextItem => ({
-      text,
-      x,
-      y: 100,
-      width: text.length * 5,
-      size: 10,
-      font,
-      eol: false,
-      artifact: false,
-    });
     const reader: GlyphReader = { glyphsOf: (entry) => [{ ...entry, bold: false, italic: false }], readable: () => true };
     const [line] = buildSegments([item('1 Introduction ', 0, 'text'), item('. . . . . . . . . .', 80, 'math'), item(' 1', 180, 'text')], []);
     markInlineMath([line!], new Set(['math']), reader);

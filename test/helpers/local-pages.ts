@@ -72,3 +72,6 @@ export const inlineText = (list: Inline[] | undefined): string =>
               : ' ',
     )
     .join('');
+
+/** The lines a converted page left out as furniture, as its warnings list them. */
+export const furnitureOf = (page: { warnings: string[] }) => page.warnings.filter((warning) => warning.includes('page furniture'));
