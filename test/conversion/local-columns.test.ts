@@ -245,6 +245,16 @@ describe('page furniture at body size on a page that stands alone', () => {
     ]);
   });
 
+  it('leaves out a word processor\'s page number with its spaced-out "Page", and one in German, and keeps a roman numeral\'s look-alike word', async () => {
+    const page = (foot: string) => (doc: Doc) => {
+      column(doc, 'north', 60, 110, 20);
+      write(doc, foot, 480, 800);
+    };
+    const pages = await convert(await drawPdf(page('12 | P a g e'), page('Seite 12'), page('civil')));
+    expect(pages.map((converted) => pageText(converted).endsWith('north 20 line runs on in its own column'))).toEqual([true, true, false]);
+    expect(pageText(pages[2]!)).toMatch(/civil$/);
+  });
+
   it("leaves out a venue's line at the head of a paper's page and a preprint's line at its foot, both at the body's size", async () => {
     const [page] = await convert(
       await drawPdf((doc) => {

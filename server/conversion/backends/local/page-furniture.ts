@@ -24,7 +24,12 @@ export function dropRunningHeads(segments: Segment[], neighbours: EdgeLines[] | 
   return split(segments, (segment) => drop.has(Math.round(segment.y)));
 }
 
-const PAGE_NUMBER = /^(page\s+)?[-–]?\s*(\d{1,5}|[ivxlc]{1,6})\s*[-–]?(\s*(of|\/)\s*\d+)?$/i;
+/**
+ * A page number as it stands alone: "12", "- 12 -", "xiv", "Page 12 of 40", "12/40", a word processor's "12 | P a g e"
+ * (its "Page" spaced out), "Seite 12", "Página 12 de 40".
+ */
+const PAGE_NUMBER =
+  /^((page|seite|página|pagina)\s+)?[-–]?\s*(\d{1,5}|(?=[ivxlc])c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3}))\s*[-–]?(\s*(of|von|de|sur|di|\/)\s*\d+)?$|^\d{1,5}\s*\|\s*p\s?a\s?g\s?e$|^p\s?a\s?g\s?e\s*\|\s*\d{1,5}$/i;
 
 /** Bare page numbers on the top or bottom line. */
 export function dropPageNumbers(segments: Segment[]): Furniture {
