@@ -286,4 +286,11 @@ describe('HTML renderer', () => {
     expect(d.querySelector('img')?.hasAttribute('alt')).toBe(false);
     expect(out.warnings).toEqual([expect.objectContaining({ kind: 'missing-alt', page: 1 })]);
   });
+
+  it("writes a math face's letters as the letters they are, a variable's in <var>, its digits as digits", () => {
+    const html = renderFormulaPage([{ kind: 'paragraph', page: 1, content: [t('If 𝑛 > 𝟐 and 𝐱 ≠ 0, then 𝛼 holds.')] }]).html;
+    const paragraph = dom(html).querySelector('main p')!;
+    expect(paragraph.textContent).toBe('If n > 2 and x ≠ 0, then α holds.');
+    expect(Array.from(paragraph.querySelectorAll('var')).map((element) => element.textContent)).toEqual(['n', 'x', 'α']);
+  });
 });

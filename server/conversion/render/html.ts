@@ -42,13 +42,28 @@ function langAttrs(lang: string | undefined): string {
   return ` lang="${escapeHtml(valid)}"${isRtl(valid) ? ' dir="rtl"' : ''}`;
 }
 
+/** Mathematical alphanumerics (U+1D400–U+1D7FF): letters and digits set in a Unicode math face (Word's equations, unicode-math). */
+const MATH_ALPHANUMERICS = /[\u{1D400}-\u{1D7FF}]+/gu;
+
+/**
+ * Text, escaped, with a math face's letters as the letters they are: a screen reader spells "𝑛 > 2" out as
+ * "mathematical italic small n greater than 2", and a search for "n" misses it. Letters become a variable (<var>,
+ * italic as drawn), digits plain digits.
+ */
+function textHtml(text: string): string {
+  return escapeHtml(text).replace(MATH_ALPHANUMERICS, (run) => {
+    const plain = run.normalize('NFKC');
+    return /\p{L}/u.test(plain) ? `<var>${plain}</var>` : plain;
+  });
+}
+
 function renderInline(ctx: Ctx, content: Inline[] | undefined): string {
   if (!content) return '';
   let out = '';
   for (const node of content) {
     switch (node.kind) {
       case 'text':
-        out += escapeHtml(node.text);
+        out += textHtml(node.text);
         break;
       case 'emphasis':
         out += node.strong ? `<strong>${renderInline(ctx, node.children)}</strong>` : `<em>${renderInline(ctx, node.children)}</em>`;
