@@ -33,11 +33,11 @@ const FLOORS: Record<string, { fourgramRecall: number; wordPrecision: number }> 
   'redp5110_sampled.pdf': { fourgramRecall: 0.955, wordPrecision: 0.905 },
   'right_to_left_02.pdf': { fourgramRecall: 0.91, wordPrecision: 0.84 },
   // its two header lines are /Artifact (Pagination, Header) in the file: Docling reads them, we leave them out (README, Layout)
-  'right_to_left_03.pdf': { fourgramRecall: 0.81, wordPrecision: 0.96 },
+  'right_to_left_03.pdf': { fourgramRecall: 0.855, wordPrecision: 0.995 },
   // the reference numbers the check-box items of questions 25-27 "2." to "14." (the page shows boxes, no numbers) and
-  // reads each bullet of the table's first column twice ("y y"): with those two put right, recall is 0.994, the rest
-  // being the "Table 1" the HTML names a table without a caption by
-  'table_mislabeled_as_picture.pdf': { fourgramRecall: 0.85, wordPrecision: 0.995 },
+  // reads each bullet of the table's first column twice ("y y"): with those two put right, recall is near 1 (a table
+  // without a caption is named "Table 1" for screen readers only, no longer as visible text)
+  'table_mislabeled_as_picture.pdf': { fourgramRecall: 0.86, wordPrecision: 0.995 },
 };
 
 const usable = hasPoppler() && existsSync(JUDGE);

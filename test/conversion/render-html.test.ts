@@ -87,6 +87,25 @@ describe('HTML renderer', () => {
     expect(table.parentElement?.getAttribute('tabindex')).toBe('0');
   });
 
+  it('names a table the page gives no caption for screen readers only, with no visible caption the document lacks', () => {
+    const cell = (text: string, header = false) => ({ header, content: [t(text)] });
+    const html = renderFormulaPage([
+      {
+        kind: 'table',
+        page: 1,
+        rows: [
+          [cell('Name', true), cell('Value', true)],
+          [cell('This'), cell('11')],
+        ],
+      },
+    ]).html;
+    const table = dom(html).querySelector('table')!;
+    expect(table.querySelector('caption')).toBeNull();
+    expect(table.getAttribute('aria-label')).toBe('Table 1');
+    expect(table.parentElement?.getAttribute('aria-label')).toBe('Table 1');
+    expect(dom(html).querySelector('main')!.textContent).not.toContain('Table 1');
+  });
+
   it('renders figures with alt, decorative images as presentation', () => {
     const figure = doc.querySelector('figure')!;
     const img = figure.querySelector('img')!;

@@ -140,8 +140,10 @@ function renderTable(ctx: Ctx, block: Extract<Block, { kind: 'table' }>): string
   ctx.tableCount++;
   const rows = block.rows.filter((row) => row.length > 0);
   const captionText = inlineText(block.caption);
-  const caption = captionText !== '' ? renderInline(ctx, block.caption) : `Table ${ctx.tableCount}`;
   const label = captionText !== '' ? captionText : `Table ${ctx.tableCount}`;
+  // a table the page gives no caption is named for screen readers only: a visible "Table 3" would be text the
+  // document does not have (and may clash with its own "Table 3")
+  const named = captionText !== '' ? `<table>\n<caption>${renderInline(ctx, block.caption)}</caption>\n` : `<table aria-label="${escapeHtml(label)}">\n`;
   let headerRows = 0;
   while (headerRows < rows.length && rows[headerRows]!.every((cell) => cell.header)) headerRows++;
   if (headerRows === rows.length) headerRows = Math.min(headerRows, 1);
@@ -175,7 +177,7 @@ function renderTable(ctx: Ctx, block: Extract<Block, { kind: 'table' }>): string
     .map((row, i) => renderRow(row, i + headerRows))
     .join('\n');
   return (
-    `<div class="table-wrap" role="region" aria-label="${escapeHtml(label)}" tabindex="0">\n<table>\n<caption>${caption}</caption>\n` +
+    `<div class="table-wrap" role="region" aria-label="${escapeHtml(label)}" tabindex="0">\n${named}` +
     (head ? `<thead>\n${head}\n</thead>\n` : '') +
     `<tbody>\n${body}\n</tbody>\n</table>\n</div>`
   );
