@@ -27,6 +27,9 @@ const MAX_STRETCH = 400;
  */
 const LEADER = /^(\s*[.·]){4,}\s*$/;
 
+/** Whether the item is set in a math face as mathematics (a leader is text, whatever face it is set in). */
+const inMathFace = (item: TextItem, mathFonts: Set<string>) => mathFonts.has(item.font) && !LEADER.test(item.text);
+
 /** Punctuation that closes the sentence or clause a stretch stands in, not the stretch. */
 const TRAILING = /[.,;:]+$/;
 
@@ -45,9 +48,7 @@ export function markInlineMath(
     // a line with mathematics: a math face's glyphs, or glyphs raised and lowered beside each other (a fraction in the text face)
     // (or a letter of an italic face standing alone, with Times: "O(n log n)")
     const mathematical =
-      items?.some(
-        (item) => (mathFonts.has(item.font) && !LEADER.test(item.text)) || (italicFonts.has(item.font) && /(?<!\p{L})\p{L}(?!\p{L})/u.test(item.text)),
-      ) ||
+      items?.some((item) => inMathFace(item, mathFonts) || (italicFonts.has(item.font) && /(?<!\p{L})\p{L}(?!\p{L})/u.test(item.text))) ||
       (segment.runs.some((run) => run.sup) && segment.runs.some((run) => run.sub));
     if (!items || items.length !== segment.runs.length || segment.rotated || !mathematical) continue;
     const runs = withMath(segment.runs, items, mathFonts, reader, bars, italicFonts, boldFonts);
@@ -70,6 +71,7 @@ function withMath(
   runs.forEach((run, index) => {
     const item = items[index]!;
     const lead = run.text.length - item.text.length;
+    const mathFace = inMathFace(item, mathFonts);
     // by UTF-16 unit, as the item's text is sliced (a math alphanumeric's two halves stay side by side)
     for (let at = 0; at < run.text.length; at++) {
       const char = run.text[at]!;
@@ -79,7 +81,7 @@ function withMath(
         run: index,
         item: offset >= 0 ? item : undefined,
         offset,
-        math: offset >= 0 && mathFonts.has(item.font) && char.trim() !== '' && !LEADER.test(item.text),
+        math: offset >= 0 && mathFace && char.trim() !== '',
         ...(run.sup ? { script: 'sup' as const } : run.sub ? { script: 'sub' as const } : {}),
       });
     }

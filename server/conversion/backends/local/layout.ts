@@ -8,11 +8,11 @@ import { findFootnotes } from './page-footnotes.ts';
 import {
   dropLineNumbers,
   dropMarginLines,
-  dropWatermarks,
   dropPageNumbers,
   dropRotatedMarginLines,
   dropRunningHeads,
   dropSetOffEdgeLines,
+  dropWatermarks,
   rowsOf,
   rowText,
 } from './page-furniture.ts';
@@ -70,9 +70,10 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   const margins = dropMarginLines(turned.kept, options.pageHeight);
   const numbers = dropPageNumbers(margins.kept);
   const lineNumbers = dropLineNumbers(numbers.kept);
-  const watermarks = dropWatermarks(lineNumbers.kept, bodySize(lineNumbers.kept));
+  const bodyWithMarks = bodySize(lineNumbers.kept);
+  const watermarks = dropWatermarks(lineNumbers.kept, bodyWithMarks);
   const kept = watermarks.kept;
-  const body = bodySize(kept);
+  const body = watermarks.dropped.length > 0 ? bodySize(kept) : bodyWithMarks;
   const ruled = takeRuledTables(kept, options, body);
   const drawn = takeVectorFigures(ruled, options, body);
   const formulas = takeDisplayFormulas(drawn.flow, options.rules ?? []);

@@ -595,12 +595,6 @@ const CODE_TOKENS = /[<>{}]|;\s*$|\s=\s|\(\s*\)/;
 const KEYWORDS_ONLY = /^[A-Z][A-Z0-9_]*(\s+[A-Z0-9_<>,;()]+)*;?$/;
 
 /**
- * The lines of a column that are code: set in a monospaced font, or, among
- * lines big enough to pass for headings, those with code tokens and the
- * upper-case keyword lines next to them (a syntax block: "CREATE PERMISSION
- * <name>", "ON <table>", "FOR ROWS", "ENABLE", "DISABLE;").
- */
-/**
  * The share of a line's letters set in a face that is not monospaced: prose that names a function in the typewriter
  * face ("panded using asn1_create_element() .", mostly typewriter by its letters) is prose, where a listing is
  * typewriter throughout.
@@ -616,6 +610,12 @@ function proseLetterShare(segment: Segment, monoFonts: Set<string>): number {
   return letters === 0 ? 0 : prose / letters;
 }
 
+/**
+ * The lines of a column that are code: set in a monospaced font, or, among
+ * lines big enough to pass for headings, those with code tokens and the
+ * upper-case keyword lines next to them (a syntax block: "CREATE PERMISSION
+ * <name>", "ON <table>", "FOR ROWS", "ENABLE", "DISABLE;").
+ */
 function codeLines(column: Segment[], looksLikeHeading: (segment: Segment) => boolean, monoFonts: Set<string>): Set<Segment> {
   // monospaced lines: a listing is two lines or more, or one with code tokens; a lone address or bullet glyph in Courier is prose
   const mono = column.map((segment) => monoFonts.has(segment.font) && !BULLET.test(`${segment.text} `) && proseLetterShare(segment, monoFonts) <= 0.1);

@@ -1,5 +1,5 @@
 import { edgeKey, type EdgeLines } from './running-heads.ts';
-import { bodySize, type Segment } from './segments.ts';
+import { bodySize, median, type Segment } from './segments.ts';
 
 /**
  * Page furniture of an untagged page: lines that belong to the page, not to
@@ -51,6 +51,7 @@ export function dropPageNumbers(segments: Segment[]): Furniture {
  * paragraph in two. A big title has no line through it, and a drop cap stands beside the lines it spans, not over them.
  */
 export function dropWatermarks(segments: Segment[], body: number): Furniture {
+  if (!segments.some((segment) => segment.size >= body * 2)) return { kept: segments, dropped: [] };
   const lines = segments.filter((segment) => !segment.rotated && segment.size < body * 1.5);
   const covers = (mark: Segment) =>
     lines.filter((line) => line.x < mark.right && line.right > mark.x && line.y > mark.y + mark.size * 0.1 && line.y < mark.y + mark.size * 0.6).length;
@@ -76,7 +77,8 @@ const MIN_LINE_NUMBERS = 8;
 export function dropLineNumbers(segments: Segment[]): { kept: Segment[]; dropped: Segment[]; label?: string } {
   const numbers = segments.filter((segment) => /^\d{1,4}$/.test(segment.text) && !segment.rotated);
   if (numbers.length < MIN_LINE_NUMBERS) return { kept: segments, dropped: [] };
-  const text = segments.filter((segment) => !numbers.includes(segment));
+  const isNumber = new Set(numbers);
+  const text = segments.filter((segment) => !isNumber.has(segment));
   if (text.length === 0) return { kept: segments, dropped: [] };
   const textLeft = Math.min(...text.map((segment) => segment.x));
   const textRight = Math.max(...text.map((segment) => segment.right));
@@ -122,11 +124,6 @@ function mode(values: number[]): number | undefined {
   let best: number | undefined;
   for (const [value, count] of counts) if (best === undefined || count > counts.get(best)!) best = value;
   return best;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 function split(segments: Segment[], isFurniture: (segment: Segment) => boolean): Furniture {

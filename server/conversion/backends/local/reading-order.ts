@@ -2,7 +2,7 @@ import { findAlignedTables } from './aligned-tables.ts';
 import type { Rule } from './drawing.ts';
 import { NOTE_MARKER } from './page-footnotes.ts';
 import { rowsOf } from './page-furniture.ts';
-import { bodySize, isRightToLeftText, type Segment } from './segments.ts';
+import { bodySize, isRightToLeftText, median, type Segment } from './segments.ts';
 
 /**
  * Reading order: bands split by full-width lines; inside a band, the left
@@ -377,11 +377,6 @@ function dense(side: Segment[]): boolean {
   const rows = [...new Set([...rowsOf(side).keys(), ...lines])].sort((a, b) => b - a);
   const gaps = rows.slice(1).map((y, index) => rows[index]! - y);
   return gaps.length === 0 || median(gaps) <= bodySize(side) * 2.5;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
 /** The upper quartile of the values. */

@@ -124,10 +124,15 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
       const gap = current ? to - from : 0;
       const walled = current !== undefined && walls.some((wall) => isBetween(wall, Math.min(from, to), Math.max(from, to), line.y, line.size));
       const wordGap = gap < Math.min(line.size, Math.max(item.size, line.size * 0.7)) * 0.9;
-      // a gap a word space wide at the line's largest type may be a column's gutter still (a list's marker before its
-      // text leaves a gap the lines below repeat too: a column is wider than a marker)
-      const gutter = (current: Segment) => gap > line.size * 0.5 && current.right - current.x > line.size * 4 && gutterThrough(byRow, line, from, to);
-      if (current && !walled && (wordGap || scriptInGap(byRow, line, from, to)) && gap > -line.size && !gutter(current)) {
+      if (
+        current &&
+        !walled &&
+        (wordGap || scriptInGap(byRow, line, from, to)) &&
+        gap > -line.size &&
+        // a gap a word space wide at the line's largest type may be a column's gutter still (a list's marker before its
+        // text leaves a gap the lines below repeat too: a column is wider than a marker)
+        !(gap > line.size * 0.5 && current.right - current.x > line.size * 4 && gutterThrough(byRow, line, from, to))
+      ) {
         const needsSpace = gap > item.size * 0.15 && !/\s$/.test(current.text) && !/^\s/.test(item.text);
         const text = (needsSpace ? ' ' : '') + item.text;
         current.text += text;
@@ -342,6 +347,12 @@ function hrefAt(links: LinkArea[], item: TextItem): string | undefined {
 }
 
 /** Body text size: the size carrying the most characters. */
+/** The middle value (the upper of the two middle ones), 0 for none. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
 export function bodySize(segments: Segment[]): number {
   const weight = new Map<number, number>();
   for (const segment of segments) {
