@@ -190,6 +190,59 @@ describe('columns between lines set across them', () => {
   });
 });
 
+describe('a narrow column beside the body', () => {
+  const prose = 'the abstract runs on across the wide column in full lines of prose as a journal sets it out for its readers'.split(' ');
+  // at baselines, as the page sets them: a sidebar's smaller line level with a line of the abstract shares its baseline
+  const write = (doc: Doc, value: string, x: number, y: number, size: number) =>
+    doc.font('Helvetica').fontSize(size).text(value, x, y, { lineBreak: false, baseline: 'alphabetic' });
+  /** `count` lines of one paragraph, each a window of the prose, the last ending it. */
+  const body = (doc: Doc, x: number, y: number, size: number, count: number, pitch: number) => {
+    for (let index = 0; index < count; index++)
+      write(
+        doc,
+        `${index === 0 ? 'Aim' : `line${index + 1}`} ${prose.slice(index % 4, (index % 4) + 17).join(' ')}${index === count - 1 ? '.' : ''}`,
+        x,
+        y + index * pitch,
+        size,
+      );
+  };
+
+  it("reads a journal's sidebar of affiliations and dates apart from the abstract its lines stand level with", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        // the abstract in 9 pt, 10.8 pt apart, 30 pt right of the sidebar's 7.5 pt lines, two of which share its baselines
+        // a masthead: the article's kind in a box, the journal's lines at the right
+        write(doc, 'ORIGINAL ARTICLE', 214, 62, 11);
+        ['Turk J Med Sci', '2009; 39 (3): 361-365', 'doi:10.3906/sag-0902-21'].forEach((line, index) => write(doc, line, 413, 46 + index * 10.8, 9));
+        // the author's name level with the title, centred over the abstract
+        write(doc, 'Ozcan SAYGIN', 45, 140, 9);
+        write(doc, 'Acute effect of speed on nitric oxide', 225, 140, 14);
+        body(doc, 172, 180, 9, 16, 10.8);
+        ['The School of Physical', 'Education and Sports,', 'Mugla University'].forEach((line, index) => write(doc, line, 45, 190.8 + index * 9, 7.5));
+        ['Received: February 25, 2009', 'Accepted: April 30, 2009'].forEach((line, index) => write(doc, line, 45, 255.6 + index * 10.8, 7.5));
+      }),
+    );
+    const paragraphs = page!.blocks.map(blockText);
+    const abstract = paragraphs.find((text) => text.startsWith('Aim '));
+    expect(abstract, paragraphs.join('\n')).toMatch(/line16 .*\.$/);
+    expect(abstract).not.toMatch(/School|Received|Accepted/);
+    expect(paragraphs).toContain('The School of Physical Education and Sports, Mugla University');
+    expect(paragraphs.some((text) => text.startsWith('Received: February 25, 2009') && text.includes('Accepted: April 30, 2009'))).toBe(true);
+  });
+
+  it("keeps a résumé's dates beside the line each stands level with: labels, not a column", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        for (let index = 0; index < 8; index++) {
+          write(doc, `${2010 + index}–${2011 + index}`, 60, 100 + index * 40, 10);
+          write(doc, `Post${index + 1} held at the harbour office, keeping the tide tables and the pilot rota in order.`, 160, 100 + index * 40, 10);
+        }
+      }),
+    );
+    expectInOrder(pageText(page!), ['2010–2011', 'Post1 ', '2011–2012', 'Post2 ', '2017–2018', 'Post8 ']);
+  });
+});
+
 describe('columns parted by gutters narrower than a word space', () => {
   it("reads a scanned newspaper's OCR layer column by column: each word placed by its own box, each column's lines a few points off the next one's", async () => {
     // four columns 130 pt wide, 6 pt apart; the OCR layer's words are 4-8 pt apart, so no gap tells the gutter from a

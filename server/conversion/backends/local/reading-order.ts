@@ -308,7 +308,7 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
     return bestCrossing > list.length * limit ? undefined : found;
   };
   // a gutter that only exists between a table's columns is no gutter; otherwise tables do not change the columns
-  const gutter = tableCells.size > 0 && find(spans) === undefined ? undefined : find(segments);
+  const gutter = (tableCells.size > 0 && find(spans) === undefined ? undefined : find(segments)) ?? marginGutter(spans, left, right, bodySize(segments), count);
   if (gutter === undefined) return undefined;
   // columns of text fill their width with most of their lines (a checkbox or a bullet set apart is a line's piece);
   // a table's columns of marks or numbers ("X", "12") are no column
@@ -320,6 +320,38 @@ function findGutter(segments: Segment[], pageWidth: number): number | undefined 
   const leftEdge = Math.max(...leftSide.map((segment) => segment.right));
   const rightEdge = Math.min(...rightSide.map((segment) => segment.x));
   return fills(leftSide, leftEdge - left) && fills(rightSide, right - rightEdge) && dense(leftSide) && dense(rightSide) ? gutter : undefined;
+}
+
+/**
+ * A gutter outside the region's middle two fifths, beside a narrow column of its own (a journal's sidebar of
+ * affiliations and dates beside the abstract, a textbook's margin notes): no line crosses it, and the narrow
+ * side's lines are words, most of them six body sizes wide or more, not a list's labels or a table's row heads
+ * (a table's row counts as one line across). The x nearest the middle, so each side keeps what stands in it.
+ */
+function marginGutter(
+  spans: { x: number; right: number }[],
+  left: number,
+  right: number,
+  size: number,
+  count: (list: { x: number; right: number }[]) => number,
+): number | undefined {
+  const width = right - left;
+  let best: { x: number; fromMiddle: number } | undefined;
+  for (const [from, to] of [
+    [0.1, 0.3],
+    [0.7, 0.9],
+  ] as const) {
+    for (let x = left + width * from; x <= left + width * to; x += 2) {
+      if (spans.some((span) => span.x < x - 1 && span.right > x + 1)) continue;
+      const sides = [spans.filter((span) => span.right <= x + 1), spans.filter((span) => span.x >= x - 1)];
+      if (sides.some((side) => count(side) < 3)) continue;
+      const narrowSide = from < 0.5 ? sides[0]! : sides[1]!;
+      if (median(narrowSide.map((span) => span.right - span.x)) < size * 6) continue;
+      const fromMiddle = Math.abs(x - (left + width / 2));
+      if (!best || fromMiddle < best.fromMiddle) best = { x, fromMiddle };
+    }
+  }
+  return best?.x;
 }
 
 /**
