@@ -5,6 +5,7 @@ import { inspectDocument } from '../../server/conversion/backends/local/document
 import { atDrawnSizes, isUsableTitle, largestText } from '../../server/conversion/backends/local/title.ts';
 import { renderHtml } from '../../server/conversion/render/html.ts';
 import { renderTaggedPdf } from '../../server/conversion/render/pdf.ts';
+import { convertLocally, inlineText } from '../helpers/local-pages.ts';
 
 /** The document title: metadata when it names the document, else the first page's largest text, never the file name first. */
 
@@ -75,11 +76,51 @@ describe('document title', () => {
   });
 
   it('refuses junk metadata titles and text that reads as nothing', () => {
-    for (const junk of ['untitled', 'PowerPoint Presentation', '2024.acl-long.840.pdf', 'Microsoft Word - a.doc', 'report', 'KZmftZfd Lncdk OqdsqZhmhmf']) {
+    for (const junk of [
+      'untitled',
+      'PowerPoint Presentation',
+      '2024.acl-long.840.pdf',
+      'Microsoft Word - a.doc',
+      'report',
+      'KZmftZfd Lncdk OqdsqZhmhmf',
+      'sag-39-3-4-0902-21:sag-0',
+      'wq_report',
+    ]) {
       expect(isUsableTitle(junk, 'report.pdf'), junk).toBe(false);
     }
     expect(isUsableTitle('Structural analysis of cosmid clone pcAFT-2', 'x.pdf')).toBe(true);
+    expect(isUsableTitle('COVID-19 dashboard', 'x.pdf')).toBe(true);
     expect(largestText([{ text: 'A', x: 0, y: 700, width: 30, size: 40, font: 'f', eol: false, artifact: false }])).toBeUndefined();
+  });
+
+  it("takes an article's title over its journal's larger name in the masthead, which the citation line at the page's head repeats", async () => {
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([595, 842]);
+    const font = await pdf.embedFont(StandardFonts.TimesRoman);
+    page.drawText('Solar Energy Materials & Solar Cells 137 (2015) 1-5', { x: 230, y: 790, size: 7, font });
+    page.drawText('Contents lists available at ScienceDirect', { x: 230, y: 760, size: 8, font });
+    page.drawText('Solar Energy Materials & Solar Cells', { x: 180, y: 735, size: 14, font });
+    page.drawText('Performance of a GaInP/GaAs solar cell', { x: 42, y: 660, size: 13, font });
+    page.drawText('with an AlGaAs tunnel junction', { x: 42, y: 643, size: 13, font });
+    for (let line = 0; line < 20; line++)
+      page.drawText('The cells were grown on a p-type substrate by molecular beam epitaxy.', { x: 42, y: 600 - line * 11, size: 8, font });
+    const bytes = await pdf.save();
+    expect((await inspectDocument(bytes, 'solmat.pdf')).title).toBe('Performance of a GaInP/GaAs solar cell with an AlGaAs tunnel junction');
+    const [converted] = (await convertLocally(bytes, { ocr: false })).pages;
+    const headings = converted!.blocks.filter((block) => block.kind === 'heading').map((block) => inlineText(block.content));
+    expect(headings).toEqual(['Performance of a GaInP/GaAs solar cell with an AlGaAs tunnel junction']);
+  });
+
+  it("keeps a book's section heading that its running head repeats in capitals, numbered", async () => {
+    const pdf = await PDFDocument.create();
+    const page = pdf.addPage([595, 842]);
+    const font = await pdf.embedFont(StandardFonts.TimesRoman);
+    page.drawText('7', { x: 70, y: 790, size: 10, font });
+    page.drawText('1.2. METRIC SPACES', { x: 250, y: 790, size: 10, font });
+    page.drawText('1.2 Metric Spaces', { x: 70, y: 740, size: 14, font });
+    for (let line = 0; line < 20; line++)
+      page.drawText('A metric space is a set together with a distance between its points.', { x: 70, y: 700 - line * 12, size: 10, font });
+    expect((await inspectDocument(await pdf.save(), 'book-page.pdf')).title).toBe('1.2 Metric Spaces');
   });
 
   it('puts the title in <title>, the h1 and the tagged PDF /Title with DisplayDocTitle', async () => {

@@ -98,6 +98,7 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
     notes,
     boldFonts: options.boldFonts ?? new Set(),
     monoFonts: options.monoFonts ?? new Set(),
+    furniture: [...heads.dropped, ...margins.dropped, ...edges.dropped].map((segment) => segment.text),
   });
   return {
     blocks,

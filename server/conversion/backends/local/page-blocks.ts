@@ -6,6 +6,7 @@ import { REFERENCE_MARK, type Segment } from './segments.ts';
 import { numberingDepth } from '../../heading-levels.ts';
 import { besideFlow, joinInlines, readsOn } from '../../paragraphs.ts';
 import { CONDITION_WORDS, formulaToTex, isFormulaLine, RELATION, withTag } from './tex.ts';
+import { echoedIn } from './title.ts';
 
 /**
  * The last layout pass: the segments of each column, in reading order, become
@@ -37,6 +38,8 @@ export type BlockContext = {
   boldFonts: Set<string>;
   /** font ids of monospaced fonts: their lines are code */
   monoFonts: Set<string>;
+  /** the lines left out of the page as furniture (running heads, a journal's citation line) */
+  furniture?: string[];
 };
 
 const BULLET = /^[•◦▪▫■□●○‣⁃∙·\-–—*]\s+/u;
@@ -50,8 +53,10 @@ const TABLE_LABEL_ONLY = /^[[(【<]?\s*(table|tabelle|tableau|tabla|tab\.|표|�
 export function buildBlocks(ordered: Segment[][], context: BlockContext): { blocks: Block[]; anchors: Map<Block, BlockAnchor> } {
   const { page, body, ruledAt, notes, tablesByColumn } = context;
   // a heading is words: a big display formula ("a + b = c") or a lone symbol is not one
+  // (on a first page, a journal's name in its masthead, which the page's citation line repeats, is no heading)
   const looksLikeHeading = (segment: Segment) => {
     if (segment.size < body * 1.15 || segment.text.length >= 200) return false;
+    if (page === 1 && context.furniture && echoedIn(segment.text, context.furniture)) return false;
     const letters = (segment.text.match(/\p{L}/gu) ?? []).length;
     return /\p{L}{2,}/u.test(segment.text) && letters >= segment.text.replace(/\s/g, '').length * 0.6;
   };

@@ -15,6 +15,8 @@ const JUNK_TITLES = [
   /^microsoft (word|powerpoint|excel)\s*[-–]/i,
   /\.(pdf|docx?|pptx?|xlsx?|odt|rtf|tex|dvi|ps|eps|indd|qxd|txt|html?)$/i,
   /^[a-z]:\\|^\//i,
+  // a job or manuscript number, not a name: one word with digits or underscores ("sag-39-3-4-0902-21:sag-0", "report_v2")
+  /^(?=\S*[\d_])\S+$/,
 ];
 
 /** Most words a printed title has; past this the largest text is a banner sentence or a pull quote. */
@@ -87,9 +89,43 @@ export function largestText(items: TextItem[]): string | undefined {
     const letters = (text.match(/\p{L}/gu) ?? []).length;
     // a drop cap, a big page number or a logo's initials is not a title: try the next size down
     if (letters < 4 || text.split(' ').length > MAX_TITLE_WORDS || !readsAsWords(text)) continue;
+    if (echoedIn(text, edgeLines(usable, sizeOf, size))) continue;
     return text;
   }
   return undefined;
+}
+
+/**
+ * Whether a line's text stands, with more beside it, in one of `lines`: a journal's name in its masthead, which the
+ * page's citation line repeats word for word, in the same case ("Solar Energy Materials & Solar Cells 137 (2015)
+ * 1–5"), names the publication, not the article under it.
+ */
+export function echoedIn(text: string, lines: string[]): boolean {
+  const own = wordsOf(text);
+  // a section's heading, numbered or set in capitals in the running head over it ("1.2. METRISCHE RÄUME"), is the page's own
+  if (own.length < 2 || own.join(' ').length < 8 || numberingDepth(text)) return false;
+  return lines.some((line) => {
+    const other = wordsOf(line);
+    return other.length > own.length && ` ${other.join(' ')} `.includes(` ${own.join(' ')} `);
+  });
+}
+
+const wordsOf = (text: string) => text.match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/** The page's top and bottom lines, where a running head or a citation line stands, when set smaller than `size`. */
+function edgeLines(items: TextItem[], sizeOf: (item: TextItem) => number, size: number): string[] {
+  const rows = new Map<number, TextItem[]>();
+  for (const item of items) rows.set(Math.round(item.y), [...(rows.get(Math.round(item.y)) ?? []), item]);
+  const ys = [...rows.keys()].sort((a, b) => a - b);
+  return [...new Set([ys[0]!, ys.at(-1)!])]
+    .map((y) => rows.get(y)!)
+    .filter((row) => row.every((item) => sizeOf(item) < size))
+    .map((row) =>
+      row
+        .sort((a, b) => a.x - b.x)
+        .map((item) => item.text)
+        .join(' '),
+    );
 }
 
 /**
