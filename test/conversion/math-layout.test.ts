@@ -826,4 +826,18 @@ describe('inline formulas, bounded', () => {
     expect(line!.runs.some((run) => run.math)).toBe(false);
     expect(line!.runs.map((run) => run.text).join('')).toBe('1 Introduction . . . . . . . . . . 1');
   });
+
+  it("leaves an author's affiliation marks from TeX's symbol font as text, and a raised star beside a variable as mathematics", () => {
+    const reader: GlyphReader = { glyphsOf: (entry) => [{ ...entry, bold: false, italic: false }], readable: () => true };
+    const raised = (text: string, x: number, font: string): TextItem => ({ ...item(text, x, font), y: 103.5, size: 7, width: text.length * 3.5 });
+    const [authors] = buildSegments(
+      [item('Andreas Gal', 0, 'text'), raised('∗', 55, 'math'), raised('+', 59, 'text'), item(', Brendan Eich', 63, 'text'), raised('∗', 133, 'math')],
+      [],
+    );
+    const [formula] = buildSegments([item('the dual ', 0, 'text'), item('V', 45, 'italic'), raised('∗', 50, 'math'), item(' of the space', 54, 'text')], []);
+    markInlineMath([authors!, formula!], new Set(['math', 'italic']), reader);
+    expect(authors!.runs.some((run) => run.math)).toBe(false);
+    expect(authors!.runs.map((run) => run.text).join('')).toBe('Andreas Gal∗+, Brendan Eich∗');
+    expect(formula!.runs.some((run) => run.math)).toBe(true);
+  });
 });

@@ -87,6 +87,7 @@ function withMath(
     }
   });
   italicVariables(chars, italicFonts, boldFonts);
+  noteMarks(chars);
   const stretches = stretchesOf(chars);
   if (stretches.length === 0) return undefined;
   const out: Run[] = [];
@@ -162,6 +163,31 @@ function italicVariables(chars: Char[], italicFonts: Set<string>, boldFonts: Set
     );
     if (letters && (beside || word.some((entry) => entry.math))) for (const entry of letters) entry.math = true;
   }
+}
+
+/** Marks of a note or an affiliation, which TeX sets from its symbol font: ∗ † ‡ § ¶ ⋆ ★ ⋄ ♮ ♯ ♭. */
+const NOTE_MARK = /^[∗*†‡§¶⋆★⋄♮♯♭]$/u;
+
+/**
+ * A word of the text face with marks raised after it ("Gal∗+", "Smith†,1") names a note or an affiliation: the marks
+ * come from TeX's symbol font, but they are no mathematics, and the word stays text with its marks raised.
+ */
+function noteMarks(chars: Char[]): void {
+  for (const [from, to] of wordsOf(chars)) {
+    const word = chars.slice(from, to);
+    const marks = word.filter((entry) => entry.math);
+    if (marks.length === 0 || !marks.every((entry) => NOTE_MARK.test(entry.char) && raised(entry, word))) continue;
+    // the word itself: two letters or more of the text face, before its marks
+    const base = word.slice(0, word.indexOf(marks[0]!));
+    if (base.filter((entry) => /\p{L}/u.test(entry.char) && !entry.math && !raised(entry, word)).length < 2) continue;
+    for (const entry of marks) entry.math = false;
+  }
+}
+
+/** Whether a character is set above its word's first character, as a script. */
+function raised(entry: Char, word: Char[]): boolean {
+  const first = word.find((other) => other.item !== undefined)?.item;
+  return entry.script === 'sup' || (first !== undefined && entry.item !== undefined && entry.item.y - first.y > first.size * 0.2);
 }
 
 /** A word's runs of letters on its line: a script (raised or lowered from the word's first letter) and a change of face part them. */
