@@ -127,6 +127,30 @@ describe('booktabs-style tables (horizontal rules only)', () => {
     expect(paragraphs(page!.blocks).join(' ')).toContain('Line 12 of the running text.');
   });
 
+  it("does not take a diagram's labels between two rules of one width, with a figure's caption among them, for a table", async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        line(doc, 66, 80, 420, 0.5);
+        [
+          ['Trace 1', 'Trace 2'],
+          ['Number', 'Boolean'],
+          ['Closed', 'Linked'],
+        ].forEach((row, index) => row.forEach((label, column) => write(doc, label, [90, 220][column]!, 90 + index * 14, 8)));
+        write(doc, 'Figure 6. We handle type-unstable loops by allowing traces', 72, 150);
+        write(doc, 'to compile that cannot loop back to themselves.', 72, 163);
+        [
+          ['Trace 3', 'Trace 4'],
+          ['String', 'Number'],
+        ].forEach((row, index) => row.forEach((label, column) => write(doc, label, [90, 220][column]!, 184 + index * 14, 8)));
+        line(doc, 66, 220, 420, 0.5);
+      }),
+    );
+    expect(page!.blocks.some((block) => block.kind === 'table')).toBe(false);
+    expect(paragraphs(page!.blocks).join(' ')).toContain(
+      'Figure 6. We handle type-unstable loops by allowing traces to compile that cannot loop back to themselves.',
+    );
+  });
+
   it('joins the lines a booktabs cell wraps onto to its row, and keeps a row that opens in capitals and a column of lower-case words apart', async () => {
     const [page] = await convert(
       await drawPdf((doc) => {

@@ -82,8 +82,12 @@ export function findRuledTables(rules: Rule[], segments: Segment[], page: number
   // horizontal rules no vertical touches may be a booktabs-style table's
   const free = horizontals.filter((hl) => !verticals.some((vl) => touches(hl, vl)));
   const rest = tables.length > 0 ? segments.filter((segment) => !tables.some((table) => table.segments.has(segment))) : segments;
-  return [...tables, ...findBooktabsTables(free, rest, page)];
+  // a frame around a figure's caption is the figure's (a diagram's boxes and lines), not a table
+  return [...tables, ...findBooktabsTables(free, rest, page)].filter((table) => ![...table.segments].some((segment) => CAPTION_OPENS.test(segment.text)));
 }
+
+/** A caption's opening ("Figure 5.", "Table 2:"). */
+const CAPTION_OPENS = /^(?:figure|fig\.|table|tab\.)\s*\d+[.:]/i;
 
 function gridTables(
   horizontals: Line[],
