@@ -636,6 +636,29 @@ describe('lists', () => {
     );
   });
 
+  it("keeps a listing's comment, set apart to the right, on its instruction's line, at its column", async () => {
+    const page = (doc: Doc) => {
+      doc.font('Courier').fontSize(9);
+      [
+        ['mov edx, ebx(748)', '// load primes'],
+        ['mov edi(0), edx', '// store primes'],
+        ['jne side_exit_1', '// side exit'],
+      ].forEach(([instruction, comment], index) => {
+        doc.text(instruction!, 72, 100 + index * 11, { lineBreak: false });
+        doc.text(comment!, 200, 100 + index * 11, { lineBreak: false });
+      });
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const code = pages[0]!.blocks.find((block) => block.kind === 'code');
+    const lines = code?.text.split('\n') ?? [];
+    expect(lines.map((line) => line.replace(/ {2,}/, ' | '))).toEqual([
+      'mov edx, ebx(748) | // load primes',
+      'mov edi(0), edx | // store primes',
+      'jne side_exit_1 | // side exit',
+    ]);
+    expect(new Set(lines.map((line) => line.indexOf('//'))).size).toBe(1);
+  });
+
   it('keeps an enumeration a full line runs on into inside its sentence, and still opens lists after a colon or a short line', async () => {
     const page = (doc: Doc) => {
       doc.font('Helvetica').fontSize(11);
