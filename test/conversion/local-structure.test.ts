@@ -636,6 +636,30 @@ describe('lists', () => {
     );
   });
 
+  it("keeps a reference whole where a line ending in an initial runs on into 'A. Atwater,', and still opens a list at 'A.' after a short line", async () => {
+    const page = (doc: Doc) => {
+      doc.font('Helvetica').fontSize(9);
+      [
+        '[26] D.C. Law, R.R. King, H. Yoon, M.J. Archer, A. Boca, C.M. Fetzer, S. Mesropian,',
+        '       T. Isshiki, M. Haddad, K.M. Edmondson, D. Bhusari, J. Yen, R.A. Sherif, H.',
+        '       A. Atwater, N.H. Karam, Future technology pathways of terrestrial III-V',
+        '       multijunction solar cells, Sol. Energy Mater. Sol. Cells 94 (2010) 1314-1318.',
+      ].forEach((line, index) => doc.text(line.trim(), line.startsWith(' ') ? 84 : 72, 100 + index * 11, { lineBreak: false }));
+      ['The options are:', 'A. Keep the cells at room temperature.', 'B. Anneal them first.'].forEach((line, index) =>
+        doc.text(line, 72, 180 + index * 11, { lineBreak: false }),
+      );
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    const reference = blocks.find((block) => block.kind === 'paragraph' && inlineText(block.content).startsWith('[26]'));
+    expect(reference && inlineText((reference as Extract<Block, { kind: 'paragraph' }>).content)).toContain('R.A. Sherif, H. A. Atwater, N.H. Karam');
+    const list = blocks.find((block) => block.kind === 'list');
+    expect(list && list.kind === 'list' ? list.items.map((item) => inlineText(item.content)) : []).toEqual([
+      'Keep the cells at room temperature.',
+      'Anneal them first.',
+    ]);
+  });
+
   it("keeps a listing's comment, set apart to the right, on its instruction's line, at its column", async () => {
     const page = (doc: Doc) => {
       doc.font('Courier').fontSize(9);

@@ -571,13 +571,15 @@ function runsOnAcrossSizes(last: Segment, segment: Segment, runs: Run[], columnW
  */
 function enumeratesInline(paragraph: { runs: Run[]; last: Segment }, segment: Segment, columnWidth: number): boolean {
   const { last } = paragraph;
-  return (
-    last.right - last.x >= columnWidth * 0.8 &&
-    Math.abs(segment.x - last.x) < segment.size * 0.5 &&
-    /[\p{L}\p{N},]$/u.test(last.text) &&
-    !endsSentence(paragraph.runs)
-  );
+  if (last.right - last.x < columnWidth * 0.8 || Math.abs(segment.x - last.x) >= segment.size * 0.5) return false;
+  // a full line ending in a name's initial runs on into the name ("… R.A. Sherif, H." over "A. Atwater, N.H. Karam")
+  return (/[\p{L}\p{N},]$/u.test(last.text) && !endsSentence(paragraph.runs)) || (INITIAL_ENDS.test(last.text) && INITIAL_OPENS.test(segment.text));
 }
+
+/** A line ending in an initial after a name's comma or another initial ("Sherif, H.", "N.H."). */
+const INITIAL_ENDS = /(?:,\s*|\p{Lu}\.)\p{Lu}\.$/u;
+/** A line opening with an initial and a surname's comma ("A. Atwater,"). */
+const INITIAL_OPENS = /^\p{Lu}\.\s*\p{Lu}[\p{Ll}'’-]+,/u;
 
 /** The letter of a lettered list's marker ("b." → "b"); none for a number's, a roman numeral's or a bullet's. */
 const letterOf = (marker: string) => /^\(?([a-hj-uwyz])[.)]/i.exec(marker)?.[1];
