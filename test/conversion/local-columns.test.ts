@@ -243,6 +243,39 @@ describe('a narrow column beside the body', () => {
   });
 });
 
+describe("a script beside another column's line", () => {
+  it("keeps O₂'s subscript in its sentence where the other column's heading stands a few points above the line", async () => {
+    const at = (doc: Doc, value: string, x: number, y: number, size: number) =>
+      doc.font('Times-Roman').fontSize(size).text(value, x, y, { lineBreak: false, baseline: 'alphabetic' });
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        const left = [
+          'In sports trainings, the organism is exposed to loads',
+          'which are over daily life levels. In exercise, it is',
+          'blood that provides the metabolic and O',
+          'the tissues. Blood pressure is the force that enables',
+          'the blood flow through the veins of the body.',
+        ];
+        left.forEach((line, index) => at(doc, line, 44, 100 + index * 13.3, 11));
+        const o = 44 + doc.font('Times-Roman').fontSize(11).widthOfString(left[2]!);
+        at(doc, '2', o, 100 + 2 * 13.3 + 2.7, 6.6);
+        at(doc, 'needs of', o + 5, 100 + 2 * 13.3, 11);
+        // the right column: a heading 5.4 pt above the left line with the subscript, its text under it
+        at(doc, 'Blood Measures', 308, 100 + 2 * 13.3 - 5.4, 11);
+        ['Blood samples were drawn from the vein into', 'heparinised tubes before and after the test', 'and kept cold until they were analysed.'].forEach(
+          (line, index) => at(doc, line, 308, 100 + 2 * 13.3 + 11 + index * 13.3, 11),
+        );
+      }),
+    );
+    const paragraphs = page!.blocks.map(blockText);
+    expect(
+      paragraphs.find((text) => text.startsWith('In sports')),
+      paragraphs.join('\n'),
+    ).toContain('the metabolic and O2 needs of the tissues.');
+    expect(paragraphs).not.toContain('2');
+  });
+});
+
 describe('columns parted by gutters narrower than a word space', () => {
   it("reads a scanned newspaper's OCR layer column by column: each word placed by its own box, each column's lines a few points off the next one's", async () => {
     // four columns 130 pt wide, 6 pt apart; the OCR layer's words are 4-8 pt apart, so no gap tells the gutter from a

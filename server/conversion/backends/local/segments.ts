@@ -386,9 +386,22 @@ function linesOf(usable: TextItem[]): Line[] {
         !isMark(other) &&
         Math.min(other.x + other.width, item.x + item.width) - Math.max(other.x, item.x) > Math.min(other.width, item.width) * 0.5,
     );
+  // a script set against a word of the line (O₂) whose baseline is not the line's: another column's heading a few
+  // points higher set that
+  const touchesWord = (line: Line, item: TextItem) =>
+    item.size < line.size * 0.9 &&
+    /[\p{L}\p{N}]/u.test(item.text) &&
+    line.items.some(
+      (other) =>
+        other.size > item.size &&
+        Math.abs(other.y - line.y) > 1 &&
+        Math.abs(other.y - item.y) <= other.size * 0.5 &&
+        item.x >= other.x + other.width - other.size * 0.2 &&
+        item.x <= other.x + other.width + other.size * 0.3,
+    );
   for (const item of usable) {
     const line = lines.at(-1);
-    if (line && Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5) && !overlaps(line, item)) {
+    if (line && (Math.abs(line.y - item.y) <= Math.max(2, Math.max(line.size, item.size) * 0.5) || touchesWord(line, item)) && !overlaps(line, item)) {
       line.items.push(item);
       // the line's baseline and size are those of its biggest text, not of a superscript
       if (item.size > line.size && item.text.trim().length > 0) {
