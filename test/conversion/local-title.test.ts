@@ -25,6 +25,16 @@ async function report(title?: string): Promise<Uint8Array> {
   return pdf.save();
 }
 
+/** An A4 page in Times: the lines given (text, x, baseline, size), then twenty body lines from `top` down. */
+async function timesPage(lines: [string, number, number, number][], body: { text: string; x: number; top: number; size: number }): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const page = pdf.addPage([595, 842]);
+  const font = await pdf.embedFont(StandardFonts.TimesRoman);
+  for (const [text, x, y, size] of lines) page.drawText(text, { x, y, size, font });
+  for (let line = 0; line < 20; line++) page.drawText(body.text, { x: body.x, y: body.top - line * body.size * 1.3, size: body.size, font });
+  return pdf.save();
+}
+
 describe('document title', () => {
   it('takes the first page largest text when the metadata title is a word processor file name', async () => {
     const meta = await inspectDocument(await report('Microsoft Word - wq_2025_final.docx'), 'wq_2025_final.pdf');
@@ -94,17 +104,16 @@ describe('document title', () => {
   });
 
   it("takes an article's title over its journal's larger name in the masthead, which the citation line at the page's head repeats", async () => {
-    const pdf = await PDFDocument.create();
-    const page = pdf.addPage([595, 842]);
-    const font = await pdf.embedFont(StandardFonts.TimesRoman);
-    page.drawText('Solar Energy Materials & Solar Cells 137 (2015) 1-5', { x: 230, y: 790, size: 7, font });
-    page.drawText('Contents lists available at ScienceDirect', { x: 230, y: 760, size: 8, font });
-    page.drawText('Solar Energy Materials & Solar Cells', { x: 180, y: 735, size: 14, font });
-    page.drawText('Performance of a GaInP/GaAs solar cell', { x: 42, y: 660, size: 13, font });
-    page.drawText('with an AlGaAs tunnel junction', { x: 42, y: 643, size: 13, font });
-    for (let line = 0; line < 20; line++)
-      page.drawText('The cells were grown on a p-type substrate by molecular beam epitaxy.', { x: 42, y: 600 - line * 11, size: 8, font });
-    const bytes = await pdf.save();
+    const bytes = await timesPage(
+      [
+        ['Solar Energy Materials & Solar Cells 137 (2015) 1-5', 230, 790, 7],
+        ['Contents lists available at ScienceDirect', 230, 760, 8],
+        ['Solar Energy Materials & Solar Cells', 180, 735, 14],
+        ['Performance of a GaInP/GaAs solar cell', 42, 660, 13],
+        ['with an AlGaAs tunnel junction', 42, 643, 13],
+      ],
+      { text: 'The cells were grown on a p-type substrate by molecular beam epitaxy.', x: 42, top: 600, size: 8 },
+    );
     expect((await inspectDocument(bytes, 'solmat.pdf')).title).toBe('Performance of a GaInP/GaAs solar cell with an AlGaAs tunnel junction');
     const [converted] = (await convertLocally(bytes, { ocr: false })).pages;
     const headings = converted!.blocks.filter((block) => block.kind === 'heading').map((block) => inlineText(block.content));
@@ -112,15 +121,15 @@ describe('document title', () => {
   });
 
   it("keeps a book's section heading that its running head repeats in capitals, numbered", async () => {
-    const pdf = await PDFDocument.create();
-    const page = pdf.addPage([595, 842]);
-    const font = await pdf.embedFont(StandardFonts.TimesRoman);
-    page.drawText('7', { x: 70, y: 790, size: 10, font });
-    page.drawText('1.2. METRIC SPACES', { x: 250, y: 790, size: 10, font });
-    page.drawText('1.2 Metric Spaces', { x: 70, y: 740, size: 14, font });
-    for (let line = 0; line < 20; line++)
-      page.drawText('A metric space is a set together with a distance between its points.', { x: 70, y: 700 - line * 12, size: 10, font });
-    expect((await inspectDocument(await pdf.save(), 'book-page.pdf')).title).toBe('1.2 Metric Spaces');
+    const bytes = await timesPage(
+      [
+        ['7', 70, 790, 10],
+        ['1.2. METRIC SPACES', 250, 790, 10],
+        ['1.2 Metric Spaces', 70, 740, 14],
+      ],
+      { text: 'A metric space is a set together with a distance between its points.', x: 70, top: 700, size: 10 },
+    );
+    expect((await inspectDocument(bytes, 'book-page.pdf')).title).toBe('1.2 Metric Spaces');
   });
 
   it('puts the title in <title>, the h1 and the tagged PDF /Title with DisplayDocTitle', async () => {
