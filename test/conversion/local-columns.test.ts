@@ -276,6 +276,23 @@ describe("a script beside another column's line", () => {
   });
 });
 
+describe("a page's foot of two captions side by side", () => {
+  it('reads the left caption whole before the right one, where one line of each shares a baseline', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        // one column of text, figures (not drawn) beside and under it, their captions at the page's foot
+        for (let index = 0; index < 30; index++) write(doc, `line${index + 1} of the text runs down the page's one column.`, 42, 80 + index * 13, 9);
+        write(doc, 'Fig. 5. (a) Two- and (b) three-dimensional images showing the', 312, 770, 7);
+        write(doc, 'Fig. 3. Dispersions of the dopant elements in the layer.', 65, 779, 7);
+        write(doc, 'surface morphology of the structure.', 312, 779, 7);
+      }),
+    );
+    const paragraphs = page!.blocks.map(blockText);
+    expect(paragraphs, paragraphs.join('\n')).toContain('Fig. 3. Dispersions of the dopant elements in the layer.');
+    expect(paragraphs).toContain('Fig. 5. (a) Two- and (b) three-dimensional images showing the surface morphology of the structure.');
+  });
+});
+
 describe('columns parted by gutters narrower than a word space', () => {
   it("reads a scanned newspaper's OCR layer column by column: each word placed by its own box, each column's lines a few points off the next one's", async () => {
     // four columns 130 pt wide, 6 pt apart; the OCR layer's words are 4-8 pt apart, so no gap tells the gutter from a

@@ -19,7 +19,7 @@ export function readingOrder(
   if (foot.length === 0) return { ...columnOrder(segments, pageWidth), foot: [] };
   const body = segments.filter((segment) => !foot.includes(segment));
   const { ordered, multiColumn } = columnOrder(body, pageWidth);
-  if (!multiColumn) return { ordered, multiColumn, foot: [foot] };
+  if (!multiColumn) return { ordered, multiColumn, foot: sideBySide(foot) ?? [foot] };
   // the foot's left block before its right one, as the columns above it
   const middle = (Math.min(...body.map((segment) => segment.x)) + Math.max(...body.map((segment) => segment.right))) / 2;
   const left = foot.filter((segment) => segment.x < middle);
@@ -235,6 +235,30 @@ function joinSharedColumns(stripes: Segment[][], pageWidth: number): { segments:
     else joined.push({ segments: [...stripe], gutter });
   }
   return joined;
+}
+
+/**
+ * A page's foot that is two blocks of words side by side (two figures' captions under them, one of two lines beside
+ * one of one, on a page whose text runs in one column): the left block, then the right (from the right on a
+ * right-to-left page).
+ * Split at the widest gap no line crosses, when each side holds a line eight body sizes wide and at most one row has
+ * pieces on both sides (a label beside its value, row after row, stays row by row).
+ */
+function sideBySide(segments: Segment[]): Segment[][] | undefined {
+  if (segments.length < 3) return undefined;
+  const spans = [...segments].sort((a, b) => a.x - b.x);
+  let reach = spans[0]!.right;
+  let gutter: { x: number; width: number } | undefined;
+  for (const segment of spans.slice(1)) {
+    if (segment.x > reach && (!gutter || segment.x - reach > gutter.width)) gutter = { x: (segment.x + reach) / 2, width: segment.x - reach };
+    reach = Math.max(reach, segment.right);
+  }
+  const size = bodySize(segments);
+  if (!gutter || gutter.width < size * 2 || !twoBlocks(segments, gutter.x)) return undefined;
+  const left = segments.filter((segment) => segment.right <= gutter.x);
+  const right = segments.filter((segment) => segment.x >= gutter.x);
+  if (![left, right].every((side) => side.some((segment) => segment.right - segment.x >= size * 8))) return undefined;
+  return isRightToLeftText(segments.map((segment) => segment.text).join(' ')) ? [right, left] : [left, right];
 }
 
 /**
