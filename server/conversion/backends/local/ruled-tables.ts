@@ -82,12 +82,15 @@ export function findRuledTables(rules: Rule[], segments: Segment[], page: number
   // horizontal rules no vertical touches may be a booktabs-style table's
   const free = horizontals.filter((hl) => !verticals.some((vl) => touches(hl, vl)));
   const rest = tables.length > 0 ? segments.filter((segment) => !tables.some((table) => table.segments.has(segment))) : segments;
-  // a frame around a figure's caption is the figure's (a diagram's boxes and lines), not a table
-  return [...tables, ...findBooktabsTables(free, rest, page)].filter((table) => ![...table.segments].some((segment) => CAPTION_OPENS.test(segment.text)));
+  // a frame around a figure's caption is the figure's (a diagram's boxes and lines), not a table; a table's own
+  // caption may stand inside its frame
+  return [...tables, ...findBooktabsTables(free, rest, page)].filter(
+    (table) => ![...table.segments].some((segment) => FIGURE_CAPTION_OPENS.test(segment.text)),
+  );
 }
 
-/** A caption's opening ("Figure 5.", "Table 2:"). */
-const CAPTION_OPENS = /^(?:figure|fig\.|table|tab\.)\s*\d+[.:]/i;
+/** A figure's caption's opening ("Figure 5.", "Fig. 3:"). */
+const FIGURE_CAPTION_OPENS = /^(?:figure|fig\.)\s*\d+[.:]/i;
 
 function gridTables(
   horizontals: Line[],
