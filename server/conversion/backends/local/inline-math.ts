@@ -176,18 +176,16 @@ function noteMarks(chars: Char[]): void {
   for (const [from, to] of wordsOf(chars)) {
     const word = chars.slice(from, to);
     const marks = word.filter((entry) => entry.math);
-    if (marks.length === 0 || !marks.every((entry) => NOTE_MARK.test(entry.char) && raised(entry, word))) continue;
+    if (marks.length === 0) continue;
+    // set above the word's first character, as a script
+    const first = word.find((other) => other.item !== undefined)?.item;
+    const raised = (entry: Char) => entry.script === 'sup' || (first !== undefined && entry.item !== undefined && entry.item.y - first.y > first.size * 0.2);
+    if (!marks.every((entry) => NOTE_MARK.test(entry.char) && raised(entry))) continue;
     // the word itself: two letters or more of the text face, before its marks
     const base = word.slice(0, word.indexOf(marks[0]!));
-    if (base.filter((entry) => /\p{L}/u.test(entry.char) && !entry.math && !raised(entry, word)).length < 2) continue;
+    if (base.filter((entry) => /\p{L}/u.test(entry.char) && !entry.math && !raised(entry)).length < 2) continue;
     for (const entry of marks) entry.math = false;
   }
-}
-
-/** Whether a character is set above its word's first character, as a script. */
-function raised(entry: Char, word: Char[]): boolean {
-  const first = word.find((other) => other.item !== undefined)?.item;
-  return entry.script === 'sup' || (first !== undefined && entry.item !== undefined && entry.item.y - first.y > first.size * 0.2);
 }
 
 /** A word's runs of letters on its line: a script (raised or lowered from the word's first letter) and a change of face part them. */

@@ -180,8 +180,8 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         }
         const current = listing!;
         // a piece to the right on the listing's last row (a comment set apart from its instruction) stays on that line
-        const lineSoFar = current.block.text.slice(current.block.text.lastIndexOf('\n') + 1);
         if (joins && Math.abs(current.last.y - segment.y) < segment.size * 0.3 && segment.x > current.last.right) {
+          const lineSoFar = current.block.text.slice(current.block.text.lastIndexOf('\n') + 1);
           const column = Math.round((segment.x - current.left) / step);
           current.block.text += `${' '.repeat(Math.max(1, column - lineSoFar.length))}${segment.text}`;
           current.last = segment;

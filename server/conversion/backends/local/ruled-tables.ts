@@ -2,6 +2,7 @@ import type { Block, TableCell } from '../../model.ts';
 import { runsToInlines, type Run } from './inline.ts';
 import { TOLERANCE, type Rule } from './drawing.ts';
 import type { Segment } from './segments.ts';
+import { FIGURE_CAPTION } from './vector-figures.ts';
 import { isProse, type Row } from './aligned-tables.ts';
 
 /**
@@ -84,13 +85,8 @@ export function findRuledTables(rules: Rule[], segments: Segment[], page: number
   const rest = tables.length > 0 ? segments.filter((segment) => !tables.some((table) => table.segments.has(segment))) : segments;
   // a frame around a figure's caption is the figure's (a diagram's boxes and lines), not a table; a table's own
   // caption may stand inside its frame
-  return [...tables, ...findBooktabsTables(free, rest, page)].filter(
-    (table) => ![...table.segments].some((segment) => FIGURE_CAPTION_OPENS.test(segment.text)),
-  );
+  return [...tables, ...findBooktabsTables(free, rest, page)].filter((table) => ![...table.segments].some((segment) => FIGURE_CAPTION.test(segment.text)));
 }
-
-/** A figure's caption's opening ("Figure 5.", "Fig. 3:"). */
-const FIGURE_CAPTION_OPENS = /^(?:figure|fig\.)\s*\d+[.:]/i;
 
 function gridTables(
   horizontals: Line[],

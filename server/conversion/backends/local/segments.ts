@@ -346,13 +346,13 @@ function hrefAt(links: LinkArea[], item: TextItem): string | undefined {
   return undefined;
 }
 
-/** Body text size: the size carrying the most characters. */
 /** The middle value (the upper of the two middle ones), 0 for none. */
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
+/** Body text size: the size carrying the most characters. */
 export function bodySize(segments: Segment[]): number {
   const weight = new Map<number, number>();
   for (const segment of segments) {

@@ -115,7 +115,11 @@ const wordsOf = (text: string) => text.match(/[\p{L}\p{N}]+/gu) ?? [];
 /** The page's top and bottom lines, where a running head or a citation line stands, when set smaller than `size`. */
 function edgeLines(items: TextItem[], sizeOf: (item: TextItem) => number, size: number): string[] {
   const rows = new Map<number, TextItem[]>();
-  for (const item of items) rows.set(Math.round(item.y), [...(rows.get(Math.round(item.y)) ?? []), item]);
+  for (const item of items) {
+    const row = rows.get(Math.round(item.y));
+    if (row) row.push(item);
+    else rows.set(Math.round(item.y), [item]);
+  }
   const ys = [...rows.keys()].sort((a, b) => a - b);
   return [...new Set([ys[0]!, ys.at(-1)!])]
     .map((y) => rows.get(y)!)
