@@ -347,7 +347,7 @@ describe('line numbers in the margin', () => {
 });
 
 describe('watermarks', () => {
-  it('leaves out big type set over the body, level or at an angle, and keeps a title above the body and a drop cap beside it', async () => {
+  it('leaves out big type set over the body, level or at an angle, or at an angle anywhere, and keeps a title above the body and a drop cap beside it', async () => {
     const sentence = 'The committee met on the first of the month and read every report';
     const [page] = await convert(
       await drawPdf((doc) => {
@@ -359,6 +359,10 @@ describe('watermarks', () => {
         doc.rotate(-45, { origin: [150, 500] });
         write(doc, 'CONFIDENTIAL', 150, 500, 72);
         doc.restore();
+        // below the body, over the blank foot of the page
+        doc.save().rotate(-60, { origin: [200, 780] });
+        write(doc, 'TACTRI', 200, 780, 60);
+        doc.restore();
       }),
     );
     const text = page!.blocks.map(blockText);
@@ -367,6 +371,7 @@ describe('watermarks', () => {
     expect(furnitureOf(page!)).toEqual([
       'page 1: left out as page furniture: "watermark: DRAFT"',
       'page 1: left out as page furniture: "watermark: CONFIDENTIAL"',
+      'page 1: left out as page furniture: "watermark: TACTRI"',
     ]);
   });
 });

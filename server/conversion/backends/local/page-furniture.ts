@@ -49,19 +49,15 @@ export function dropPageNumbers(segments: Segment[]): Furniture {
  * at an angle or not): lines of the body run through its letters, their baselines between a tenth and six tenths of its
  * size over its own. Left in, it stands in the reading order between two of the lines it covers and cuts their
  * paragraph in two. A big title has no line through it, and a drop cap stands beside the lines it spans, not over them.
+ * Big type at a slant is a watermark wherever it lies (across the blank half of a page a short table leaves): no
+ * heading or title is set at an angle to the page's lines.
  */
 export function dropWatermarks(segments: Segment[], body: number): Furniture {
   if (!segments.some((segment) => segment.size >= body * 2)) return { kept: segments, dropped: [] };
   const lines = segments.filter((segment) => !segment.rotated && segment.size < body * 1.5);
   const covers = (mark: Segment) =>
     lines.filter((line) => line.x < mark.right && line.right > mark.x && line.y > mark.y + mark.size * 0.1 && line.y < mark.y + mark.size * 0.6).length;
-  // a slanting one's width runs along its slant, not along the lines: lying over the body's lines is enough
-  const left = Math.min(...lines.map((line) => line.x));
-  const right = Math.max(...lines.map((line) => line.right));
-  const top = Math.max(...lines.map((line) => line.y));
-  const bottom = Math.min(...lines.map((line) => line.y));
-  const overBody = (mark: Segment) => mark.x > left && mark.x < right && mark.y > bottom && mark.y < top;
-  return split(segments, (segment) => segment.size >= body * 2 && (segment.slanted ? overBody(segment) : covers(segment) >= 2));
+  return split(segments, (segment) => segment.size >= body * 2 && (segment.slanted === true || covers(segment) >= 2));
 }
 
 /** Line numbers down a margin, at least this many: a manuscript's, a pleading's, a review copy's. */
