@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Block } from '../../server/conversion/model.ts';
+import { buildSegments } from '../../server/conversion/backends/local/segments.ts';
+import type { TextItem } from '../../server/conversion/backends/local/text-layer.ts';
 import { expectInOrder } from '../helpers/in-order.ts';
 import { convertLocally, type Doc, drawPdf, furnitureOf, inlineText } from '../helpers/local-pages.ts';
 
@@ -391,5 +393,46 @@ describe('page furniture at body size on a page that stands alone', () => {
     expect(text).toContain('pages 101–112');
     expect(text).toContain('https://example.org/drawn-pages');
     expect(pages.flatMap(furnitureOf)).toEqual([]);
+  });
+});
+
+describe('gaps justification opens', () => {
+  const item = (text: string, x: number, y: number, size = 10): TextItem => ({
+    text,
+    x,
+    y,
+    width: text.length * size * 0.5,
+    size,
+    font: 'f',
+    eol: false,
+    artifact: false,
+  });
+  /** A line of `words` from x = 72, each word at the x given. */
+  const line = (y: number, ...words: [string, number][]) => words.map(([text, x]) => item(text, x, y));
+  const texts = (items: TextItem[]) => buildSegments(items, []).map((segment) => segment.text);
+
+  it('keeps a justified line whose words stand wide apart one line, where the lines above and below run across its gaps', () => {
+    const full = (y: number) => line(y, ['a full line of words runs across the page', 72]);
+    expect(texts([...full(700), ...line(688, ['Personenvereinzelung.', 72], ['Die', 207], ['Lausbub', 252]), ...full(676)])).toEqual([
+      'a full line of words runs across the page',
+      'Personenvereinzelung. Die Lausbub',
+      'a full line of words runs across the page',
+    ]);
+  });
+
+  it("parts a column's last line from the next column's indented first line, and a table's cells", () => {
+    // the left column's lines end at 252, the right column's start at 262; its new paragraph is indented
+    const columns = [
+      ...line(700, ['the left column runs on to its edge', 72], ['right column', 262]),
+      ...line(688, ['the last line of its paragraph.', 72], ['Indented', 272]),
+      ...line(676, ['the left column runs on to its edge', 72], ['right column', 262]),
+    ];
+    expect(texts(columns)).toHaveLength(6);
+    const table = [
+      ...line(600, ['Capital', 72], ['Language', 165]),
+      ...line(588, ['Vienna City', 72], ['German', 165]),
+      ...line(576, ['Washington D.C.', 72], ['English', 165]),
+    ];
+    expect(texts(table)).toEqual(['Capital', 'Language', 'Vienna City', 'German', 'Washington D.C.', 'English']);
   });
 });

@@ -660,6 +660,56 @@ describe('lists', () => {
     ]);
   });
 
+  it('reads a typed page justified word by word in Courier as its paragraphs, not as a listing or a table', async () => {
+    const lines = [
+      'Obacht! Die grobschlachtig Naseweis bemuttern. Fraulein und Sulze',
+      'bemuttern fidel Fernweh. Das feist Bagage duellieren. Der feist',
+      'Personenvereinzelungsanlage. Die Lausbub duellieren das',
+      'Stelldichein betoren. Die rosig Augenschmaus lobpreisen. Das',
+      'Kleintierzuchtverein und Rostbratwurst lobpreisen frivol',
+      'Rostbratwurst festnageln das hochgestochen Scharlatan.',
+    ];
+    const page = (doc: Doc) => {
+      doc.font('Courier').fontSize(10);
+      // each word placed on its own, the line's spare width shared out between its gaps (the last line set ragged)
+      lines.forEach((line, row) => {
+        const words = line.split(' ');
+        const spare = 468 - doc.widthOfString(words.join(''));
+        const gap = row === lines.length - 1 ? doc.widthOfString(' ') : spare / (words.length - 1);
+        let x = 72;
+        for (const word of words) {
+          doc.text(word, x, 100 + row * 13, { lineBreak: false });
+          x += doc.widthOfString(word) + gap;
+        }
+      });
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    expect(blocks.map((block) => block.kind)).toEqual(['paragraph']);
+    expect(inlineText((blocks[0] as Extract<Block, { kind: 'paragraph' }>).content)).toBe(lines.join(' '));
+  });
+
+  it('ends each entry of a contents page at its page number, set apart at the right', async () => {
+    const entries = [
+      ['1.1 Topological spaces', '2'],
+      ['1.2 Metric spaces', '6'],
+      ['1.3 Continuity', '9'],
+    ];
+    const page = (doc: Doc) => {
+      doc.font('Helvetica').fontSize(11);
+      // the leader runs to a few points short of the number's column, as TeX's \dotfill does
+      entries.forEach(([title, number], row) => {
+        let line = `${title} `;
+        while (72 + doc.widthOfString(`${line} .`) < 480) line += ' .';
+        doc.text(line, 72, 100 + row * 14, { lineBreak: false });
+        doc.text(number!, 490, 100 + row * 14, { lineBreak: false });
+      });
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const texts = pages[0]!.blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : block.kind));
+    expect(texts.map((text) => text.replace(/[ .]{4,}/, ' … '))).toEqual(entries.map(([title, number]) => `${title} … ${number}`));
+  });
+
   it("keeps a listing's comment, set apart to the right, on its instruction's line, at its column", async () => {
     const page = (doc: Doc) => {
       doc.font('Courier').fontSize(9);

@@ -310,24 +310,27 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       flushList();
       // an entry's lines carried over from the page or column before, then the next entry out at the margin
       const outdent = paragraph ? outdentedFrom(paragraph.lefts, segment) : undefined;
+      // the rest of the paragraph's last line, set apart by a gap justification opened: no indent, the same line
+      const restOfLine = paragraph !== undefined && Math.abs(gap) < segment.size * 0.3 && segment.x > paragraph.last.right;
       const startsNew =
         !paragraph ||
-        gap > lineGap ||
-        gap < 0 ||
-        (Math.abs(segment.size - paragraph.last.size) > 1 && !runsOnAcrossSizes(paragraph.last, segment, paragraph.runs, columnWidth)) ||
-        // a first-line indent opens a paragraph, save the next line of an entry of a list set as the one before it
-        (segment.x > paragraph.last.x + segment.size * 0.8 &&
-          endsSentence(paragraph.runs) &&
-          !(
-            hanging &&
-            paragraph.lefts.length === 1 &&
-            Math.abs(paragraph.first.x - hanging.left) < segment.size * 0.3 &&
-            Math.abs(segment.x - hanging.left - hanging.indent) < segment.size * 0.3
-          )) ||
-        // so does a line back at the first line's start where the lines after it were indented: a hanging indent, each
-        // entry of a reference list its own paragraph
-        hangsFrom(paragraph.lefts, segment) ||
-        outdent !== undefined;
+        (!restOfLine &&
+          (gap > lineGap ||
+            gap < 0 ||
+            (Math.abs(segment.size - paragraph.last.size) > 1 && !runsOnAcrossSizes(paragraph.last, segment, paragraph.runs, columnWidth)) ||
+            // a first-line indent opens a paragraph, save the next line of an entry of a list set as the one before it
+            (segment.x > paragraph.last.x + segment.size * 0.8 &&
+              endsSentence(paragraph.runs) &&
+              !(
+                hanging &&
+                paragraph.lefts.length === 1 &&
+                Math.abs(paragraph.first.x - hanging.left) < segment.size * 0.3 &&
+                Math.abs(segment.x - hanging.left - hanging.indent) < segment.size * 0.3
+              )) ||
+            // so does a line back at the first line's start where the lines after it were indented: a hanging indent, each
+            // entry of a reference list its own paragraph
+            hangsFrom(paragraph.lefts, segment) ||
+            outdent !== undefined));
       if (startsNew) {
         flushParagraph();
         // the list's hanging indent is known from the outdented entry on
@@ -345,9 +348,11 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         }
         paragraph!.last = segment;
         paragraph!.sizes.push(segment.size);
-        paragraph!.lefts.push(segment.x);
+        if (!restOfLine) paragraph!.lefts.push(segment.x);
         paragraph!.text = joinLines(paragraph!.text, segment.text);
       }
+      // an entry of a contents page ends with its page number: the next line is the next entry
+      if (CONTENTS_ENTRY.test(paragraph!.text)) flushParagraph();
       previous = segment;
     }
     flushParagraph();
@@ -626,6 +631,43 @@ function proseLetterShare(segment: Segment, monoFonts: Set<string>): number {
   return letters === 0 ? 0 : prose / letters;
 }
 
+/** A contents page's entry: its title, a leader of dots and its page number (arabic or roman). */
+const CONTENTS_ENTRY = /(\.\s*){4,}\s*(\d+|[ivxlc]+|[IVXLC]+)$/;
+
+/** Marks of code in a line: brackets and operators prose does not use, a call's parentheses, a statement's end. */
+const CODE_MARKS = /[{}<>=[\]|\\]|\w\(|;\s*$/;
+/** A comment's leader opening a line. */
+const COMMENT_LEADER = /^(\/\/|\/\*|\*|#|--|%|;)/;
+
+/**
+ * A typescript: a run of lines in a typewriter face that reads as prose (a letter, a filing, a report typed in
+ * Courier) is text, not a listing. Its lines are long, nearly all letters, without code's marks or comment leaders,
+ * and it has a sentence's end. `mono` says which lines are set monospaced; the lines of such runs are unmarked.
+ */
+function typescriptAsProse(column: Segment[], mono: boolean[]): boolean[] {
+  const out = [...mono];
+  for (let start = 0; start < column.length; start++) {
+    if (!mono[start]) continue;
+    let end = start;
+    while (end + 1 < column.length && mono[end + 1]) end++;
+    const segments = column.slice(start, end + 1);
+    const run = segments.map((segment) => segment.text.trim());
+    const visible = run.join('').replace(/\s/g, '');
+    const letters = (visible.match(/\p{L}/gu) ?? []).length;
+    // a justified line's wide gaps part it into pieces: the length is the row's
+    const rows = new Set(segments.map((segment) => Math.round(segment.y))).size;
+    const prose =
+      rows >= 2 &&
+      visible.length >= rows * 40 &&
+      letters >= visible.length * 0.85 &&
+      run.every((line) => !CODE_MARKS.test(line) && !COMMENT_LEADER.test(line)) &&
+      /\p{Ll}[.!?]\s+\p{Lu}|\p{Ll}[.!?]$/mu.test(run.join('\n'));
+    if (prose) out.fill(false, start, end + 1);
+    start = end;
+  }
+  return out;
+}
+
 /**
  * The lines of a column that are code: set in a monospaced font, or, among
  * lines big enough to pass for headings, those with code tokens and the
@@ -634,7 +676,10 @@ function proseLetterShare(segment: Segment, monoFonts: Set<string>): number {
  */
 function codeLines(column: Segment[], looksLikeHeading: (segment: Segment) => boolean, monoFonts: Set<string>): Set<Segment> {
   // monospaced lines: a listing is two lines or more, or one with code tokens; a lone address or bullet glyph in Courier is prose
-  const mono = column.map((segment) => monoFonts.has(segment.font) && !BULLET.test(`${segment.text} `) && proseLetterShare(segment, monoFonts) <= 0.1);
+  const mono = typescriptAsProse(
+    column,
+    column.map((segment) => monoFonts.has(segment.font) && !BULLET.test(`${segment.text} `) && proseLetterShare(segment, monoFonts) <= 0.1),
+  );
   const code = new Set(
     column.filter(
       (segment, index) => mono[index] && (mono[index - 1] || mono[index + 1] || /[{}();=]/.test(segment.text)) && !/^\S+@\S+$|^https?:\/\//.test(segment.text),

@@ -127,7 +127,7 @@ export function buildSegments(items: TextItem[], links: LinkArea[], rules: Rule[
       if (
         current &&
         !walled &&
-        (wordGap || scriptInGap(byRow, line, from, to)) &&
+        (wordGap || scriptInGap(byRow, line, from, to) || (wordsApart(current, item, mathFonts) && justifiedGap(byRow, line, from, to))) &&
         gap > -line.size &&
         // a gap a word space wide at the line's largest type may be a column's gutter still (a list's marker before its
         // text leaves a gap the lines below repeat too: a column is wider than a marker)
@@ -319,6 +319,44 @@ function gutterThrough(byRow: Map<number, TextItem[]>, line: { y: number; size: 
     if (items.some((item) => item.x >= middle && item.x <= to + near)) starting++;
   }
   return ending >= GUTTER_LINES && starting >= GUTTER_LINES;
+}
+
+/**
+ * Whether a line's piece and the item after it are two words of prose: the same size, in text faces, a word's end
+ * before and a word's start after. Justification spreads words, never the parts of a formula or a smaller line.
+ */
+function wordsApart(current: Segment, item: TextItem, mathFonts: Set<string>): boolean {
+  return (
+    Math.abs(item.size - current.size) < current.size * 0.1 &&
+    !mathFonts.has(item.font) &&
+    !current.fonts!.some((font) => mathFonts.has(font)) &&
+    /[\p{L}\d.,;:!?)\]”’"']$/u.test(current.text) &&
+    /^\s*[\p{L}\d(“‘"']/u.test(item.text)
+  );
+}
+
+/** The widest gap (in the line's sizes) justification may open between two words: a typewriter face's line of long words. */
+const MAX_JUSTIFIED_GAP = 6;
+
+/**
+ * Whether a gap wider than a word space is one justification opened: the lines just above and just below both have
+ * words at its two ends. A justified line of long words, in a typewriter face above all, spreads its few spaces wide;
+ * a table's row or a column's gutter has gaps the lines beside it share, and where a column's short last line meets
+ * the next column, the lines beside it break at the gutter too.
+ */
+function justifiedGap(byRow: Map<number, TextItem[]>, line: { y: number; size: number }, from: number, to: number): boolean {
+  if (to - from > line.size * MAX_JUSTIFIED_GAP) return false;
+  // a point just inside each end: a table's next column starts its cells at the gap's end, not before it
+  const inset = Math.min(line.size, (to - from) / 2) / 2;
+  const inkedAt = (row: TextItem[], x: number) => row.some((item) => !item.rotated && item.text.trim() !== '' && item.x < x && item.x + item.width > x);
+  const spans = (direction: 1 | -1) => {
+    for (let step = Math.ceil(line.size * 0.5); step <= Math.ceil(line.size * 2); step++) {
+      const row = byRow.get(Math.round(line.y) + direction * step);
+      if (row) return inkedAt(row, from + inset) && inkedAt(row, to - inset);
+    }
+    return false;
+  };
+  return spans(1) && spans(-1);
 }
 
 /** A vertical rule between two items of a line (at the line's height): the items are in different cells. */
