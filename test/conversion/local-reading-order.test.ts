@@ -6,7 +6,7 @@ import { CORPUS_DIR } from '../helpers/corpus.ts';
 import { blocksText } from '../../server/conversion/page-content.ts';
 import { convertLocally, type Doc, drawPdf, furnitureOf, inlineText } from '../helpers/local-pages.ts';
 import { OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { PDFDict, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
+import { degrees, PDFDict, PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { repairReversedLigatures, type TextItem } from '../../server/conversion/backends/local/text-layer.ts';
 import { textByMarkedContent } from '../../server/conversion/backends/local/tagged.ts';
 
@@ -504,4 +504,60 @@ describe('text drawn over itself', () => {
     expect(all.match(/Signed on as ALICE/g)).toHaveLength(1);
     expect(all.match(/=/g)).toHaveLength(2);
   });
+});
+
+describe('landscape pages turned with /Rotate', () => {
+  const LINES = [
+    'A landscape page is a portrait page turned a quarter, its text drawn turned the other way, so that',
+    'it stands upright on the screen and runs along the long side: read in page space, every one of',
+    'its lines stands on end and the page would read as a pile of one-word columns down the side.',
+  ];
+  const ROWS = [
+    ['Region', 'Sales', 'Growth'],
+    ['North', '1,204', '4.5%'],
+    ['South', '983', '2.1%'],
+    ['West', '1,577', '6.0%'],
+  ];
+
+  /** A portrait page with /Rotate `rotate`, written where it shows at (x, y) from the top left of the turned page. */
+  async function landscape(rotate: 90 | 270) {
+    const doc = await PDFDocument.create();
+    const font = await doc.embedFont(StandardFonts.Helvetica);
+    const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+    const page = doc.addPage([595, 842]);
+    page.setRotation(degrees(rotate));
+    const put = (value: string, x: number, y: number, size: number, face = font) =>
+      rotate === 90
+        ? page.drawText(value, { x: y, y: x, size, font: face, rotate: degrees(90) })
+        : page.drawText(value, { x: 595 - y, y: 842 - x, size, font: face, rotate: degrees(-90) });
+    put('Quarterly figures', 60, 70, 20, bold);
+    LINES.forEach((line, index) => put(line, 60, 110 + index * 14, 11));
+    ROWS.forEach((row, index) => row.forEach((cell, column) => put(cell, 60 + column * 160, 192 + index * 26, 11, index === 0 ? bold : font)));
+    // a cell of two lines: only the rules say the second is the same row's
+    put('(estimated)', 380, 192 + 26 + 12, 11);
+    // the table's grid: a rule above and below each row, one left and right of each column
+    const line = (x1: number, y1: number, x2: number, y2: number) =>
+      rotate === 90
+        ? page.drawLine({ start: { x: y1, y: x1 }, end: { x: y2, y: x2 }, thickness: 0.5 })
+        : page.drawLine({ start: { x: 595 - y1, y: 842 - x1 }, end: { x: 595 - y2, y: 842 - x2 }, thickness: 0.5 });
+    for (let row = 0; row <= ROWS.length; row++) line(55, 178 + row * 26, 535, 178 + row * 26);
+    for (let column = 0; column <= 3; column++) line(55 + column * 160, 178, 55 + column * 160, 178 + ROWS.length * 26);
+    return doc.save();
+  }
+
+  it.each([90, 270] as const)(
+    'reads a page turned by /Rotate %i with its text and rules drawn against the turn as it shows: heading, paragraph, ruled table',
+    async (rotate) => {
+      const [page] = await convert(await landscape(rotate));
+      const blocks = page!.blocks;
+      expect(blocks.map((block) => block.kind)).toEqual(['heading', 'paragraph', 'table']);
+      expect(blockText(blocks[0]!)).toBe('Quarterly figures');
+      expect(blockText(blocks[1]!)).toBe(LINES.join(' '));
+      const table = blocks[2] as Table;
+      expect(table.rows.map((row) => row.map((cell) => text(cell.content).replace(/\s+/g, ' ').trim()))).toEqual(
+        ROWS.map((row, index) => (index === 1 ? [...row.slice(0, 2), `${row[2]} (estimated)`] : row)),
+      );
+      expect(table.rows[0]!.every((cell) => cell.header)).toBe(true);
+    },
+  );
 });

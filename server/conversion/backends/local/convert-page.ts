@@ -19,6 +19,7 @@ import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figur
 import type { EdgeLines } from './running-heads.ts';
 import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
 import { paragraphsApart, referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
+import { type PageFrame, pageFrame } from './page-frame.ts';
 import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
 import { atDrawnSizes, largestText } from './title.ts';
@@ -129,7 +130,7 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     }
     // a tagged or scanned page keeps its fields too, after its content
     if (!converted.form) {
-      const form = readPageForm(shiftWidgets(input.annotations, 0, 0), [], pageNumber);
+      const form = readPageForm(input.annotations, [], pageNumber);
       if (form) converted.blocks.push(form.block);
     }
     return finishPage(input, converted, options.label, started);
@@ -297,13 +298,13 @@ const textOf = (items: TextItem[]) => items.map((item) => item.text).join(' ');
 
 /** An untagged page rebuilt from geometry (layoutPage), with its figures placed among the blocks. */
 async function convertUntaggedPage(input: PageInput, list: OperatorList | null, images: PlacedImage[]): Promise<Converted> {
-  const { page, pageNumber, options, view } = input;
-  const { x0, y0, x1, y1 } = view;
+  const { page, pageNumber, options } = input;
+  const frame = pageFrame(input.view, input.items);
   const extensionFonts = list ? extensionFontIds(page, input.items) : new Set<string>();
   const drawnWhere = (keep: (glyph: PlacedGlyph) => boolean) =>
-    list ? pageGlyphPositions(page, list).flatMap((glyph) => (keep(glyph) ? [{ ...glyph, x: glyph.x - x0, y: glyph.y - y0 }] : [])) : [];
+    list ? pageGlyphPositions(page, list).flatMap((glyph) => (keep(glyph) ? [{ ...glyph, ...frame.point(glyph.x, glyph.y) }] : [])) : [];
   // a title pdf.js reports at 7 pt is laid out at the size it is drawn at, a heading as it looks
-  const sized = atDrawnSizes(input.items).map((item) => ({ ...item, x: item.x - x0, y: item.y - y0 }));
+  const sized = atDrawnSizes(input.items).map(frame.item);
   const inLayout =
     list && drawsSoftHyphen(list)
       ? restoreSoftHyphens(
@@ -325,18 +326,21 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
   );
   const neighbours = options.neighbours ? await options.neighbours(pageNumber) : undefined;
   const drawing = list ? readDrawing(list) : { rules: [], marks: [] };
-  const rules = drawing.rules.map((rule) => ({ ...rule, x1: rule.x1 - x0, x2: rule.x2 - x0, y1: rule.y1 - y0, y2: rule.y2 - y0 }));
+  const rules = drawing.rules.map((rule) => {
+    const { x0, y0, x1, y1 } = frame.box({ x0: rule.x1, y0: rule.y1, x1: rule.x2, y1: rule.y2 });
+    return { ...rule, x1: x0, y1: y0, x2: x1, y2: y1 };
+  });
   const letterFonts = mathFontIds(page, shifted);
   const segments = buildSegments(
     shifted,
-    input.linkAreas.map((area) => ({ ...area, rect: [area.rect[0] - x0, area.rect[1] - y0, area.rect[2] - x0, area.rect[3] - y0] })),
+    input.linkAreas.map((area) => ({ ...area, rect: rectIn(frame, area.rect) })),
     rules,
     letterFonts,
   );
   // a page set in TeX's math faces has mathematics in its prose; its glyphs are read once, for it and the displays
   const boldFonts = boldFontIds(page, shifted);
   const texFonts = list ? texMathFontIds(page, shifted) : new Set<string>();
-  const reader = texFonts.size > 0 ? await glyphReader(page, { list, x0, y0 }) : undefined;
+  const reader = texFonts.size > 0 ? await glyphReader(page, { list, frame }) : undefined;
   if (reader)
     markInlineMath(
       segments,
@@ -347,30 +351,20 @@ async function convertUntaggedPage(input: PageInput, list: OperatorList | null, 
       boldFonts,
     );
   // field labels leave the flow: the form says them beside their values
-  const form = readPageForm(shiftWidgets(input.annotations, x0, y0), segments, pageNumber);
+  const form = readPageForm(widgetsIn(frame, input.annotations), segments, pageNumber);
   const layout = layoutPage(form ? segments.filter((segment) => !form.labels.has(segment)) : segments, {
     page: pageNumber,
-    pageWidth: x1 - x0,
-    pageHeight: y1 - y0,
+    pageWidth: frame.width,
+    pageHeight: frame.height,
     neighbours,
     rules,
     boldFonts,
     monoFonts: monoFontIds(page, shifted),
-    marks:
-      x0 === 0 && y0 === 0 ? drawing.marks : drawing.marks.map((mark) => ({ ...mark, x0: mark.x0 - x0, x1: mark.x1 - x0, y0: mark.y0 - y0, y1: mark.y1 - y0 })),
+    marks: drawing.marks.map(frame.box),
   });
   if (layout.blocks.some((block) => block.kind === 'formula'))
-    readFormulaTex(layout.blocks, layout.anchors, shifted, rules, reader ?? (await glyphReader(page, { list, x0, y0 })));
-  const { blocks, needingAlt } = await addUntaggedFigures(
-    page,
-    pageNumber,
-    layout,
-    images,
-    { x0, y0, pageArea: (x1 - x0) * (y1 - y0) },
-    input.budget,
-    form ? [form] : [],
-    options.jpegs,
-  );
+    readFormulaTex(layout.blocks, layout.anchors, shifted, rules, reader ?? (await glyphReader(page, { list, frame })));
+  const { blocks, needingAlt } = await addUntaggedFigures(page, pageNumber, layout, images, frame, input.budget, form ? [form] : [], options.jpegs);
   return {
     blocks,
     ...(form ? { form } : {}),
@@ -417,8 +411,12 @@ function finishPage(input: PageInput, converted: Converted, label: string | unde
   };
 }
 
-function shiftWidgets(annotations: WidgetAnnotation[], x0: number, y0: number): WidgetAnnotation[] {
-  return annotations.map((annotation) =>
-    annotation.rect?.length === 4 ? { ...annotation, rect: annotation.rect.map((value, index) => value - (index % 2 === 0 ? x0 : y0)) } : annotation,
-  );
+/** A rectangle [x1, y1, x2, y2] in page space, in the page's frame. */
+function rectIn(frame: PageFrame, [x1, y1, x2, y2]: number[]): [number, number, number, number] {
+  const box = frame.box({ x0: Math.min(x1!, x2!), y0: Math.min(y1!, y2!), x1: Math.max(x1!, x2!), y1: Math.max(y1!, y2!) });
+  return [box.x0, box.y0, box.x1, box.y1];
+}
+
+function widgetsIn(frame: PageFrame, annotations: WidgetAnnotation[]): WidgetAnnotation[] {
+  return annotations.map((annotation) => (annotation.rect?.length === 4 ? { ...annotation, rect: rectIn(frame, annotation.rect) } : annotation));
 }

@@ -1,3 +1,4 @@
+import type { PageFrame } from './page-frame.ts';
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
 import type { OperatorList, Rule } from './drawing.ts';
@@ -1089,17 +1090,14 @@ export type GlyphReader = { glyphsOf: (item: TextItem) => MathGlyph[]; readable:
 
 /**
  * A reader of the page's glyphs: each where the operator list draws it (when it is given), else the run's width shared
- * among its glyphs, with its font's style. `drawing`'s origin is the layout's, in page space.
+ * among its glyphs, with its font's style. `drawing.frame` puts the drawn glyphs where the layout's text is (page-frame.ts).
  */
-export async function glyphReader(
-  page: PDFPageProxy,
-  drawing: { list: OperatorList | null; x0: number; y0: number } = { list: null, x0: 0, y0: 0 },
-): Promise<GlyphReader> {
-  const { list, x0, y0 } = drawing;
+export async function glyphReader(page: PDFPageProxy, drawing: { list: OperatorList | null; frame?: PageFrame } = { list: null }): Promise<GlyphReader> {
+  const { list, frame } = drawing;
   // by line (a point's band), so a run looks among its own line's glyphs, not the page's
   const drawn = new Map<number, PlacedGlyph[]>();
   for (const drawnGlyph of list ? pageGlyphPositions(page, list) : []) {
-    const glyph = { ...drawnGlyph, x: drawnGlyph.x - x0, y: drawnGlyph.y - y0 };
+    const glyph = frame ? { ...drawnGlyph, ...frame.point(drawnGlyph.x, drawnGlyph.y) } : drawnGlyph;
     const band = Math.round(glyph.y);
     if (drawn.has(band)) drawn.get(band)!.push(glyph);
     else drawn.set(band, [glyph]);

@@ -1,3 +1,4 @@
+import type { PageFrame } from './page-frame.ts';
 import type { PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { Block } from '../../model.ts';
 import type { OperatorList } from './drawing.ts';
@@ -52,22 +53,22 @@ export function findImages(list: OperatorList): PlacedImage[] {
  * The figures of an untagged page placed among its blocks, with their
  * captions: its images (less the scan under a searchable scan's text) and the
  * drawings the layout found, each rendered whole with any image it is drawn
- * over or around. `origin` is the page's lower-left corner (layout space
- * starts there).
+ * over or around. `frame` is the layout's (page-frame.ts): images are
+ * placed in it, drawings rendered back in page space.
  */
 export async function addUntaggedFigures(
   page: PDFPageProxy,
   pageNumber: number,
   layout: Layout,
   images: PlacedImage[],
-  origin: { x0: number; y0: number; pageArea: number },
+  frame: PageFrame,
   budget: ImageBudget,
   /** other boxed blocks placed among the text like figures (a page's form), never captioned */
   others: { block: Block; box: Box }[] = [],
   /** the document's stored JPEGs, which pictures drawn from them carry as they are (storedJpegs) */
   jpegs: StoredJpeg[] = [],
 ): Promise<{ blocks: Block[]; needingAlt: number }> {
-  const { x0, y0, pageArea } = origin;
+  const pageArea = frame.width * frame.height;
   // the scan under a searchable scan's invisible text is the page itself, not a figure on it
   const pictures = images.filter((image) => !image.artifact && (image.x1 - image.x0) * (image.y1 - image.y0) < pageArea * SCAN_BACKGROUND_SHARE);
   const placed: { block: Block; box: Box }[] = [];
@@ -76,7 +77,7 @@ export async function addUntaggedFigures(
   const drawings = layout.figures.map((drawn) => {
     let box = drawn.box;
     for (const image of pictures) {
-      const local = { x0: image.x0 - x0, y0: image.y0 - y0, x1: image.x1 - x0, y1: image.y1 - y0 };
+      const local = frame.box(image);
       if (overlapArea(local, box) < (local.x1 - local.x0) * (local.y1 - local.y0) * 0.5) continue;
       inDrawing.add(image);
       box = { x0: Math.min(box.x0, local.x0), y0: Math.min(box.y0, local.y0), x1: Math.max(box.x1, local.x1), y1: Math.max(box.y1, local.y1) };
@@ -88,7 +89,7 @@ export async function addUntaggedFigures(
       ? []
       : await renderRegions(
           page,
-          drawings.map(({ box }) => ({ x0: box.x0 + x0, y0: box.y0 + y0, x1: box.x1 + x0, y1: box.y1 + y0 })),
+          drawings.map(({ box }) => frame.pageBox(box)),
         ).catch(() => []);
   for (const [index, { box, segments }] of drawings.entries()) {
     const picture = rendered[index];
@@ -110,7 +111,7 @@ export async function addUntaggedFigures(
     const kept = encoded && budget.take(picture as FigureImage) ? (picture as FigureImage) : undefined;
     placed.push({
       block: { kind: 'figure', page: pageNumber, ...(kept ? { image: kept } : {}), decorative, needsAlt: !decorative },
-      box: { ...image, x0: image.x0 - x0, x1: image.x1 - x0, y0: image.y0 - y0, y1: image.y1 - y0 },
+      box: frame.box(image),
     });
   }
   return {

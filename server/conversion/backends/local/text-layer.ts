@@ -22,6 +22,8 @@ export type TextItem = {
   artifact: boolean;
   /** set at an angle to the page's lines (a "Downloaded from …" line up the margin): its x and width are not along the line */
   rotated?: boolean;
+  /** of a rotated item, the quarter turns (counter-clockwise) of its baseline from the page's x axis: 1 runs up, 3 down */
+  quarter?: 1 | 3;
   /** set slanting, neither level nor upright (a watermark across the page): its width runs along the slant */
   slanted?: boolean;
   /** a big delimiter or operator seated on its line (hanging-glyphs.ts): how far its ink reaches over and under the page's bottom */
@@ -71,7 +73,7 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       eol: raw.hasEOL,
       mcid,
       artifact: top?.artifact ?? false,
-      ...(rotated ? { rotated } : {}),
+      ...(rotated ? { rotated, quarter: b >= 0 ? 1 : 3 } : {}),
       ...(slanted ? { slanted } : {}),
       ...(codes ? { codes } : {}),
     });
