@@ -710,6 +710,33 @@ describe('lists', () => {
     expect(texts.map((text) => text.replace(/[ .]{4,}/, ' … '))).toEqual(entries.map(([title, number]) => `${title} … ${number}`));
   });
 
+  it('keeps an item whose lines wrap back to the margin whole, and a glossary line after a short item apart', async () => {
+    const lines: [string, number][] = [
+      ['(i) “Selection bias” is a systematic tendency to exclude one kind of', 96],
+      ['unit or another from the sample. With a convenience sample, selection', 72],
+      ['Bias is a major issue. That is the chief advantage of probability samples.', 72],
+      ['(ii) Generally, the people who hang up on you are different from the', 96],
+      ['ones who are willing to be interviewed.', 72],
+      ['Sampling error is well-defined for probability samples, and this', 96],
+      ['paragraph follows the list.', 72],
+    ];
+    const page = (doc: Doc) => {
+      doc.font('Times-Roman').fontSize(11);
+      lines.forEach(([line, x], index) => doc.text(line, x, 100 + index * 13, { lineBreak: false }));
+      ['a. abbreviated', 'zhgd. zusammenhängend'].forEach((line, index) => doc.text(line, 72, 300 + index * 13, { lineBreak: false }));
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const blocks = pages[0]!.blocks;
+    const list = blocks.find((block): block is Extract<Block, { kind: 'list' }> => block.kind === 'list');
+    expect(list?.items.map((item) => inlineText(item.content).replace(/\s+/g, ' '))).toEqual([
+      `${lines[0]![0].slice(4)} ${lines[1]![0]} ${lines[2]![0]}`,
+      `${lines[3]![0].slice(5)} ${lines[4]![0]}`,
+    ]);
+    const texts = blocks.map((block) => (block.kind === 'paragraph' ? inlineText(block.content) : block.kind));
+    expect(texts).toContain('Sampling error is well-defined for probability samples, and this paragraph follows the list.');
+    expect(texts).toContain('zhgd. zusammenhängend');
+  });
+
   it("keeps a listing's comment, set apart to the right, on its instruction's line, at its column", async () => {
     const page = (doc: Doc) => {
       doc.font('Courier').fontSize(9);

@@ -122,7 +122,8 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     const columnWidth = Math.max(...column.map((segment) => segment.right)) - columnLeft;
     let paragraph: { runs: Run[]; first: Segment; last: Segment; text: string; sizes: number[]; lefts: number[] } | undefined;
     // the last item's runs are kept so a continuation line keeps its links and footnote references
-    let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[]; letter?: string } | undefined;
+    // `margin`: where the last item's lines run on when they wrap back to the margin, under its marker's left
+    let list: { block: ListBlock; indent: number; first: Segment; last: Segment; runs: Run[]; letter?: string; margin?: number } | undefined;
     // the hanging indent the last paragraph was set with (its first line's start, its other lines' step in)
     let hanging: { left: number; indent: number } | undefined;
     const flushParagraph = () => {
@@ -295,12 +296,22 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         list.block.items.push({ content });
         list.letter = letterOf(marker[0]);
         list.runs = [...itemRuns];
+        list.margin = undefined;
         list.last = segment;
         previous = segment;
         continue;
       }
-      if (list && gap < lineGap && segment.x > list.indent + 2) {
-        // continuation of the last item (hanging indent)
+      // continuation of the last item: under its text (a hanging indent), or back at the margin where the item's
+      // sentence, its line full, runs on in lower case ("(i) “Selection bias” is a tendency to exclude one kind of" /
+      // "unit or another"), and the lines after that one at the same margin
+      const wrapsBack =
+        list !== undefined &&
+        gap > 0 &&
+        (list.margin !== undefined
+          ? Math.abs(segment.x - list.margin) < segment.size * 0.3
+          : list.last.right >= columnLeft + columnWidth - segment.size * 3 && !endsSentence(list.runs) && /^\p{Ll}/u.test(segment.text.trim()));
+      if (list && gap < lineGap && (segment.x > list.indent + 2 || wrapsBack)) {
+        if (wrapsBack) list.margin = segment.x;
         const item = list.block.items.at(-1)!;
         list.runs.push({ text: '\n' }, ...segment.runs);
         item.content = runsToInlines(list.runs);
