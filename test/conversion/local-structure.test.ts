@@ -710,6 +710,25 @@ describe('lists', () => {
     expect(texts.map((text) => text.replace(/[ .]{4,}/, ' … '))).toEqual(entries.map(([title, number]) => `${title} … ${number}`));
   });
 
+  it('takes a line in capitals set apart at body size for a heading, but not a section label over a title nor a headline quoted in the text', async () => {
+    const page = (doc: Doc) => {
+      doc.font('Times-Roman').fontSize(11).text('FUNGAL DISEASES', 72, 40, { lineBreak: false });
+      doc.text('Sheila Ruswandi, Keiji Kitani and Mikihiro Yamamoto', 72, 66, { lineBreak: false });
+      doc.fontSize(16).text('A study of the strawberry pathotype', 72, 90, { lineBreak: false });
+      const body = (line: string, x: number, y: number) => doc.fontSize(11).text(line, x, y, { lineBreak: false });
+      body('The introduction opens the paper with a sentence that runs over', 92, 130);
+      body('two lines of the body at its usual pitch.', 72, 143);
+      body('SAMPLE DESIGN', 72, 170);
+      body('Probability samples should be told apart from samples of con-', 92, 190);
+      body('venience, which a newspaper once headlined as', 72, 203);
+      body('DEWEY AS GOOD AS ELECTED, STATISTICS CONVINCE ROPER.', 72, 230);
+      body('and the text goes on under the quoted headline in lower case.', 92, 250);
+    };
+    const { pages } = await convertLocally(await drawPdf(page), { ocr: false });
+    const headings = pages[0]!.blocks.filter((block) => block.kind === 'heading').map((block) => inlineText(block.content));
+    expect(headings).toEqual(['A study of the strawberry pathotype', 'SAMPLE DESIGN']);
+  });
+
   it('keeps an item whose lines wrap back to the margin whole, and a glossary line after a short item apart', async () => {
     const lines: [string, number][] = [
       ['(i) “Selection bias” is a systematic tendency to exclude one kind of', 96],

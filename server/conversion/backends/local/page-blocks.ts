@@ -101,6 +101,18 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     const nextBold = (next.fonts?.length ? next.fonts : [next.font]).every((font) => context.boldFonts.has(font));
     return below > gapFor(Math.max(segment.size, next.size)) || below < 0 || !nextBold;
   };
+  // a line in capitals at body size, alone on its line, set apart above and opening the text under it (a gap or a
+  // first-line indent below): a typescript's or a style sheet's heading ("SAMPLE DESIGN") where no bold face marks it
+  const capsHeading = (segment: Segment, next: Segment | undefined, column: Segment[], gap: number, lineGap: number) => {
+    const text = segment.text.trim();
+    const letters = (text.match(/\p{L}/gu) ?? []).length;
+    if (letters < 4 || /\p{Ll}/u.test(text) || text.split(/\s+/).length > 8 || /[.,;:!\-–]$/.test(text) || segment.size < body * 0.95) return false;
+    if (context.monoFonts.has(segment.font) || column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
+    if (!(gap > lineGap || gap <= 0) || !next || !/\p{Ll}/u.test(next.text) || next.size > segment.size * 1.05) return false;
+    // a journal's section label over an article's authors and title is no heading of the text under it
+    if (page === 1 && context.all.some((other) => other.y < segment.y && other.size > segment.size * 1.3)) return false;
+    return segment.y - next.y > lineGap * 0.9 || next.x > segment.x + segment.size * 0.8;
+  };
   const styleOf = (segment: Segment) => ({ size: Math.round(segment.size * 2) / 2, bold: context.boldFonts.has(segment.font) });
   const byline = page === 1 ? frontMatter(ordered, looksLikeHeading) : new Set<Segment>();
 
@@ -262,7 +274,8 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         !byline.has(segment) &&
         ((looksLikeHeading(segment) && !prose.has(segment) && !modestSentence(segment, body) && !runsOnSmaller(segment, column[index + 1], gapFor)) ||
           numberedHeading(segment, gap, lineGap) ||
-          styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor));
+          styledHeading(segment, column[index + 1], column, gap, lineGap, gapFor) ||
+          capsHeading(segment, column[index + 1], column, gap, lineGap));
       if (isHeading) {
         flushParagraph();
         flushList();
