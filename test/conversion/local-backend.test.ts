@@ -8,6 +8,7 @@ import { openPdf } from '../../server/conversion/backends/local/pdf.ts';
 import { createEdgeCache } from '../../server/conversion/backends/local/running-heads.ts';
 import { isGarbled } from '../../server/conversion/backends/local/text-layer-quality.ts';
 import { readTextLayer } from '../../server/conversion/backends/local/text-layer.ts';
+import { type StructNode, withSingleClaims } from '../../server/conversion/backends/local/tagged.ts';
 import { detectLanguage } from '../../server/conversion/backends/local/language.ts';
 import type { Block, Inline, PageResult } from '../../server/conversion/model.ts';
 import { loadConfig } from '../../server/config.ts';
@@ -105,6 +106,17 @@ describe('local backend: tagged PDFs from their structure tree', () => {
       [true, false],
       [false, true],
     ]);
+  });
+
+  it("keeps one claim of a marked-content id two elements point at: the one in the tree's order of the page's ids", () => {
+    const content = (mcid: number): StructNode => ({ type: 'content', id: `p1R_mc${mcid}` });
+    const paragraph = (...kids: number[]): StructNode => ({ role: 'P', children: kids.map(content) });
+    // a re-saved file's paragraph run over from the page before names this page's mc11 where it meant the last page's
+    const tree: StructNode = { children: [{ role: 'Sect', children: [paragraph(11, 0), paragraph(1), paragraph(10), paragraph(11)] }] };
+    const ids = (node: StructNode): string[][] => node.children![0]!.children!.map((element) => element.children!.map((kid) => kid.id!));
+    expect(ids(withSingleClaims(tree))).toEqual([['p1R_mc0'], ['p1R_mc1'], ['p1R_mc10'], ['p1R_mc11']]);
+    const sound: StructNode = { children: [{ role: 'Sect', children: [paragraph(0), paragraph(1, 2)] }] };
+    expect(withSingleClaims(sound)).toBe(sound);
   });
 
   it('gives the formula of verapdf-ua1-7.7-formula.pdf its alt text and marks the page complex', async () => {

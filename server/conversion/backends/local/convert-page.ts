@@ -18,7 +18,7 @@ import { readPageForm, type PageForm, type WidgetAnnotation } from './forms.ts';
 import { addUntaggedFigures, findImages, taggedFigureImages } from './page-figures.ts';
 import type { EdgeLines } from './running-heads.ts';
 import { buildSegments, type LinkArea, RTL_LETTER } from './segments.ts';
-import { paragraphsApart, referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode } from './tagged.ts';
+import { paragraphsApart, referencedIds, structTreeToBlocks, textByMarkedContent, type StructNode, withSingleClaims } from './tagged.ts';
 import { type PageFrame, pageFrame } from './page-frame.ts';
 import { readTextLayer, repairReversedLigatures, type TextItem } from './text-layer.ts';
 import { hasInk, isGarbled, lyingFonts, replaceRuns } from './text-layer-quality.ts';
@@ -87,8 +87,9 @@ export async function convertLocalPage(doc: PDFDocumentProxy, pageNumber: number
     const unreadableLayer = lying === undefined ? 'garbled' : lying.size > 0 ? 'lies' : undefined;
     const garbled = unreadableLayer !== undefined;
     // the operator list is the costliest read of a page: only untagged pages and pages without text need it
-    const offered =
+    const given =
       options.tagged && input.textLayerWords >= MIN_TEXT_WORDS && !garbled ? ((await page.getStructTree().catch(() => null)) as StructNode | null) : null;
+    const offered = given && withSingleClaims(given);
     // a tree that leaves most of the page's words out is no reading of the page (a browser's print to PDF tags its
     // boxes, a few of them as figures, and not the text in them): the page is laid out from its geometry instead
     const untold = offered?.children?.length ? countWords(textOf(forgottenItems(offered, input.items))) : 0;

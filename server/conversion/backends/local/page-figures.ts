@@ -17,7 +17,7 @@ import { inlineText } from './inline.ts';
 import type { StoredJpeg } from './pdf-bytes.ts';
 import { shareOperatorList } from './pdf.ts';
 import type { BlockAnchor, Layout } from './layout.ts';
-import { referencedIds, type StructNode } from './tagged.ts';
+import { mcidOf, referencedIds, type StructNode } from './tagged.ts';
 import type { TextItem } from './text-layer.ts';
 import { FIGURE_CAPTION } from './vector-figures.ts';
 
@@ -148,7 +148,6 @@ export async function taggedFigureImages(
   shareOperatorList(page, list);
   const all = placeImages(list);
   const placed = all.filter((image) => !image.artifact);
-  const mcidOf = (id: string) => Number(/_mc(\d+)$/.exec(id)?.[1] ?? NaN);
   const claimed = new Set<PlacedImage>();
   const chosen = new Map<StructNode, PlacedImage[]>();
   const drawn = new Map<StructNode, Box[]>();

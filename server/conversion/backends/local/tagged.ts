@@ -605,6 +605,40 @@ function collectNotes(root: StructNode, page: number, textById: Map<string, stri
   return found;
 }
 
+/** The number in a marked-content id ("p304R_mc11" → 11). */
+export const mcidOf = (id: string) => Number(/_mc(\d+)$/.exec(id)?.[1] ?? Number.NaN);
+
+/**
+ * A page's tree with each marked-content id claimed once. A producer that rewrites a tagged file (an OCR tool
+ * re-saving a Word export) can leave an element that ran over from the page before pointing at this page's ids:
+ * the paragraph that ended the last page then starts with this page's last paragraph (the UN declaration's
+ * preamble reading "… or punishment.teaching and education …"). Of two claims, the one that follows the ids before
+ * it in the tree's order (…, mc10, mc11) stands; the other is dropped, and with it the text read out of place.
+ */
+export function withSingleClaims(root: StructNode): StructNode {
+  const claims = new Map<string, { parent: StructNode; node: StructNode; after: number }[]>();
+  let last = Number.NaN;
+  const walk = (node: StructNode) => {
+    for (const child of node.children ?? []) {
+      if (child.type === 'content' && child.id) {
+        claims.set(child.id, [...(claims.get(child.id) ?? []), { parent: node, node: child, after: last }]);
+        last = mcidOf(child.id);
+      } else walk(child);
+    }
+  };
+  walk(root);
+  const dropped = new Set<StructNode>();
+  for (const [id, all] of claims) {
+    if (all.length < 2) continue;
+    const keeper = all.find((claim) => claim.after === mcidOf(id) - 1) ?? all.at(-1)!;
+    for (const claim of all) if (claim !== keeper) dropped.add(claim.node);
+  }
+  if (dropped.size === 0) return root;
+  const prune = (node: StructNode): StructNode =>
+    node.children ? { ...node, children: node.children.filter((child) => !dropped.has(child)).map(prune) } : node;
+  return prune(root);
+}
+
 /** All marked-content ids the tree references, to find text the tags forgot. */
 export function referencedIds(node: StructNode, into = new Set<string>()): Set<string> {
   if (node.type === 'content' && node.id) into.add(node.id);
