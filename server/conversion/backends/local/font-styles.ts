@@ -11,15 +11,19 @@ const ALPHABETS: [RegExp, MathAlphabet][] = [
   [/^(?:RSFS|KaTeX_Script)/i, 'mathscr'],
 ];
 
+/** Advent's faces (Elsevier's typesetting) name their style by a suffix after a hashed name: "AdvOTb83ee1dd.B", ".I", ".BI", "+20". */
+const ADVENT_BOLD = /\.BI?(\+\w+)?$/;
+const ADVENT_ITALIC = /\.B?I(\+\w+)?$/;
+
 /** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"), and a math alphabet's font. */
 export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean; alphabet?: MathAlphabet } {
   const bare = (name ?? '').replace(/^[A-Z]{6}\+/, '');
   const alphabet = ALPHABETS.find(([pattern]) => pattern.test(bare))?.[1];
   return {
     // URW's fonts call their bold "Medi" (NimbusRomNo9L-Medi, TeX's Times bold)
-    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d|Medi(?![a-z])/i.test(bare),
+    bold: /bold|black|heavy|semibold|demi|CMBX|CMMIB|BX\d|Medi(?![a-z])/i.test(bare) || ADVENT_BOLD.test(bare),
     // URW's Times calls its italic "ReguItal", a slanted Symbol "Slant" (mathptmx's Greek)
-    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic|Ital(?![a-z])|Slant/i.test(bare),
+    italic: /italic|oblique|CMMI|CMTI|[-_]It\b|Math-Italic|Ital(?![a-z])|Slant/i.test(bare) || ADVENT_ITALIC.test(bare),
     ...(alphabet ? { alphabet } : {}),
   };
 }
@@ -56,7 +60,10 @@ export function boldFontIds(page: PDFPageProxy, items: { font: string; text: str
   const named = fontIdsWhere(
     page,
     items,
-    (font) => font.bold === true || /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$|Medi(?![a-z])/i.test(font.name ?? ''),
+    (font) =>
+      font.bold === true ||
+      /bold|black|heavy|semibold|demi|BX\d{2,4}|CMB\d|LMRomanDemi|[-,+]Bd|Bd$|Medi(?![a-z])/i.test(font.name ?? '') ||
+      ADVENT_BOLD.test(font.name ?? ''),
   );
   // over a light body, a face two steps heavier is the page's bold: Korean reports set their subheadings in
   // KoPubDotumMedium over a KoPubBatangLight body
