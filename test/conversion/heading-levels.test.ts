@@ -70,6 +70,28 @@ describe('document-wide heading levels', () => {
     ]);
   });
 
+  it("sets a journal article's title over its numbered sections when the journal's masthead lines stand above it", () => {
+    const paragraph = (text: string): Block => ({ kind: 'paragraph', page: 1, content: [{ kind: 'text', text }] });
+    const section = { size: 9, bold: true };
+    const pages = [
+      page(1, [
+        paragraph('Contents lists available at ScienceDirect'),
+        paragraph('Solar Energy Materials & Solar Cells'),
+        heading('Performance evaluation of a solar cell structure', 1, { size: 16, bold: false }),
+        heading('1. Introduction', 1, section),
+      ]),
+      page(2, [heading('2. Experimental method', 1, section), heading('Acknowledgements', 1, section)]),
+    ];
+    expect(levels(pages)).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
+    // without numbered sections a first heading under text is not taken for the title
+    expect(levels([page(1, [paragraph('A line of text'), heading('Evolution', 1, { size: 16, bold: false }), heading('Notes', 1, section)])])).toEqual([
+      [1, 2],
+    ]);
+  });
+
   it('keeps the levels of tagged documents and other backends as given', () => {
     const pages = [page(1, [heading('1.1 Deep', 1), heading('Chapter 3', 2)])];
     expect(levels(pages, false)).toEqual([[1, 2]]);
