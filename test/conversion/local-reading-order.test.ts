@@ -561,3 +561,16 @@ describe('landscape pages turned with /Rotate', () => {
     },
   );
 });
+
+describe('letter-spaced words', () => {
+  it('reads a word set letter-spaced as the word, its neighbour apart, and leaves a run of three single letters as it is', async () => {
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        write(doc, 'a r t i c l e', 72, 100, 9);
+        write(doc, 'i n f o', 140, 100, 9);
+        write(doc, 'The letters x y z name the axes of the drawing.', 72, 140, 9);
+      }),
+    );
+    expect(page!.blocks.map(blockText)).toEqual(['article info', 'The letters x y z name the axes of the drawing.']);
+  });
+});

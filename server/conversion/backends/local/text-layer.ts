@@ -58,7 +58,7 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       }
     }
     // control characters (some fonts map glyphs to U+0003) are not text; as spaces they keep neighbouring words apart
-    const text = raw.str.replace(/[\u0000-\u001f\u007f]/g, ' ');
+    const text = closeLetterSpacing(raw.str.replace(/[\u0000-\u001f\u007f]/g, ' '));
     // a glyph pdf.js spells by its code, below the space, is one an extension font may still name (spellExtensionGlyphs)
     const codes = text === raw.str ? undefined : raw.str;
     const rotated = size > 0 && Math.abs(a) < size * 0.5;
@@ -79,6 +79,18 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
     });
   }
   return withAccentsOnTheirLetters(withoutOverprints(items));
+}
+
+/** A run of single letters a space apart, four or more: a word set letter-spaced ("a r t i c l e", "藥 劑 名 稱"). */
+const LETTER_SPACED = /^\s*\p{L}(?: \p{L}){3,}\s*$/u;
+
+/**
+ * A word set letter-spaced (a journal's "a r t i c l e   i n f o", German Sperrsatz, a Chinese table's heading)
+ * comes from pdf.js as one run per word with a space between each letter; read so it is letters, not a word. The
+ * words stay apart: pdf.js gives each its own run.
+ */
+function closeLetterSpacing(text: string): string {
+  return LETTER_SPACED.test(text) ? text.replace(/(\p{L}) (?=\p{L})/gu, '$1') : text;
 }
 
 /** Spacing accents and the combining marks they are on a letter. */
