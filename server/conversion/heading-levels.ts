@@ -99,17 +99,20 @@ export function createDocumentHeadings(inferred: boolean): DocumentHeadings {
       pagesSeen++;
       if (pagesSeen === 1) {
         const first = page.blocks.find((block) => block.kind === 'heading' || block.kind === 'paragraph' || block.kind === 'list');
-        const headings = page.blocks.filter((block): block is Heading => block.kind === 'heading');
-        // a journal's masthead lines may stand over its title: the first heading, the biggest of its page and not
-        // numbered, over numbered sections ("1. Introduction"), which would otherwise take its level
-        const title = headings[0];
-        const overSections =
-          title?.style !== undefined &&
-          numberingDepth(blocksText([title])) === undefined &&
-          headings.some((heading) => numberingDepth(blocksText([heading])) !== undefined) &&
-          headings.every((heading) => (heading.style?.size ?? 0) <= title.style!.size);
         if (first?.kind === 'heading' && first.style) opening = styleKey(first.style);
-        else if (overSections) opening = styleKey(title.style!);
+        else {
+          // a journal's masthead lines may stand over its title: the first heading, none of the page's bigger, not
+          // numbered, over numbered sections ("1. Introduction"), which would otherwise take its level
+          const headings = page.blocks.filter((block): block is Heading => block.kind === 'heading');
+          const [title, ...rest] = headings;
+          if (
+            title?.style &&
+            numberingDepth(blocksText([title])) === undefined &&
+            rest.some((heading) => numberingDepth(blocksText([heading])) !== undefined) &&
+            rest.every((heading) => (heading.style?.size ?? 0) <= title.style!.size)
+          )
+            opening = styleKey(title.style);
+        }
       }
       visit(page.blocks, (heading) => {
         const style = styleOf(heading);

@@ -736,7 +736,8 @@ describe('lists', () => {
       ['Bias is a major issue. That is the chief advantage of probability samples.', 72],
       ['(ii) Generally, the people who hang up on you are different from the', 96],
       ['ones who are willing to be interviewed.', 72],
-      ['Sampling error is well-defined for probability samples, and this', 96],
+      // at the margin, under the item's short last line: a paragraph of its own
+      ['Sampling error is well-defined for probability samples, and this', 72],
       ['paragraph follows the list.', 72],
     ];
     const page = (doc: Doc) => {

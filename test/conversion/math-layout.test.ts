@@ -123,12 +123,13 @@ describe('formulas from glyph positions and fonts, rendered by KaTeX', () => {
     expect(fontStyle('ABCDEF+CMMI10')).toEqual({ bold: false, italic: true });
     expect(fontStyle('XYZABC+Times-Bold')).toEqual({ bold: true, italic: false });
     // Advent (Elsevier's and Oxford's typesetting) hashes its face names and keeps the style as a suffix
-    expect(['LMNICB+AdvOTb83ee1dd.B', 'AdvOTb92eb7df.I+20', 'AdvOT3bf1a849.BI', 'AdvOT863180fb+20', 'AdvOTB1234.Bold'].map(fontStyle)).toEqual([
+    expect(['LMNICB+AdvOTb83ee1dd.B', 'AdvOTb92eb7df.I+20', 'AdvOT3bf1a849.BI', 'AdvOT863180fb+20', 'AdvOTB1234.Bold', 'Report.B'].map(fontStyle)).toEqual([
       { bold: true, italic: false },
       { bold: false, italic: true },
       { bold: true, italic: true },
       { bold: false, italic: false },
       { bold: true, italic: false },
+      { bold: false, italic: false },
     ]);
     // URW's Times as TeX embeds it (mathptmx): "Medi" is its bold, "ReguItal" its italic, a slanted Symbol italic Greek
     expect(['AAAAAE+NimbusRomNo9L-Medi', 'NimbusRomNo9L-ReguItal', 'StandardSymL-Slant_167', 'KoPubDotumMedium'].map(fontStyle)).toEqual([

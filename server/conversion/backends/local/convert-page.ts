@@ -414,7 +414,7 @@ function finishPage(input: PageInput, converted: Converted, label: string | unde
 
 /** A rectangle [x1, y1, x2, y2] in page space, in the page's frame. */
 function rectIn(frame: PageFrame, [x1, y1, x2, y2]: number[]): [number, number, number, number] {
-  const box = frame.box({ x0: Math.min(x1!, x2!), y0: Math.min(y1!, y2!), x1: Math.max(x1!, x2!), y1: Math.max(y1!, y2!) });
+  const box = frame.box({ x0: x1!, y0: y1!, x1: x2!, y1: y2! });
   return [box.x0, box.y0, box.x1, box.y1];
 }
 

@@ -12,8 +12,8 @@ const ALPHABETS: [RegExp, MathAlphabet][] = [
 ];
 
 /** Advent's faces (Elsevier's typesetting) name their style by a suffix after a hashed name: "AdvOTb83ee1dd.B", ".I", ".BI", "+20". */
-const ADVENT_BOLD = /\.BI?(\+\w+)?$/;
-const ADVENT_ITALIC = /\.B?I(\+\w+)?$/;
+const ADVENT_BOLD = /(^|\+)Adv\w*\.BI?(\+\w+)?$/;
+const ADVENT_ITALIC = /(^|\+)Adv\w*\.B?I(\+\w+)?$/;
 
 /** Glyph names by font: bold and italic from the font's name ("ABCDEF+Times-BoldItalic", "CMMI10", "KaTeX_Math-Italic"), and a math alphabet's font. */
 export function fontStyle(name: string | undefined): { bold: boolean; italic: boolean; alphabet?: MathAlphabet } {

@@ -85,6 +85,9 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
       1,
       boldBody.reduce((sum, segment) => sum + segment.text.length, 0),
     );
+  // alone on its line (not a table's bold cell, not a run-in label) and apart from the text above
+  const standsApart = (segment: Segment, column: Segment[], gap: number, lineGap: number) =>
+    (gap > lineGap || gap <= 0) && !column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1);
   const styledHeading = (segment: Segment, next: Segment | undefined, column: Segment[], gap: number, lineGap: number, gapFor: (size: number) => number) => {
     const fonts = segment.fonts?.length ? segment.fonts : [segment.font];
     if (boldShare > 0.4 || !fonts.every((font) => context.boldFonts.has(font)) || fonts.some((font) => context.monoFonts.has(font))) return false;
@@ -92,23 +95,22 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
     const letters = (text.match(/\p{L}/gu) ?? []).length;
     if (segment.size < body * 0.95 || text.length > 120 || text.split(/\s+/).length > 12 || letters < text.replace(/\s/g, '').length * 0.6) return false;
     if (!/^[\p{Lu}\d"“‘(]/u.test(text) || /[.,;:!?\-–]$/.test(text) || CODE_TOKENS.test(text) || TABLE_CAPTION.test(text)) return false;
-    // alone on its line (not a table's bold cell, not a run-in label) and apart from the text above and below
-    if (column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
-    if (!(gap > lineGap || gap <= 0)) return false;
+    if (!standsApart(segment, column, gap, lineGap)) return false;
     // a heading introduces text under it: a bold last line (a footer, a signature) is not one
     if (!next) return false;
     const below = segment.y - next.y;
     const nextBold = (next.fonts?.length ? next.fonts : [next.font]).every((font) => context.boldFonts.has(font));
     return below > gapFor(Math.max(segment.size, next.size)) || below < 0 || !nextBold;
   };
-  // a line in capitals at body size, alone on its line, set apart above and opening the text under it (a gap or a
-  // first-line indent below): a typescript's or a style sheet's heading ("SAMPLE DESIGN") where no bold face marks it
+  // a line in capitals at body size or above, alone on its line, set apart above and opening the text under it (a
+  // gap or a first-line indent below): a typescript's or a style sheet's heading ("SAMPLE DESIGN") where no bold
+  // face marks it
   const capsHeading = (segment: Segment, next: Segment | undefined, column: Segment[], gap: number, lineGap: number) => {
     const text = segment.text.trim();
-    const letters = (text.match(/\p{L}/gu) ?? []).length;
-    if (letters < 4 || /\p{Ll}/u.test(text) || text.split(/\s+/).length > 8 || /[.,;:!\-–]$/.test(text) || segment.size < body * 0.95) return false;
-    if (context.monoFonts.has(segment.font) || column.some((other) => other !== segment && Math.abs(other.y - segment.y) < 1)) return false;
-    if (!(gap > lineGap || gap <= 0) || !next || !/\p{Ll}/u.test(next.text) || next.size > segment.size * 1.05) return false;
+    if (/\p{Ll}/u.test(text) || !next || segment.size < body * 0.95 || (text.match(/\p{L}/gu) ?? []).length < 4) return false;
+    if (text.split(/\s+/).length > 8 || /[.,;:!\-–]$/.test(text) || CODE_TOKENS.test(text) || TABLE_CAPTION.test(text)) return false;
+    if (context.monoFonts.has(segment.font) || !standsApart(segment, column, gap, lineGap)) return false;
+    if (!/\p{Ll}/u.test(next.text) || next.size > segment.size * 1.05) return false;
     // a journal's section label over an article's authors and title is no heading of the text under it
     if (page === 1 && context.all.some((other) => other.y < segment.y && other.size > segment.size * 1.3)) return false;
     return segment.y - next.y > lineGap * 0.9 || next.x > segment.x + segment.size * 0.8;
@@ -314,17 +316,18 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         previous = segment;
         continue;
       }
-      // continuation of the last item: under its text (a hanging indent), or back at the margin where the item's
-      // sentence, its line full, runs on in lower case ("(i) “Selection bias” is a tendency to exclude one kind of" /
-      // "unit or another"), and the lines after that one at the same margin
+      // continuation of the last item: under its text (a hanging indent), or back at the margin under a full line of
+      // the item whose sentence runs on ("(i) “Selection bias” is a tendency to exclude one kind of" / "unit or
+      // another"): the first such line in lower case, the ones after it at that margin (a short line ends the item)
       const wrapsBack =
         list !== undefined &&
+        previous !== undefined &&
         gap > 0 &&
-        (list.margin !== undefined
-          ? Math.abs(segment.x - list.margin) < segment.size * 0.3
-          : list.last.right >= columnLeft + columnWidth - segment.size * 3 && !endsSentence(list.runs) && /^\p{Ll}/u.test(segment.text.trim()));
+        previous.right >= columnLeft + columnWidth - segment.size * 3 &&
+        !endsSentence(list.runs) &&
+        (list.margin !== undefined ? Math.abs(segment.x - list.margin) < segment.size * 0.3 : /^\p{Ll}/u.test(segment.text.trim()));
       if (list && gap < lineGap && (segment.x > list.indent + 2 || wrapsBack)) {
-        if (wrapsBack) list.margin = segment.x;
+        if (wrapsBack) list.margin ??= segment.x;
         const item = list.block.items.at(-1)!;
         list.runs.push({ text: '\n' }, ...segment.runs);
         item.content = runsToInlines(list.runs);
@@ -376,7 +379,7 @@ export function buildBlocks(ordered: Segment[][], context: BlockContext): { bloc
         paragraph!.text = joinLines(paragraph!.text, segment.text);
       }
       // an entry of a contents page ends with its page number: the next line is the next entry
-      if (CONTENTS_ENTRY.test(paragraph!.text)) flushParagraph();
+      if (CONTENTS_ENTRY.test(paragraph!.text.slice(-CONTENTS_TAIL))) flushParagraph();
       previous = segment;
     }
     flushParagraph();
@@ -657,6 +660,8 @@ function proseLetterShare(segment: Segment, monoFonts: Set<string>): number {
 
 /** A contents page's entry: its title, a leader of dots and its page number (arabic or roman). */
 const CONTENTS_ENTRY = /(\.\s*){4,}\s*(\d+|[ivxlc]+|[IVXLC]+)$/;
+/** How much of a paragraph's end CONTENTS_ENTRY looks at: a leader's last dots and the number. */
+const CONTENTS_TAIL = 40;
 
 /** Marks of code in a line: brackets and operators prose does not use, a call's parentheses, a statement's end. */
 const CODE_MARKS = /[{}<>=[\]|\\]|\w\(|;\s*$/;

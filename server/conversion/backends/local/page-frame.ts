@@ -23,7 +23,7 @@ export type PageFrame = {
   item(item: TextItem): TextItem;
 };
 
-/** The share of a page's letters that must run one way for the page to be read turned. */
+/** The share of a page's text that must run one way for the page to be read turned. */
 const TURNED_SHARE = 0.6;
 
 export function pageFrame(view: { x0: number; y0: number; x1: number; y1: number }, items: TextItem[]): PageFrame {
@@ -31,6 +31,11 @@ export function pageFrame(view: { x0: number; y0: number; x1: number; y1: number
   const { x0, y0 } = view;
   const pageWidth = view.x1 - x0;
   const pageHeight = view.y1 - y0;
+  // most pages: page space as it is; boxes are not copied, items are (the layout's passes rewrite their own)
+  if (turn === 0 && x0 === 0 && y0 === 0) {
+    const same = <T>(value: T) => value;
+    return { turn, width: pageWidth, height: pageHeight, point: (x, y) => ({ x, y }), box: same, pageBox: same, item: (item) => ({ ...item }) };
+  }
   const point =
     turn === 1
       ? (x: number, y: number) => ({ x: y - y0, y: pageWidth - (x - x0) })
@@ -70,7 +75,7 @@ export function pageFrame(view: { x0: number; y0: number; x1: number; y1: number
 function textTurn(items: TextItem[]): 0 | 1 | 3 {
   if (!items.some((item) => item.quarter)) return 0;
   const letters = [0, 0, 0, 0];
-  for (const item of items) letters[item.quarter ?? 0]! += (item.text.match(/\p{L}|\p{N}/gu) ?? []).length;
+  for (const item of items) letters[item.quarter ?? 0]! += item.text.length;
   const total = letters.reduce((sum, count) => sum + count, 0);
   if (total === 0) return 0;
   if (letters[1]! > total * TURNED_SHARE) return 1;

@@ -612,16 +612,20 @@ export const mcidOf = (id: string) => Number(/_mc(\d+)$/.exec(id)?.[1] ?? Number
  * A page's tree with each marked-content id claimed once. A producer that rewrites a tagged file (an OCR tool
  * re-saving a Word export) can leave an element that ran over from the page before pointing at this page's ids:
  * the paragraph that ended the last page then starts with this page's last paragraph (the UN declaration's
- * preamble reading "… or punishment.teaching and education …"). Of two claims, the one that follows the ids before
- * it in the tree's order (…, mc10, mc11) stands; the other is dropped, and with it the text read out of place.
+ * preamble reading "… or punishment.teaching and education …"). Of two claims, the one that follows the id before
+ * it in the tree's order (…, mc10, mc11) stands, else the last; the others are dropped, and with them the text read
+ * out of place.
  */
 export function withSingleClaims(root: StructNode): StructNode {
-  const claims = new Map<string, { parent: StructNode; node: StructNode; after: number }[]>();
+  const claims = new Map<string, { node: StructNode; after: number }[]>();
   let last = Number.NaN;
   const walk = (node: StructNode) => {
     for (const child of node.children ?? []) {
       if (child.type === 'content' && child.id) {
-        claims.set(child.id, [...(claims.get(child.id) ?? []), { parent: node, node: child, after: last }]);
+        const claim = { node: child, after: last };
+        const earlier = claims.get(child.id);
+        if (earlier) earlier.push(claim);
+        else claims.set(child.id, [claim]);
         last = mcidOf(child.id);
       } else walk(child);
     }

@@ -58,9 +58,10 @@ export async function readTextLayer(page: PDFPageProxy): Promise<TextItem[]> {
       }
     }
     // control characters (some fonts map glyphs to U+0003) are not text; as spaces they keep neighbouring words apart
-    const text = closeLetterSpacing(raw.str.replace(/[\u0000-\u001f\u007f]/g, ' '));
+    const spelled = raw.str.replace(/[\u0000-\u001f\u007f]/g, ' ');
     // a glyph pdf.js spells by its code, below the space, is one an extension font may still name (spellExtensionGlyphs)
-    const codes = text === raw.str ? undefined : raw.str;
+    const codes = spelled === raw.str ? undefined : raw.str;
+    const text = closeLetterSpacing(spelled);
     const rotated = size > 0 && Math.abs(a) < size * 0.5;
     const slanted = !rotated && size > 0 && Math.abs(b) > size * 0.2;
     items.push({
