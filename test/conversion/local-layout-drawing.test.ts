@@ -1,3 +1,4 @@
+import { degrees, PDFDocument } from 'pdf-lib';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { inspectDocument } from '../../server/conversion/backends/local/document-meta.ts';
@@ -307,6 +308,23 @@ describe('figures drawn with vector paths', () => {
     expect(paragraphs(page!.blocks)[1]).toMatch(/^Rain fell most in the second year/);
     expect(page!.reasons).toContain('figure');
     expect(page!.warnings.join(' ')).toMatch(/1 image\(s\) need alt text/);
+  });
+
+  it('renders a chart on a landscape page turned by /Rotate as the page shows it, and keeps its caption', async () => {
+    // the chart's page drawn turned a quarter onto a page that /Rotate 90 turns back: upright on the screen
+    const portrait = await PDFDocument.load(await drawPdf(chart));
+    const turned = await PDFDocument.create();
+    const [drawn] = await turned.embedPdf(portrait, [0]);
+    const { width, height } = portrait.getPage(0).getSize();
+    const page = turned.addPage([height, width]);
+    page.drawPage(drawn!, { x: height, y: 0, rotate: degrees(90) });
+    page.setRotation(degrees(90));
+    const [converted] = await convert(await turned.save());
+    const figure = converted!.blocks.find((block): block is Figure => block.kind === 'figure');
+    expect(text(figure?.caption)).toBe('Figure 3: Yearly rainfall in the valley');
+    // upright as shown: wider than tall, like the chart itself (sideways it would be taller than wide)
+    expect(figure?.image?.width).toBeGreaterThan(figure!.image!.height);
+    expect(paragraphs(converted!.blocks)[0]).toMatch(/^The stations recorded rain/);
   });
 
   it('finds no figure in a page frame, shaded rows, a list with drawn bullets and underlines, a rounded callout or rules, and leaves their text in the flow', async () => {

@@ -300,11 +300,10 @@ const MAX_SHARED_RENDER_PIXELS = 4500 * 4500;
  * Regions of the page rendered to PNG (a figure assembled from several image
  * pieces and vector drawing, which no single image holds), from one
  * rendering of the area they span: pdf.js runs the whole page's drawing for
- * every render, whatever the canvas shows. Undefined for rotated pages,
- * whose crop box arithmetic this does not do, and for regions off the page.
+ * every render, whatever the canvas shows, as the page shows (turned by its
+ * /Rotate). Undefined for regions off the page.
  */
 export async function renderRegions(page: PDFPageProxy, boxes: Box[]): Promise<(FigureImage | undefined)[]> {
-  if (page.rotate % 360 !== 0) return boxes.map(() => undefined);
   const [vx0 = 0, vy0 = 0, vx1 = 612, vy1 = 792] = page.view;
   const clipped = boxes.map((box) => ({ x0: Math.max(box.x0, vx0), y0: Math.max(box.y0, vy0), x1: Math.min(box.x1, vx1), y1: Math.min(box.y1, vy1) }));
   const usable = clipped.filter((box) => box.x1 - box.x0 >= 1 && box.y1 - box.y0 >= 1);
@@ -321,24 +320,31 @@ export async function renderRegions(page: PDFPageProxy, boxes: Box[]): Promise<(
     for (const box of boxes) alone.push((await renderRegions(page, [box]))[0]);
     return alone;
   }
+  // the page's viewport (its /Rotate included) places a box on the device; the area's corner is moved to 0,0
+  const viewport = page.getViewport({ scale });
+  const onDevice = (box: Box) => {
+    const [a = 0, b = 0] = viewport.convertToViewportPoint(box.x0, box.y0) as number[];
+    const [c = 0, d = 0] = viewport.convertToViewportPoint(box.x1, box.y1) as number[];
+    return { left: Math.min(a, c), top: Math.min(b, d), width: Math.abs(c - a), height: Math.abs(d - b) };
+  };
+  const area = onDevice(all);
   const { createCanvas } = await import('@napi-rs/canvas');
-  const canvas = createCanvas(Math.max(1, Math.round((all.x1 - all.x0) * scale)), Math.max(1, Math.round((all.y1 - all.y0) * scale)));
+  const canvas = createCanvas(Math.max(1, Math.round(area.width)), Math.max(1, Math.round(area.height)));
   const context = canvas.getContext('2d');
   context.fillStyle = '#ffffff';
   context.fillRect(0, 0, canvas.width, canvas.height);
-  // the viewport maps page point (x, y) to (scale·(x − vx0) + offsetX, scale·(vy1 − y) + offsetY): shift the area's corner to 0,0
-  const viewport = page.getViewport({ scale, offsetX: -scale * (all.x0 - vx0), offsetY: -scale * (vy1 - all.y1) });
-  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport }).promise;
+  await page.render({ canvas: canvas as never, canvasContext: context as never, viewport, transform: [1, 0, 0, 1, -area.left, -area.top] }).promise;
   const out: (FigureImage | undefined)[] = [];
   for (const box of clipped) {
     if (box.x1 - box.x0 < 1 || box.y1 - box.y0 < 1) {
       out.push(undefined);
       continue;
     }
-    const [left, top] = [Math.round((box.x0 - all.x0) * scale), Math.round((all.y1 - box.y1) * scale)];
+    const region = onDevice(box);
+    const [left, top] = [Math.round(region.left - area.left), Math.round(region.top - area.top)];
     const piece = createCanvas(
-      Math.max(1, Math.min(canvas.width - left, Math.round((box.x1 - box.x0) * scale))),
-      Math.max(1, Math.min(canvas.height - top, Math.round((box.y1 - box.y0) * scale))),
+      Math.max(1, Math.min(canvas.width - left, Math.round(region.width))),
+      Math.max(1, Math.min(canvas.height - top, Math.round(region.height))),
     );
     piece.getContext('2d').drawImage(canvas, left, top, piece.width, piece.height, 0, 0, piece.width, piece.height);
     out.push(await encodeCanvas(piece, true));
