@@ -287,6 +287,44 @@ function decoys(doc: Doc) {
   write(doc, 'The survey ends with this paragraph after the separator rule.', 72, 410, 11);
 }
 
+describe('grids ruled by their columns only', () => {
+  /** A frame, a rule under the header, a rule between columns, and no rule between the body's rows. */
+  function columnGrid(doc: Doc, top: number, rows: string[][][], columns: number[]) {
+    const right = 520;
+    const cellTop = top + 20;
+    doc.font('Helvetica-Bold').fontSize(9);
+    ['Product', 'Time', 'Method'].forEach((head, column) => doc.text(head, columns[column]! + 4, top + 6, { lineBreak: false }));
+    let y = cellTop + 5;
+    for (const row of rows) {
+      row.forEach((cell, column) => cell.forEach((value, index) => write(doc, value, columns[column]! + 4, y + index * 11, 9)));
+      y += Math.max(...row.map((cell) => cell.length)) * 11 + 8;
+    }
+    const bottom = y;
+    doc
+      .lineWidth(0.6)
+      .rect(columns[0]!, top, right - columns[0]!, bottom - top)
+      .stroke();
+    line(doc, columns[0]!, cellTop, right, 0.6);
+    for (const x of columns.slice(1)) doc.moveTo(x, top).lineTo(x, bottom).stroke();
+  }
+
+  it("parts the body's rows where a column of one-line cells (a time) starts each row beside cells of several lines", async () => {
+    const anchored = [
+      [['25.9% Tebuconazole', 'water-based', '(emulsion)'], ['24'], ['Soak the seed for a day,', 'then sprout it.']],
+      [['50% Benomyl', 'wettable powder'], ['4-12'], ['Sprout the seed first,', 'soak it in the mixture,', 'stir it now and then.']],
+      [['40% Thiram'], ['6'], ['Soak the sprouted seed.']],
+    ];
+    const [page] = await convert(
+      await drawPdf((doc) => {
+        columnGrid(doc, 80, anchored, [72, 220, 280]);
+      }),
+    );
+    const tables = page!.blocks.filter((block): block is Table => block.kind === 'table');
+    const body = (table: Table) => table.rows.slice(1).map((row) => row.map((cell) => text(cell.content).replace(/\s+/g, ' ').trim()));
+    expect(tables.map(body)).toEqual([anchored.map((row) => row.map((cell) => cell.join(' ')))]);
+  });
+});
+
 describe('figures drawn with vector paths', () => {
   it('makes a chart drawn with paths one figure, rendered to a picture, needing alt, with its caption and its labels kept inside it', async () => {
     const [page] = await convert(await drawPdf(chart));

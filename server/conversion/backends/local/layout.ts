@@ -68,7 +68,7 @@ export function layoutPage(segments: Segment[], options: LayoutOptions): Layout 
   if (heads.kept.length === 0) return { blocks: [], multiColumn: false, artifacts: heads.dropped.length, furniture: [], anchors: new Map(), figures: [] };
   const turned = dropRotatedMarginLines(heads.kept, options.pageWidth);
   const margins = dropMarginLines(turned.kept, options.pageHeight);
-  const numbers = dropPageNumbers(margins.kept);
+  const numbers = dropPageNumbers(margins.kept, options.pageHeight);
   const lineNumbers = dropLineNumbers(numbers.kept);
   const bodyWithMarks = bodySize(lineNumbers.kept);
   const watermarks = dropWatermarks(lineNumbers.kept, bodyWithMarks);

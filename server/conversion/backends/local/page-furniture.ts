@@ -31,8 +31,14 @@ export function dropRunningHeads(segments: Segment[], neighbours: EdgeLines[] | 
 const PAGE_NUMBER =
   /^((page|seite|página|pagina)\s+)?[-–]?\s*(\d{1,5}|(?=[ivxlc])c{0,3}(xc|xl|l?x{0,3})(ix|iv|v?i{0,3}))\s*[-–]?(\s*(of|von|de|sur|di|\/)\s*\d+)?$|^\d{1,5}\s*\|\s*p\s?a\s?g\s?e$|^p\s?a\s?g\s?e\s*\|\s*\d{1,5}$/i;
 
-/** Bare page numbers on the top or bottom line. */
-export function dropPageNumbers(segments: Segment[]): Furniture {
+/** How far into the page (a share of its height) a page number stands, from the top or the bottom edge. */
+const PAGE_NUMBER_BAND = 0.3;
+
+/**
+ * Bare page numbers on the top line, in the page's upper band, or on the bottom line, in its lower band: a page that
+ * ends early (a table's last row, its count the lowest line, high on the page) has no page number there.
+ */
+export function dropPageNumbers(segments: Segment[], pageHeight = Number.POSITIVE_INFINITY): Furniture {
   if (segments.length <= 1) return { kept: segments, dropped: [] };
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
@@ -41,7 +47,10 @@ export function dropPageNumbers(segments: Segment[]): Furniture {
     !segments.some(
       (other) => other !== segment && Math.abs(other.y - segment.y) > 1 && Math.abs(other.y - segment.y) < Math.max(other.size, segment.size) * 1.5,
     );
-  return split(segments, (segment) => (segment.y <= bottom + 1 || segment.y >= top - 1) && PAGE_NUMBER.test(segment.text) && apart(segment));
+  const band = Number.isFinite(pageHeight) ? pageHeight * PAGE_NUMBER_BAND : Number.POSITIVE_INFINITY;
+  const atEdge = (segment: Segment) =>
+    (segment.y <= bottom + 1 && segment.y < band) || (segment.y >= top - 1 && (!Number.isFinite(band) || segment.y > pageHeight - band));
+  return split(segments, (segment) => atEdge(segment) && PAGE_NUMBER.test(segment.text) && apart(segment));
 }
 
 /**

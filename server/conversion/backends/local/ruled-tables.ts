@@ -1,7 +1,7 @@
 import type { Block, TableCell } from '../../model.ts';
 import { runsToInlines, type Run } from './inline.ts';
 import { TOLERANCE, type Rule } from './drawing.ts';
-import type { Segment } from './segments.ts';
+import { median, type Segment } from './segments.ts';
 import { FIGURE_CAPTION } from './vector-figures.ts';
 import { isProse, type Row } from './aligned-tables.ts';
 
@@ -114,13 +114,52 @@ function gridTables(
     const xs = distinct([...vs.map((line) => line.at), ...openSides(hs, vs)]);
     const ruled = [...hs, ...impliedRowEdges(hs, vs)];
     const thinnest = Math.min(...ruled.map((line) => line.width));
-    const edges = [...ruled, ...subRowEdges(xs, distinct(ruled.map((line) => line.at)).reverse(), segments, thinnest)];
+    const ruledYs = distinct(ruled.map((line) => line.at)).reverse();
+    const edges = [...ruled, ...subRowEdges(xs, ruledYs, segments, thinnest), ...anchoredRowEdges(xs, ruledYs, segments, thinnest)];
     const ys = distinct(edges.map((line) => line.at)).reverse();
     if (ys.length < 3 || xs.length < 3) continue;
     const table = buildTable(xs, ys, edges, vs, segments, page, boldFonts);
     if (table) tables.push(table);
   }
   return tables;
+}
+
+/**
+ * Rows a grid rules by its columns only, found by a column of one-line cells
+ * (a dose, a count) beside columns of several lines: each of its lines after
+ * the first opens a row, the cells set from the top. A cut that would run
+ * through a line of text is not made.
+ */
+function anchoredRowEdges(xs: number[], ys: number[], segments: Segment[], width: number): Line[] {
+  const out: Line[] = [];
+  const columnOf = (segment: Segment) =>
+    xs.findIndex((x, index) => index < xs.length - 1 && (segment.x + segment.right) / 2 >= x && (segment.x + segment.right) / 2 < xs[index + 1]!);
+  for (let r = 0; r + 1 < ys.length; r++) {
+    const inside = segments.filter(
+      (segment) => segment.y + segment.size * 0.3 < ys[r]! && segment.y + segment.size * 0.3 > ys[r + 1]! && columnOf(segment) >= 0,
+    );
+    const byColumn = new Map<number, Segment[]>();
+    for (const segment of inside) byColumn.set(columnOf(segment), [...(byColumn.get(columnOf(segment)) ?? []), segment]);
+    const lines = [...byColumn.values()].map((column) => distinct(column.map((segment) => segment.y)).sort((a, b) => b - a));
+    const steps = lines.flatMap((column) => column.slice(1).map((y, index) => column[index]! - y)).sort((a, b) => a - b);
+    if (byColumn.size < 3 || steps.length === 0) continue;
+    const pitch = steps[0]!;
+    const size = median(inside.map((segment) => segment.size));
+    const anchor = lines.find(
+      (column) =>
+        column.length >= 2 && column.slice(1).every((y, index) => column[index]! - y > pitch * 1.6) && lines.some((other) => other.length > column.length),
+    );
+    if (!anchor) continue;
+    for (const y of anchor.slice(1)) {
+      const top = y + size * 0.8;
+      const above = inside.filter((segment) => segment.y > y + size * 0.5).map((segment) => segment.y - segment.size * 0.25);
+      if (above.length === 0) continue;
+      const at = (top + Math.min(...above)) / 2;
+      if (inside.some((segment) => segment.y - segment.size * 0.25 < at && segment.y + segment.size * 0.8 > at)) continue;
+      out.push({ at, from: xs[0]!, to: xs.at(-1)!, width });
+    }
+  }
+  return out;
 }
 
 /**
