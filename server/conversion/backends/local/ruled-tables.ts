@@ -124,6 +124,12 @@ function gridTables(
   return tables;
 }
 
+/** The column (between two of the grid's verticals `xs`) a segment's middle stands in; -1 outside the grid. */
+function columnAt(xs: number[], segment: Segment): number {
+  const middle = (segment.x + segment.right) / 2;
+  return xs.findIndex((x, index) => index < xs.length - 1 && middle >= x && middle < xs[index + 1]!);
+}
+
 /**
  * Rows a grid rules by its columns only, found by a column of one-line cells
  * (a dose, a count) beside columns of several lines: each of its lines after
@@ -132,14 +138,17 @@ function gridTables(
  */
 function anchoredRowEdges(xs: number[], ys: number[], segments: Segment[], width: number): Line[] {
   const out: Line[] = [];
-  const columnOf = (segment: Segment) =>
-    xs.findIndex((x, index) => index < xs.length - 1 && (segment.x + segment.right) / 2 >= x && (segment.x + segment.right) / 2 < xs[index + 1]!);
+  const columnOf = (segment: Segment) => columnAt(xs, segment);
   for (let r = 0; r + 1 < ys.length; r++) {
     const inside = segments.filter(
       (segment) => segment.y + segment.size * 0.3 < ys[r]! && segment.y + segment.size * 0.3 > ys[r + 1]! && columnOf(segment) >= 0,
     );
     const byColumn = new Map<number, Segment[]>();
-    for (const segment of inside) byColumn.set(columnOf(segment), [...(byColumn.get(columnOf(segment)) ?? []), segment]);
+    for (const segment of inside) {
+      const column = byColumn.get(columnOf(segment));
+      if (column) column.push(segment);
+      else byColumn.set(columnOf(segment), [segment]);
+    }
     const lines = [...byColumn.values()].map((column) => distinct(column.map((segment) => segment.y)).sort((a, b) => b - a));
     const steps = lines.flatMap((column) => column.slice(1).map((y, index) => column[index]! - y)).sort((a, b) => a - b);
     if (byColumn.size < 3 || steps.length === 0) continue;
@@ -173,8 +182,7 @@ function anchoredRowEdges(xs: number[], ys: number[], segments: Segment[], width
  */
 function subRowEdges(xs: number[], ys: number[], segments: Segment[], width: number): Line[] {
   const out: Line[] = [];
-  const columnOf = (segment: Segment) =>
-    xs.findIndex((x, index) => index < xs.length - 1 && (segment.x + segment.right) / 2 >= x && (segment.x + segment.right) / 2 < xs[index + 1]!);
+  const columnOf = (segment: Segment) => columnAt(xs, segment);
   for (let r = 0; r + 1 < ys.length; r++) {
     const inside = segments.filter((segment) => {
       const cy = segment.y + segment.size * 0.3;
