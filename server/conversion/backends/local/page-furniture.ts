@@ -38,7 +38,7 @@ const PAGE_NUMBER_BAND = 0.3;
  * Bare page numbers on the top line, in the page's upper band, or on the bottom line, in its lower band: a page that
  * ends early (a table's last row, its count the lowest line, high on the page) has no page number there.
  */
-export function dropPageNumbers(segments: Segment[], pageHeight = Number.POSITIVE_INFINITY): Furniture {
+export function dropPageNumbers(segments: Segment[], pageHeight: number): Furniture {
   if (segments.length <= 1) return { kept: segments, dropped: [] };
   const top = Math.max(...segments.map((segment) => segment.y));
   const bottom = Math.min(...segments.map((segment) => segment.y));
@@ -47,9 +47,8 @@ export function dropPageNumbers(segments: Segment[], pageHeight = Number.POSITIV
     !segments.some(
       (other) => other !== segment && Math.abs(other.y - segment.y) > 1 && Math.abs(other.y - segment.y) < Math.max(other.size, segment.size) * 1.5,
     );
-  const band = Number.isFinite(pageHeight) ? pageHeight * PAGE_NUMBER_BAND : Number.POSITIVE_INFINITY;
-  const atEdge = (segment: Segment) =>
-    (segment.y <= bottom + 1 && segment.y < band) || (segment.y >= top - 1 && (!Number.isFinite(band) || segment.y > pageHeight - band));
+  const band = pageHeight * PAGE_NUMBER_BAND;
+  const atEdge = (segment: Segment) => (segment.y <= bottom + 1 && segment.y < band) || (segment.y >= top - 1 && segment.y > pageHeight - band);
   return split(segments, (segment) => atEdge(segment) && PAGE_NUMBER.test(segment.text) && apart(segment));
 }
 

@@ -130,6 +130,14 @@ function columnAt(xs: number[], segment: Segment): number {
   return xs.findIndex((x, index) => index < xs.length - 1 && middle >= x && middle < xs[index + 1]!);
 }
 
+/** The segments whose middle height lies between two of the grid's row edges, in one of its columns. */
+function bandSegments(segments: Segment[], upper: number, lower: number, xs: number[]): Segment[] {
+  return segments.filter((segment) => {
+    const middle = segment.y + segment.size * 0.3;
+    return middle < upper && middle > lower && columnAt(xs, segment) >= 0;
+  });
+}
+
 /**
  * Rows a grid rules by its columns only, found by a column of one-line cells
  * (a dose, a count) beside columns of several lines: each of its lines after
@@ -140,9 +148,7 @@ function anchoredRowEdges(xs: number[], ys: number[], segments: Segment[], width
   const out: Line[] = [];
   const columnOf = (segment: Segment) => columnAt(xs, segment);
   for (let r = 0; r + 1 < ys.length; r++) {
-    const inside = segments.filter(
-      (segment) => segment.y + segment.size * 0.3 < ys[r]! && segment.y + segment.size * 0.3 > ys[r + 1]! && columnOf(segment) >= 0,
-    );
+    const inside = bandSegments(segments, ys[r]!, ys[r + 1]!, xs);
     const byColumn = new Map<number, Segment[]>();
     for (const segment of inside) {
       const column = byColumn.get(columnOf(segment));
@@ -184,10 +190,7 @@ function subRowEdges(xs: number[], ys: number[], segments: Segment[], width: num
   const out: Line[] = [];
   const columnOf = (segment: Segment) => columnAt(xs, segment);
   for (let r = 0; r + 1 < ys.length; r++) {
-    const inside = segments.filter((segment) => {
-      const cy = segment.y + segment.size * 0.3;
-      return cy < ys[r]! && cy > ys[r + 1]! && columnOf(segment) >= 0;
-    });
+    const inside = bandSegments(segments, ys[r]!, ys[r + 1]!, xs);
     // baselines of the band, each with the columns it has text in
     const lines: { y: number; middle: number; columns: Set<number> }[] = [];
     for (const segment of [...inside].sort((a, b) => b.y - a.y)) {

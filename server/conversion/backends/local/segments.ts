@@ -340,9 +340,9 @@ const MAX_JUSTIFIED_GAP = 6;
 
 /**
  * Whether a gap wider than a word space is one justification opened: the lines just above and just below both run
- * across it, inked just inside each of its ends. A justified line of long words, in a typewriter face above all, spreads its few spaces wide;
- * a table's row or a column's gutter has gaps the lines beside it share, and where a column's short last line meets
- * the next column, the lines beside it break at the gutter too.
+ * across it, inked just inside each of its ends. A justified line of long words, in a typewriter face above all,
+ * spreads its few spaces wide; a table's row or a column's gutter has gaps the lines beside it share, and where a
+ * column's short last line meets the next column, the lines beside it break at the gutter too.
  */
 function justifiedGap(byRow: Map<number, TextItem[]>, line: { y: number; size: number }, from: number, to: number): boolean {
   if (to - from > line.size * MAX_JUSTIFIED_GAP) return false;
